@@ -1,0 +1,22 @@
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+import layers from './eslint-rules/layers.js';
+
+export default tseslint.config(
+  { ignores: ['dist/', 'build-check/', 'node_modules/', 'reports/', '.cache/'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    plugins: { callwire: { rules: { layers } } },
+    languageOptions: { globals: { console: 'readonly', process: 'readonly', Buffer: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly' } },
+    rules: {
+      'callwire/layers': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': 'error',
+      'no-console': 'error',
+      eqeqeq: ['error', 'always'],
+    },
+  },
+  // Only the command line talks to a terminal.
+  { files: ['src/cli/**', 'scripts/**', 'bench/**', 'test/**', 'eslint-rules/**'], rules: { 'no-console': 'off' } },
+);

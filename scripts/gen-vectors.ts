@@ -1,0 +1,78 @@
+/**
+ * Writes spec/vectors/{msgpack,json}.json: frames as length-prefixed hex, with the
+ * decoded frame or the expected error. Run once when the vectors change
+ * (`npx tsx scripts/gen-vectors.ts`); tests replay the committed files, so a codec
+ * change that alters bytes shows up as a failing test, not a silent rewrite.
+ */
+import { writeFileSync } from 'node:fs';
+import { codecs, encodeFrame, protocolCodes, type CodecName } from '../src/protocol/index.js';
+
+interface ValidSpec { name: string; frame: unknown }
+interface InvalidSpec { name: string; value?: unknown; raw?: Uint8Array; prefix?: number; error: { kind: string; field?: string; answer: string } }
+
+const valid: ValidSpec[] = [
+  { name: 'requested with input', frame: { type: 'call.requested', id: 'c-1', payload: { operationId: 'echo/say', input: { text: 'hi' } } } },
+  { name: 'requested with leading slash', frame: { type: 'call.requested', id: 'c-2', payload: { operationId: '/services/list' } } },
+  { name: 'requested with deadline, token and expect', frame: { type: 'call.requested', id: 'c-3', payload: { operationId: 'docker/container/exec', input: { containerId: 'x', cmd: ['true'] }, auth_token: 'tok', deadline_ms: 5000, expect: 'stream' } } },
+  { name: 'responded with object', frame: { type: 'call.responded', id: 'c-1', payload: { output: { text: 'hi' } } } },
+  { name: 'responded with null', frame: { type: 'call.responded', id: 'c-1', payload: { output: null } } },
+  { name: 'responded with bytes', frame: { type: 'call.responded', id: 'c-4', payload: { output: { stream: 'stdout', data: new Uint8Array([0, 1, 254, 255]) } } } },
+  { name: 'responded terminal exec frame', frame: { type: 'call.responded', id: 'c-4', payload: { output: { exitCode: -9, terminal: true, stdoutBytes: 4, stderrBytes: 0 } } } },
+  { name: 'responded with multi-byte text', frame: { type: 'call.responded', id: 'c-5', payload: { output: { stream: 'stdout', text: 'héllo ✓ 😀' } } } },
+  { name: 'completed', frame: { type: 'call.completed', id: 'c-4', payload: {} } },
+  { name: 'aborted', frame: { type: 'call.aborted', id: 'c-4', payload: {} } },
+  ...Object.entries(protocolCodes).map(([code, info]) => ({
+    name: `error ${code}`,
+    frame: { type: 'call.error', id: `e-${code.toLowerCase()}`, payload: { code, message: info.meaning, retryable: info.retryable } },
+  })),
+  { name: 'error with details', frame: { type: 'call.error', id: 'e-d', payload: { code: 'CONTAINER_NOT_FOUND', message: 'no such container: x', retryable: false, details: { containerId: 'x' } } } },
+];
+
+const invalid: InvalidSpec[] = [
+  { name: 'length 0', prefix: 0, error: { kind: 'FRAME_EMPTY', answer: 'close' } },
+  { name: 'length over maxFrameBytes', prefix: 16 * 1024 * 1024 + 1, error: { kind: 'FRAME_TOO_LARGE', answer: 'close' } },
+  { name: 'not an envelope (number)', value: 42, error: { kind: 'INVALID_ENVELOPE', field: '(frame)', answer: 'close' } },
+  { name: 'missing id', value: { type: 'call.requested', payload: { operationId: 'a' } }, error: { kind: 'INVALID_ENVELOPE', field: 'id', answer: 'close' } },
+  { name: 'empty id', value: { type: 'call.requested', id: '', payload: { operationId: 'a' } }, error: { kind: 'INVALID_ENVELOPE', field: 'id', answer: 'close' } },
+  { name: 'operationId not a string', value: { type: 'call.requested', id: 'x1', payload: { operationId: 7 } }, error: { kind: 'INVALID_ENVELOPE', field: 'payload.operationId', answer: 'INVALID_FRAME' } },
+  { name: 'deadline not an integer', value: { type: 'call.requested', id: 'x2', payload: { operationId: 'a', deadline_ms: 1.5 } }, error: { kind: 'INVALID_ENVELOPE', field: 'payload.deadline_ms', answer: 'INVALID_FRAME' } },
+  { name: 'completed with payload', value: { type: 'call.completed', id: 'x3', payload: { extra: 1 } }, error: { kind: 'INVALID_ENVELOPE', field: 'payload', answer: 'INVALID_FRAME' } },
+  { name: 'responded without output', value: { type: 'call.responded', id: 'x4', payload: {} }, error: { kind: 'INVALID_ENVELOPE', field: 'payload.output', answer: 'INVALID_FRAME' } },
+  { name: 'error without retryable', value: { type: 'call.error', id: 'x5', payload: { code: 'INTERNAL', message: 'm' } }, error: { kind: 'INVALID_ENVELOPE', field: 'payload.retryable', answer: 'INVALID_FRAME' } },
+  { name: 'unknown envelope field', value: { type: 'call.aborted', id: 'x6', payload: {}, extra: true }, error: { kind: 'INVALID_ENVELOPE', field: '(frame)', answer: 'INVALID_FRAME' } },
+  { name: 'payload not a map', value: { type: 'call.aborted', id: 'x7', payload: [] }, error: { kind: 'INVALID_ENVELOPE', field: 'payload', answer: 'INVALID_FRAME' } },
+];
+
+const rawInvalid: Record<CodecName, InvalidSpec[]> = {
+  msgpack: [
+    { name: 'truncated msgpack map', raw: new Uint8Array([0x83, 0xa4]), error: { kind: 'UNDECODABLE', answer: 'close' } },
+    { name: 'two msgpack values in one frame', raw: new Uint8Array([0x01, 0x02]), error: { kind: 'UNDECODABLE', answer: 'close' } },
+  ],
+  json: [
+    { name: 'not JSON', raw: new TextEncoder().encode('{"type":'), error: { kind: 'UNDECODABLE', answer: 'close' } },
+    { name: 'invalid UTF-8', raw: new Uint8Array([0x7b, 0xff, 0x7d]), error: { kind: 'UNDECODABLE', answer: 'close' } },
+  ],
+};
+
+const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
+const prefixOnly = (n: number): Uint8Array => {
+  const b = new Uint8Array(4);
+  new DataView(b.buffer).setUint32(0, n, false);
+  return b;
+};
+
+for (const name of ['msgpack', 'json'] as const) {
+  const codec = codecs[name];
+  const jsonSafe = (v: unknown): unknown => JSON.parse(new TextDecoder().decode(codecs.json.encode(v)));
+  const out = {
+    codec: name,
+    note: 'hex is the length-prefixed byte-stream form (spec/PROTOCOL.md §5.1); on WebSocket the message is hex without its first 4 bytes. Bytes in decoded frames are written {"$base64": ...}.',
+    valid: valid.map((v) => ({ name: v.name, hex: hex(encodeFrame(codec.encode(v.frame))), frame: jsonSafe(v.frame) })),
+    invalid: [...invalid, ...rawInvalid[name]].map((v) => ({
+      name: v.name,
+      hex: hex(v.prefix !== undefined ? prefixOnly(v.prefix) : encodeFrame(v.raw ?? codec.encode(v.value))),
+      error: v.error,
+    })),
+  };
+  writeFileSync(new URL(`../spec/vectors/${name}.json`, import.meta.url), JSON.stringify(out, null, 2) + '\n');
+}

@@ -1,0 +1,107 @@
+import { Packr } from 'msgpackr';
+import { ProtocolError } from './protocol-error.js';
+
+/**
+ * Encodes one envelope to bytes and back (spec/PROTOCOL.md §5.3). A codec only turns
+ * bytes into a value; validating that value as an envelope is parseEnvelope's job.
+ */
+export interface Codec {
+  readonly name: CodecName;
+  encode(value: unknown): Uint8Array;
+  /** Throws ProtocolError('UNDECODABLE') when the bytes are not exactly one value. */
+  decode(bytes: Uint8Array): unknown;
+}
+
+export type CodecName = 'msgpack' | 'json';
+
+// Plain maps, no shared record structures: each frame decodes on its own (§5.3).
+const packr = new Packr({
+  useRecords: false,
+  mapsAsObjects: true,
+  moreTypes: false,
+  structuredClone: false,
+  bundleStrings: false,
+  variableMapSize: true,
+  // undefined would otherwise travel as a msgpackr-only extension that other peers cannot read.
+  encodeUndefinedAsNil: true,
+});
+
+export const msgpackCodec: Codec = {
+  name: 'msgpack',
+  encode: (value) => packr.pack(value),
+  decode(bytes) {
+    if (bytes.byteLength === 0) throw new ProtocolError('UNDECODABLE', 'empty frame');
+    let values: unknown[];
+    try {
+      values = packr.unpackMultiple(bytes as Buffer) ?? [];
+    } catch (error) {
+      throw new ProtocolError('UNDECODABLE', `not valid msgpack: ${describe(error)}`);
+    }
+    if (values.length !== 1) {
+      throw new ProtocolError('UNDECODABLE', `a frame holds exactly one msgpack value, found ${values.length}`);
+    }
+    return values[0];
+  },
+};
+
+const BYTES_TAG = '$base64';
+const encoder = new TextEncoder();
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * JSON for peers that speak the reference's JSON. Byte strings, which JSON lacks,
+ * travel as `{"$base64": "..."}` (§5.3).
+ */
+export const jsonCodec: Codec = {
+  name: 'json',
+  encode(value) {
+    return encoder.encode(
+      JSON.stringify(value, function replacer(this: Record<string, unknown>, key, v: unknown) {
+        const original = this[key];
+        if (original instanceof Uint8Array) return { [BYTES_TAG]: Buffer.from(original).toString('base64') };
+        return v;
+      }),
+    );
+  },
+  decode(bytes) {
+    let text: string;
+    try {
+      text = decoder.decode(bytes);
+    } catch {
+      throw new ProtocolError('UNDECODABLE', 'JSON frame is not valid UTF-8');
+    }
+    try {
+      return JSON.parse(text, (_key, v: unknown) => {
+        if (isBytesTag(v)) return new Uint8Array(Buffer.from(v[BYTES_TAG], 'base64'));
+        return v;
+      }) as unknown;
+    } catch (error) {
+      throw new ProtocolError('UNDECODABLE', `not valid JSON: ${describe(error)}`);
+    }
+  },
+};
+
+function isBytesTag(v: unknown): v is { [BYTES_TAG]: string } {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  const keys = Object.keys(v);
+  return keys.length === 1 && keys[0] === BYTES_TAG && typeof (v as Record<string, unknown>)[BYTES_TAG] === 'string';
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+export const codecs: Readonly<Record<CodecName, Codec>> = { msgpack: msgpackCodec, json: jsonCodec };
+
+/** WebSocket subprotocol names, one per codec (§5.2). */
+export const subprotocols: Readonly<Record<CodecName, string>> = {
+  msgpack: 'callwire.v1.msgpack',
+  json: 'callwire.v1.json',
+};
+
+export function codecForSubprotocol(name: string): Codec | undefined {
+  for (const [codec, proto] of Object.entries(subprotocols)) {
+    if (proto === name) return codecs[codec as CodecName];
+  }
+  return undefined;
+}

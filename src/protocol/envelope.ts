@@ -1,0 +1,63 @@
+import { z } from 'zod';
+import { limits } from './limits.js';
+
+/**
+ * Frame shapes: the one source of truth (spec/PROTOCOL.md §3–§4).
+ * Types are inferred from these schemas; every inbound frame is validated here.
+ */
+
+const utf8 = new TextEncoder();
+
+export const callIdSchema = z
+  .string()
+  .min(1, 'must not be empty')
+  .refine((id) => utf8.encode(id).byteLength <= limits.maxCallIdBytes, {
+    message: `must be at most ${limits.maxCallIdBytes} UTF-8 bytes`,
+  });
+
+/** §4.1 — extra fields are allowed so later versions can add hints. */
+export const requestedPayloadSchema = z.looseObject({
+  operationId: z.string().min(1, 'must not be empty'),
+  input: z.unknown().optional(),
+  auth_token: z.string().optional(),
+  deadline_ms: z.number().int('must be an integer').positive('must be positive').optional(),
+  expect: z.enum(['unary', 'stream']).optional(),
+});
+
+/** §4.2 — the key `output` must be present; its value may be anything, null included. */
+export const respondedPayloadSchema = z
+  .looseObject({ output: z.unknown() })
+  .refine((p) => Object.hasOwn(p, 'output'), { message: 'output is required', path: ['output'] });
+
+/** §4.3 and §4.4 — always empty. */
+export const completedPayloadSchema = z.strictObject({});
+export const abortedPayloadSchema = z.strictObject({});
+
+/** §4.5 */
+export const errorPayloadSchema = z.looseObject({
+  code: z.string().min(1, 'must not be empty'),
+  message: z.string(),
+  retryable: z.boolean(),
+  details: z.unknown().optional(),
+});
+
+export const envelopeSchema = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('call.requested'), id: callIdSchema, payload: requestedPayloadSchema }),
+  z.strictObject({ type: z.literal('call.responded'), id: callIdSchema, payload: respondedPayloadSchema }),
+  z.strictObject({ type: z.literal('call.completed'), id: callIdSchema, payload: completedPayloadSchema }),
+  z.strictObject({ type: z.literal('call.aborted'), id: callIdSchema, payload: abortedPayloadSchema }),
+  z.strictObject({ type: z.literal('call.error'), id: callIdSchema, payload: errorPayloadSchema }),
+]);
+
+export type Envelope = z.infer<typeof envelopeSchema>;
+export type RequestedPayload = z.infer<typeof requestedPayloadSchema>;
+export type RespondedPayload = z.infer<typeof respondedPayloadSchema>;
+export type ErrorPayload = z.infer<typeof errorPayloadSchema>;
+export type EnvelopeOf<T extends Envelope['type']> = Extract<Envelope, { type: T }>;
+
+/** The envelope before its type is known: used to read the id of a frame we reject. */
+export const rawEnvelopeSchema = z.looseObject({
+  type: z.string(),
+  id: callIdSchema,
+  payload: z.record(z.string(), z.unknown()),
+});

@@ -1,0 +1,29 @@
+import type { Codec } from './codec.js';
+import type { Envelope, ErrorPayload, RequestedPayload } from './envelope.js';
+import { parseEnvelope, type ParseResult } from './parse.js';
+import { ProtocolError } from './protocol-error.js';
+
+/** Constructors for the five envelopes (spec/PROTOCOL.md §4). */
+export const frames = {
+  requested: (id: string, payload: RequestedPayload): Envelope => ({ type: 'call.requested', id, payload }),
+  responded: (id: string, output: unknown): Envelope => ({ type: 'call.responded', id, payload: { output } }),
+  completed: (id: string): Envelope => ({ type: 'call.completed', id, payload: {} }),
+  aborted: (id: string): Envelope => ({ type: 'call.aborted', id, payload: {} }),
+  error: (id: string, payload: ErrorPayload): Envelope => ({ type: 'call.error', id, payload }),
+};
+
+/** Decodes and validates one frame body; never throws. */
+export function decodeEnvelope(codec: Codec, bytes: Uint8Array): ParseResult {
+  let value: unknown;
+  try {
+    value = codec.decode(bytes);
+  } catch (error) {
+    if (error instanceof ProtocolError) return { kind: 'invalid', error };
+    return { kind: 'invalid', error: new ProtocolError('UNDECODABLE', String(error)) };
+  }
+  return parseEnvelope(value);
+}
+
+export function encodeEnvelope(codec: Codec, envelope: Envelope): Uint8Array {
+  return codec.encode(envelope);
+}

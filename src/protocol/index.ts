@@ -1,0 +1,35 @@
+/**
+ * callwire/protocol: frames, codecs, framing, codes and limits.
+ * Imports nothing else of ours (spec/PROTOCOL.md is the normative text).
+ */
+export { eventTypes, isEventType, calleeEvents, type EventType } from './event-types.js';
+export {
+  envelopeSchema,
+  requestedPayloadSchema,
+  respondedPayloadSchema,
+  completedPayloadSchema,
+  abortedPayloadSchema,
+  errorPayloadSchema,
+  callIdSchema,
+  type Envelope,
+  type EnvelopeOf,
+  type RequestedPayload,
+  type RespondedPayload,
+  type ErrorPayload,
+} from './envelope.js';
+export { parseEnvelope, describeZodError, type ParseResult } from './parse.js';
+export { ProtocolError, type ProtocolErrorKind } from './protocol-error.js';
+export {
+  codecs,
+  msgpackCodec,
+  jsonCodec,
+  subprotocols,
+  codecForSubprotocol,
+  type Codec,
+  type CodecName,
+} from './codec.js';
+export { FrameDecoder, encodeFrame } from './framing.js';
+export { protocolCodes, isProtocolCode, closeCodes, type ProtocolCode, type CodeInfo, type CloseCode } from './codes.js';
+export { RpcError } from './rpc-error.js';
+export { limits, type Limits } from './limits.js';
+export { frames, decodeEnvelope, encodeEnvelope } from './frames.js';

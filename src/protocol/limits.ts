@@ -1,0 +1,22 @@
+/**
+ * Protocol limits and their defaults. Every name carries its unit.
+ * Normative text: spec/PROTOCOL.md §9 (Limits).
+ */
+export const limits = {
+  /** Largest encoded envelope accepted on any transport (§9). */
+  maxFrameBytes: 16 * 1024 * 1024,
+  /** Largest encoded `call.requested` frame; larger ones get PAYLOAD_TOO_LARGE (§9). */
+  maxInputBytes: 4 * 1024 * 1024,
+  /** Longest call id, in UTF-8 bytes (§3). */
+  maxCallIdBytes: 128,
+  /** Calls one connection may have live at once; more get LIMIT_EXCEEDED (§9). */
+  maxCallsInFlight: 4096,
+  /** Encoded bytes the server holds for one call towards a slow peer (§8). */
+  maxBufferedBytesPerCall: 1024 * 1024,
+  /** Longest deadline a caller may ask for; larger values are clamped (§7). */
+  maxDeadlineMs: 24 * 60 * 60 * 1000,
+  /** Length of the big-endian length prefix on byte streams (§5.1). */
+  framePrefixBytes: 4,
+} as const;
+
+export type Limits = typeof limits;

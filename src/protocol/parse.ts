@@ -1,0 +1,53 @@
+import type { z } from 'zod';
+import { envelopeSchema, rawEnvelopeSchema, type Envelope } from './envelope.js';
+import { isEventType } from './event-types.js';
+import { ProtocolError } from './protocol-error.js';
+
+/**
+ * Result of validating one decoded value as an envelope (spec/PROTOCOL.md §3).
+ * Unknown event types are not errors: receivers ignore and count them (§3.3).
+ */
+export type ParseResult =
+  | { readonly kind: 'event'; readonly envelope: Envelope }
+  | { readonly kind: 'unknown-type'; readonly type: string; readonly id: string }
+  | { readonly kind: 'invalid'; readonly error: ProtocolError };
+
+export function parseEnvelope(value: unknown): ParseResult {
+  const raw = rawEnvelopeSchema.safeParse(value);
+  if (!raw.success) {
+    return { kind: 'invalid', error: toProtocolError(raw.error, readId(value)) };
+  }
+  if (!isEventType(raw.data.type)) {
+    return { kind: 'unknown-type', type: raw.data.type, id: raw.data.id };
+  }
+  const full = envelopeSchema.safeParse(value);
+  if (!full.success) {
+    return { kind: 'invalid', error: toProtocolError(full.error, raw.data.id) };
+  }
+  return { kind: 'event', envelope: full.data };
+}
+
+function readId(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const id: unknown = (value as Record<string, unknown>)['id'];
+  return typeof id === 'string' && id.length > 0 && id.length <= 128 ? id : undefined;
+}
+
+/** Names the first offending field, e.g. `payload.operationId: expected string`. */
+export function toProtocolError(error: z.ZodError, callId: string | undefined): ProtocolError {
+  const issue = error.issues[0];
+  const field = issue && issue.path.length > 0 ? issue.path.map(String).join('.') : '(frame)';
+  const message = `${field}: ${issue?.message ?? 'invalid'}`;
+  return new ProtocolError('INVALID_ENVELOPE', message, field, callId);
+}
+
+/** Formats a zod error as one line naming the field path, for INVALID_INPUT messages. */
+export function describeZodError(error: z.ZodError, root = 'input'): string {
+  return error.issues
+    .slice(0, 3)
+    .map((issue) => {
+      const path = [root, ...issue.path.map(String)].join('.');
+      return `${path}: ${issue.message}`;
+    })
+    .join('; ');
+}
