@@ -1,0 +1,22 @@
+/**
+ * callwire dispatcher: operations, registry and the per-connection session.
+ * Imports only callwire/protocol. Normative text: spec/PROTOCOL.md.
+ */
+export {
+  defineOperation,
+  isUnary,
+  type Operation,
+  type OperationKind,
+  type UnaryOperation,
+  type SubscriptionOperation,
+  type CallContext,
+  type AccessControl,
+  type DeclaredError,
+  type StreamSource,
+} from './operation.js';
+export { Registry } from './registry.js';
+export { checkAccess } from './access.js';
+export { Session, type SessionOptions, type SessionLimits, type SessionStats } from './session.js';
+export type { SessionTransport } from './transport.js';
+export { silentLogger, bindLogger, type Identity, type Logger } from './identity.js';
+export { describeOperation, toJsonSchema, namespaceOf, type OperationSpec } from './describe.js';

@@ -1,0 +1,2 @@
+/** callwire operations: discovery now; Docker operations join here. */
+export { discoveryOperations } from './discovery.js';

@@ -1,0 +1,90 @@
+import { Session, type Registry, type Identity, type Logger, type SessionLimits, type SessionTransport } from '../dispatcher/index.js';
+import { codecs, type Codec } from '../protocol/index.js';
+import { RawFrameClient } from './raw-frame-client.js';
+
+export interface MemoryConnectionOptions {
+  readonly registry: Registry;
+  readonly codec?: Codec;
+  readonly identity?: Identity | null;
+  readonly authenticate?: (token: string) => Identity | undefined;
+  readonly limits?: Partial<SessionLimits>;
+  readonly logger?: Logger;
+}
+
+/**
+ * A connection with no sockets: a session on one side, a raw-frame client on the
+ * other, bytes encoded with a real codec in between. `pause()` makes the transport
+ * accept nothing (sends stay pending) until `resume()`, to test backpressure.
+ */
+export class MemoryConnection implements SessionTransport {
+  readonly session: Session;
+  readonly client: RawFrameClient;
+  readonly codec: Codec;
+  private paused = false;
+  private held: (() => void)[] = [];
+  private open = true;
+
+  constructor(options: MemoryConnectionOptions) {
+    this.codec = options.codec ?? codecs.msgpack;
+    this.session = new Session({
+      registry: options.registry,
+      transport: this,
+      ...(options.identity === undefined ? {} : { identity: options.identity }),
+      ...(options.authenticate ? { authenticate: options.authenticate } : {}),
+      ...(options.limits ? { limits: options.limits } : {}),
+      ...(options.logger ? { logger: options.logger } : {}),
+    });
+    // Each hop waits a turn of the event loop, as socket I/O would; order is kept.
+    this.client = new RawFrameClient((bytes) => {
+      if (this.open) setImmediate(() => this.session.receive(bytes));
+    }, this.codec);
+  }
+
+  // SessionTransport
+  send(_callId: string, frame: Uint8Array): Promise<void> {
+    if (!this.open) return Promise.reject(new Error('connection closed'));
+    const deliver = (): void => {
+      if (this.open) this.client.deliver(frame);
+    };
+    if (!this.paused) {
+      return new Promise((resolve) => {
+        setImmediate(() => {
+          deliver();
+          resolve();
+        });
+      });
+    }
+    return new Promise((resolve) => {
+      this.held.push(() => {
+        deliver();
+        resolve();
+      });
+    });
+  }
+
+  close(code: number, reason: string): void {
+    if (!this.open) return;
+    this.open = false;
+    this.session.close();
+    this.client.closedBy({ code, reason });
+  }
+
+  /** Simulates the caller's side dropping the connection. */
+  disconnect(): void {
+    this.close(1006, 'disconnected');
+  }
+
+  pause(): void {
+    this.paused = true;
+  }
+
+  resume(): void {
+    this.paused = false;
+    for (const release of this.held.splice(0)) release();
+  }
+
+  /** Frames the transport is holding while paused. */
+  get heldFrames(): number {
+    return this.held.length;
+  }
+}

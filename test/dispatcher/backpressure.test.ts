@@ -1,0 +1,111 @@
+import { Observable } from 'rxjs';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { defineOperation, Registry } from '../../src/dispatcher/index.js';
+import { limits } from '../../src/protocol/index.js';
+import { MemoryConnection } from '../../src/testing/index.js';
+import { sleep, until } from '../support/wait.js';
+
+const CHUNK = 64 * 1024;
+const GIB = 1024 * 1024 * 1024;
+const MIB = 1024 * 1024;
+const SLACK = 4 * MIB; // the "small constant": codec buffers, closures, bookkeeping
+
+function memory(): number {
+  (globalThis as { gc?: () => void }).gc?.();
+  const m = process.memoryUsage();
+  return m.heapUsed + m.arrayBuffers;
+}
+
+function firehose() {
+  const state = { produced: 0 };
+  const output = z.object({ data: z.instanceof(Uint8Array) });
+  const registry = new Registry().register(
+    defineOperation({
+      name: 'fire/iterable',
+      kind: 'subscription',
+      input: z.null(),
+      output,
+      handler: () =>
+        (async function* () {
+          while (state.produced < GIB) {
+            state.produced += CHUNK;
+            yield { data: new Uint8Array(CHUNK).fill(state.produced & 0xff) };
+          }
+        })(),
+    }),
+    defineOperation({
+      name: 'fire/observable',
+      kind: 'subscription',
+      input: z.null(),
+      output,
+      handler: () =>
+        new Observable<{ data: Uint8Array<ArrayBuffer> }>((subscriber) => {
+          while (!subscriber.closed && state.produced < GIB) {
+            state.produced += CHUNK;
+            subscriber.next({ data: new Uint8Array(CHUNK) });
+          }
+        }),
+    }),
+  );
+  return { registry, state };
+}
+
+describe('backpressure towards a slow transport (spec §8)', () => {
+  it('a 1 GiB async-iterable stream against a transport that accepts nothing for 2 s stays within the bound', async () => {
+    expect((globalThis as { gc?: unknown }).gc, 'tests run with --expose-gc').toBeTypeOf('function');
+    const { registry, state } = firehose();
+    const conn = new MemoryConnection({ registry });
+    conn.pause();
+    const before = memory();
+    conn.client.request('big', 'fire/iterable', null);
+    await sleep(2000);
+    const during = memory();
+    const extra = during - before;
+    // The producer was not pulled past the buffer: at most the bound plus one chunk in flight.
+    expect(state.produced).toBeLessThanOrEqual(limits.maxBufferedBytesPerCall + 2 * CHUNK);
+    expect(extra).toBeLessThan(limits.maxBufferedBytesPerCall + SLACK);
+    // Room again: it flows, then an abort stops it.
+    const producedWhilePaused = state.produced;
+    conn.resume();
+    await until(() => state.produced > producedWhilePaused + 4 * MIB, 'flow after resume');
+    conn.client.abort("big");
+    await until(() => conn.session.stats.liveCalls === 0, 'call ended');
+    console.log(`iterable: ${(extra / MIB).toFixed(2)} MiB extra while paused; ${(producedWhilePaused / MIB).toFixed(2)} MiB produced`);
+  });
+
+  it('a push-based Observable that overflows ends with SLOW_CONSUMER and memory stays bounded', async () => {
+    const { registry, state } = firehose();
+    const conn = new MemoryConnection({ registry, limits: { maxBufferedBytesPerCall: 2 * MIB } });
+    conn.pause();
+    const before = memory();
+    conn.client.request('push', 'fire/observable', null);
+    await sleep(2000);
+    const extra = memory() - before;
+    expect(state.produced).toBeLessThan(2 * MIB + 2 * CHUNK);
+    expect(extra).toBeLessThan(2 * MIB + SLACK);
+    expect(conn.session.stats.liveCalls).toBe(0);
+    conn.resume();
+    const last = await conn.client.next((e) => e.id === 'push' && e.type === 'call.error');
+    expect(last.type === 'call.error' && last.payload).toMatchObject({ code: 'SLOW_CONSUMER', retryable: true });
+    console.log(`observable: ${(extra / MIB).toFixed(2)} MiB extra while paused`);
+  });
+});
+
+describe('fairness (spec §5.2, WS-7)', () => {
+  it('a stream that never waits does not starve other calls or timers on the connection', async () => {
+    const { registry, state } = firehose();
+    registry.register(defineOperation({ name: 'quick', kind: 'query', input: z.null(), output: z.string(), handler: () => 'fast' }));
+    const conn = new MemoryConnection({ registry });
+    conn.client.request('hose', 'fire/iterable', null);
+    await until(() => state.produced > 4 * MIB, 'stream running');
+    const started = state.produced;
+    conn.client.request('q', 'quick', null);
+    const answer = await conn.client.nextFor('q');
+    expect(answer.type).toBe('call.responded');
+    // The answer came while the stream was still going, long before its 1 GiB.
+    expect(state.produced - started).toBeLessThan(256 * MIB);
+    conn.client.abort('hose');
+    await until(() => conn.session.stats.liveCalls === 0, 'stream aborted');
+  });
+});

@@ -1,0 +1,175 @@
+import { Observable, interval, map, take } from 'rxjs';
+import { z } from 'zod';
+import { defineOperation, Registry, type Operation } from '../../src/dispatcher/index.js';
+import { discoveryOperations } from '../../src/operations/index.js';
+import { RpcError } from '../../src/protocol/index.js';
+
+/** Counters the tests read to prove handlers ran, or did not, and were torn down. */
+export class Probe {
+  started = 0;
+  teardowns = 0;
+  aborts = 0;
+  signals: AbortSignal[] = [];
+}
+
+export function sampleRegistry(probe = new Probe()): { registry: Registry; probe: Probe } {
+  const ops: Operation[] = [
+    defineOperation({
+      name: 'test/echo',
+      kind: 'query',
+      input: z.object({ text: z.string(), count: z.number().int().min(0).optional() }),
+      output: z.object({ text: z.string() }),
+      handler: ({ text }) => {
+        probe.started++;
+        return { text };
+      },
+    }),
+    defineOperation({
+      name: 'test/secret',
+      kind: 'mutation',
+      input: z.null(),
+      output: z.string(),
+      access: { requiredScopes: ['secret:read', 'secret:write'] },
+      handler: () => {
+        probe.started++;
+        return 'classified';
+      },
+    }),
+    defineOperation({
+      name: 'test/any-scope',
+      kind: 'query',
+      input: z.null(),
+      output: z.string(),
+      access: { requiredScopesAny: ['a', 'b'] },
+      handler: () => {
+        probe.started++;
+        return 'ok';
+      },
+    }),
+    defineOperation({
+      name: 'test/internal',
+      kind: 'query',
+      visibility: 'internal',
+      input: z.null(),
+      output: z.null(),
+      handler: () => {
+        probe.started++;
+        return null;
+      },
+    }),
+    defineOperation({
+      name: 'test/fail',
+      kind: 'query',
+      input: z.object({ mode: z.enum(['declared', 'bad-details', 'undeclared', 'plain', 'string', 'forbidden']) }),
+      output: z.null(),
+      errors: { WIDGET_MISSING: { description: 'no such widget', details: z.object({ widget: z.string() }), httpStatus: 404 } },
+      handler: ({ mode }) => {
+        switch (mode) {
+          case 'declared':
+            throw new RpcError('WIDGET_MISSING', 'widget w1 is missing', { details: { widget: 'w1' } });
+          case 'bad-details':
+            throw new RpcError('WIDGET_MISSING', 'widget is missing', { details: { widget: 7 } });
+          case 'undeclared':
+            throw new RpcError('GADGET_BROKEN', 'gadget broke');
+          case 'plain':
+            throw new Error('kaboom');
+          case 'string':
+            return Promise.reject(new Error('rejected'));
+          case 'forbidden':
+            throw RpcError.of('FORBIDDEN', 'you do not own this');
+        }
+      },
+    }),
+    defineOperation({
+      name: 'test/bad-output',
+      kind: 'query',
+      input: z.null(),
+      output: z.object({ n: z.number() }),
+      handler: () => ({ n: 'not a number' }) as unknown as { n: number },
+    }),
+    defineOperation({
+      name: 'test/ticker',
+      kind: 'subscription',
+      input: z.object({ count: z.number().int().min(0), intervalMs: z.number().int().min(1).default(5) }),
+      output: z.object({ n: z.number() }),
+      handler: ({ count, intervalMs }, ctx) => {
+        probe.started++;
+        probe.signals.push(ctx.signal);
+        ctx.signal.addEventListener('abort', () => probe.aborts++);
+        return new Observable<{ n: number }>((subscriber) => {
+          const sub = interval(intervalMs)
+            .pipe(
+              take(count),
+              map((n) => ({ n })),
+            )
+            .subscribe(subscriber);
+          return () => {
+            probe.teardowns++;
+            sub.unsubscribe();
+          };
+        });
+      },
+    }),
+    defineOperation({
+      name: 'test/forever',
+      kind: 'subscription',
+      input: z.null(),
+      output: z.object({ n: z.number() }),
+      handler: (_input, ctx) => {
+        probe.started++;
+        probe.signals.push(ctx.signal);
+        return (async function* () {
+          try {
+            for (let n = 0; ; n++) {
+              yield { n };
+              await new Promise((r) => setTimeout(r, 5));
+            }
+          } finally {
+            probe.teardowns++;
+          }
+        })();
+      },
+    }),
+    defineOperation({
+      name: 'test/fail-midstream',
+      kind: 'subscription',
+      input: z.null(),
+      output: z.object({ n: z.number() }),
+      handler: () => {
+        probe.started++;
+        // A faulty source that ignores the Observable contract: emits after erroring.
+        const faulty = {
+          lift: () => faulty,
+          subscribe(observer: { next: (v: unknown) => void; error: (e: unknown) => void; complete: () => void }) {
+            observer.next({ n: 1 });
+            observer.next({ n: 2 });
+            observer.error(new RpcError('STREAM_BROKE', 'broke mid-stream'));
+            observer.next({ n: 3 });
+            observer.complete();
+            return { unsubscribe: () => probe.teardowns++ };
+          },
+        };
+        return faulty as unknown as Observable<{ n: number }>;
+      },
+      errors: { STREAM_BROKE: { description: 'the stream broke' } },
+    }),
+    defineOperation({
+      name: 'test/sleep',
+      kind: 'query',
+      input: z.object({ ms: z.number().int() }),
+      output: z.string(),
+      handler: ({ ms }, ctx) =>
+        new Promise<string>((resolve) => {
+          probe.started++;
+          const timer = setTimeout(() => resolve('slept'), ms);
+          ctx.signal.addEventListener('abort', () => {
+            probe.aborts++;
+            clearTimeout(timer);
+          });
+        }),
+    }),
+  ];
+  const registry = new Registry().register(...ops);
+  registry.register(...discoveryOperations(registry));
+  return { registry, probe };
+}
