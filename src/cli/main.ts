@@ -1,9 +1,22 @@
 #!/usr/bin/env node
-// Placeholder until the server lands (issue 4): says what `serve` will do.
-const [command = 'serve'] = process.argv.slice(2);
-if (command === 'serve') {
-  console.log('callwire: the server is not built yet; it will serve WebSocket and WebTransport on loopback.');
-} else {
-  console.error(`Error: unknown command '${command}'`);
-  process.exitCode = 2;
+import { Command, CommanderError } from 'commander';
+import { registerServe } from './commands/serve.js';
+
+const program = new Command()
+  .name('callwire')
+  .description('callwire: streaming RPC, above all docker exec from anywhere')
+  .showHelpAfterError()
+  .exitOverride();
+
+registerServe(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  if (error instanceof CommanderError) {
+    process.exitCode = error.exitCode === 0 ? 0 : 2;
+  } else {
+    process.stderr.write(`Error: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  }
 }

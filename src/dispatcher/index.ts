@@ -20,3 +20,4 @@ export { Session, type SessionOptions, type SessionLimits, type SessionStats } f
 export type { SessionTransport } from './transport.js';
 export { silentLogger, bindLogger, type Identity, type Logger } from './identity.js';
 export { describeOperation, toJsonSchema, namespaceOf, type OperationSpec } from './describe.js';
+export { bytesSchema } from './bytes.js';

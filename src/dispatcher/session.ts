@@ -95,6 +95,19 @@ export class Session implements PumpSink {
     }
   }
 
+  /**
+   * Cancels one live call as `call.aborted` would (ABT-1), for transports where the
+   * caller can abort without a frame, such as resetting a WebTransport stream (WT-2).
+   */
+  abortCall(id: string): void {
+    const call = this.calls.get(id);
+    if (call) this.endCall(call, true);
+  }
+
+  isLive(id: string): boolean {
+    return this.calls.has(id);
+  }
+
   /** The connection is gone: every live call is cancelled (ABT-4). */
   close(): void {
     if (this.closed) return;

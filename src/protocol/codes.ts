@@ -20,6 +20,7 @@ export const protocolCodes = {
   INVALID_FRAME: { retryable: false, meaning: 'The frame decoded but is not a valid envelope; sent for the frame id when it is readable.' },
   SLOW_CONSUMER: { retryable: true, meaning: 'A push-based stream outran the per-call buffer towards a slow peer.' },
   UNAVAILABLE: { retryable: true, meaning: 'The server is shutting down, or the connection was lost (client side).' },
+  CANCELLED: { retryable: false, meaning: 'The caller cancelled the call (client side only; a server never sends it).' },
 } as const satisfies Record<string, CodeInfo>;
 
 export type ProtocolCode = keyof typeof protocolCodes;
@@ -40,8 +41,6 @@ export const closeCodes = {
   FRAME_TOO_LARGE: 1009,
   /** A message did not decode with the negotiated codec, or carried no readable id. */
   UNDECODABLE_FRAME: 4400,
-  /** None of the offered subprotocols names a codec this server speaks. */
-  UNSUPPORTED_CODEC: 4406,
 } as const;
 
 export type CloseCode = (typeof closeCodes)[keyof typeof closeCodes];

@@ -1,7 +1,7 @@
 import { Observable } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineOperation, Registry } from '../../src/dispatcher/index.js';
+import { bytesSchema, defineOperation, Registry } from '../../src/dispatcher/index.js';
 import { limits } from '../../src/protocol/index.js';
 import { MemoryConnection } from '../../src/testing/index.js';
 import { sleep, until } from '../support/wait.js';
@@ -19,7 +19,7 @@ function memory(): number {
 
 function firehose() {
   const state = { produced: 0 };
-  const output = z.object({ data: z.instanceof(Uint8Array) });
+  const output = z.object({ data: bytesSchema });
   const registry = new Registry().register(
     defineOperation({
       name: 'fire/iterable',
@@ -40,7 +40,7 @@ function firehose() {
       input: z.null(),
       output,
       handler: () =>
-        new Observable<{ data: Uint8Array<ArrayBuffer> }>((subscriber) => {
+        new Observable<{ data: Uint8Array }>((subscriber) => {
           while (!subscriber.closed && state.produced < GIB) {
             state.produced += CHUNK;
             subscriber.next({ data: new Uint8Array(CHUNK) });

@@ -1,6 +1,6 @@
 import { Observable, interval, map, take } from 'rxjs';
 import { z } from 'zod';
-import { defineOperation, Registry, type Operation } from '../../src/dispatcher/index.js';
+import { bytesSchema, defineOperation, Registry, type Operation } from '../../src/dispatcher/index.js';
 import { discoveryOperations } from '../../src/operations/index.js';
 import { RpcError } from '../../src/protocol/index.js';
 
@@ -13,7 +13,51 @@ export class Probe {
 }
 
 export function sampleRegistry(probe = new Probe()): { registry: Registry; probe: Probe } {
-  const ops: Operation[] = [
+  const registry = new Registry().register(...sampleOperations(probe));
+  registry.register(...discoveryOperations(registry));
+  return { registry, probe };
+}
+
+/** Deterministic bytes: chunk i of a stream, so both ends can hash the same data. */
+export function patternChunk(index: number, size: number): Uint8Array {
+  const chunk = new Uint8Array(size);
+  let x = (index * 2654435761) >>> 0;
+  for (let i = 0; i < size; i++) {
+    x = (x * 1103515245 + 12345) >>> 0;
+    chunk[i] = x >>> 24;
+  }
+  return chunk;
+}
+
+export function sampleOperations(probe: Probe): Operation[] {
+  return [
+    defineOperation({
+      name: 'test/bytes',
+      kind: 'subscription',
+      input: z.object({ totalBytes: z.number().int().min(0), chunkBytes: z.number().int().min(1).max(1024 * 1024) }),
+      output: z.object({ data: bytesSchema }),
+      handler: ({ totalBytes, chunkBytes }, ctx) => {
+        probe.started++;
+        return (async function* () {
+          try {
+            for (let sent = 0, i = 0; sent < totalBytes && !ctx.signal.aborted; i++) {
+              const size = Math.min(chunkBytes, totalBytes - sent);
+              sent += size;
+              yield { data: patternChunk(i, size) };
+            }
+          } finally {
+            probe.teardowns++;
+          }
+        })();
+      },
+    }),
+    defineOperation({
+      name: 'test/upload',
+      kind: 'mutation',
+      input: z.object({ data: bytesSchema }),
+      output: z.object({ bytes: z.number() }),
+      handler: ({ data }) => ({ bytes: data.byteLength }),
+    }),
     defineOperation({
       name: 'test/echo',
       kind: 'query',
@@ -169,7 +213,4 @@ export function sampleRegistry(probe = new Probe()): { registry: Registry; probe
         }),
     }),
   ];
-  const registry = new Registry().register(...ops);
-  registry.register(...discoveryOperations(registry));
-  return { registry, probe };
 }

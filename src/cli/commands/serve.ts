@@ -1,0 +1,88 @@
+import { readFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import { loadTokens, startServer, type RunningServer } from '../../server/index.js';
+import { stderrLogger, type LogLevel } from '../logger.js';
+
+interface ServeFlags {
+  host: string;
+  port: string;
+  wtPort: string;
+  webtransport: boolean;
+  cert?: string;
+  key?: string;
+  tokens?: string;
+  grace: string;
+  logLevel: LogLevel;
+}
+
+export function registerServe(program: Command): void {
+  program
+    .command('serve')
+    .description('run the server: WebSocket and WebTransport, discovery, and Docker operations when an engine is reachable')
+    .option('--host <address>', 'address to listen on; anything but loopback needs tokens', '127.0.0.1')
+    .option('--port <n>', 'WebSocket port (0: any free port)', '7070')
+    .option('--wt-port <n>', 'WebTransport port (0: any free port)', '7071')
+    .option('--no-webtransport', 'serve WebSocket only')
+    .option('--cert <file>', 'PEM certificate (with --key): wss:// and WebTransport use it')
+    .option('--key <file>', 'PEM private key for --cert')
+    .option('--tokens <file>', 'tokens file {"tokens":[{"token","subject","scopes"}]} (or CALLWIRE_TOKENS / CALLWIRE_TOKENS_FILE)')
+    .option('--grace <seconds>', 'on SIGINT/SIGTERM, how long live calls may finish before they are aborted', '10')
+    .option('--log-level <level>', 'debug | info | warn | error', 'info')
+    .action(async (flags: ServeFlags) => {
+      const tokens = loadTokens({ file: flags.tokens ?? process.env['CALLWIRE_TOKENS_FILE'], json: process.env['CALLWIRE_TOKENS'] });
+      if ((flags.cert === undefined) !== (flags.key === undefined)) throw new Error('--cert and --key go together');
+      const tls = flags.cert && flags.key ? { certPem: readFileSync(flags.cert, 'utf8'), keyPem: readFileSync(flags.key, 'utf8') } : undefined;
+      const server = await startServer({
+        host: flags.host,
+        port: port(flags.port, '--port'),
+        webTransportPort: flags.webtransport ? port(flags.wtPort, '--wt-port') : false,
+        tokens,
+        logger: stderrLogger(flags.logLevel),
+        ...(tls ? { tls } : {}),
+      });
+      printBanner(server, tokens.length);
+      handleSignals(server, Number(flags.grace) * 1000);
+    });
+}
+
+function port(value: string, flag: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`${flag} must be a port number, not "${value}"`);
+  return n;
+}
+
+function printBanner(server: RunningServer, tokenCount: number): void {
+  const out = (line: string): boolean => process.stdout.write(`${line}\n`);
+  out('callwire is serving');
+  out(`  WebSocket     ${server.wsUrl}`);
+  if (server.wtUrl) {
+    out(`  WebTransport  ${server.wtUrl}  (HTTP/2${server.http3 ? ' and HTTP/3' : `; HTTP/3 off: ${server.http3Reason}`})`);
+    out(`  certificate   sha256 ${server.certHash}${server.certNotAfter ? `  (self-signed, valid until ${server.certNotAfter.toISOString()})` : ''}`);
+  }
+  out(`  auth          ${tokenCount === 0 ? 'none (loopback only)' : `${tokenCount} token(s)`}`);
+  out(`  operations    ${server.registry.list().map((op) => op.name).join(', ')}`);
+  out('connect:');
+  out(`  callwire ops --url ${server.wsUrl}`);
+  if (server.wtUrl) out(`  callwire ops --url ${server.wtUrl} --cert-hash ${server.certHash}`);
+}
+
+function handleSignals(server: RunningServer, graceMs: number): void {
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) {
+      process.stderr.write(`[callwire] ${signal} again: exiting now\n`);
+      process.exit(130);
+    }
+    stopping = true;
+    process.stderr.write(`[callwire] ${signal}: no new calls; live calls have ${graceMs / 1000}s to finish\n`);
+    server.close(graceMs).then(
+      () => process.exit(0),
+      (error: unknown) => {
+        process.stderr.write(`Error: shutdown failed: ${String(error)}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+}

@@ -1,0 +1,148 @@
+import { Observable } from 'rxjs';
+import { frames, RpcError, type Envelope, type RequestedPayload } from '../protocol/index.js';
+import type { CallChannel, ClientConnection } from './connection.js';
+import { toAsyncIterable } from './async-iterable.js';
+
+export interface CallOptions {
+  /** Aborting it sends `call.aborted` and fails the call with CANCELLED. */
+  readonly signal?: AbortSignal;
+  /** Sent as `deadline_ms`; the client also gives up shortly after it passes. */
+  readonly deadlineMs?: number;
+  /** A token for this call only (`auth_token`), e.g. from a browser. */
+  readonly token?: string;
+}
+
+export interface OperationSummary {
+  readonly name: string;
+  readonly namespace: string;
+  readonly kind: 'query' | 'mutation' | 'subscription';
+  readonly description: string;
+}
+
+// How long past its deadline the client waits for the server's TIMEOUT before giving up itself.
+const DEADLINE_GRACE_MS = 1000;
+
+/** A connected client: unary calls, subscriptions and discovery over one connection. */
+export class Client {
+  constructor(
+    private readonly connection: ClientConnection,
+    /** Sent as `auth_token` on every call when the transport could not send a header. */
+    private readonly callToken?: string,
+  ) {}
+
+  get closed(): Promise<void> {
+    return this.connection.closed;
+  }
+
+  close(): Promise<void> {
+    return this.connection.close();
+  }
+
+  /** One-shot call: resolves with the output, rejects with RpcError. */
+  call<T = unknown>(operation: string, input: unknown = null, options: CallOptions = {}): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      let settled = false;
+      const finish = (fn: () => void, abort = false): void => {
+        if (settled) return;
+        settled = true;
+        if (abort) channel.abort(); // before cleanup, which forgets the call
+        cleanup();
+        fn();
+      };
+      const { channel, cleanup } = this.start(operation, input, 'unary', options, {
+        frame: (e) => {
+          if (e.type === 'call.responded') finish(() => resolve(e.payload.output as T));
+          else if (e.type === 'call.error') finish(() => reject(RpcError.fromPayload(e.payload)));
+          else if (e.type === 'call.completed') finish(() => reject(new RpcError('INTERNAL', 'server sent call.completed for a unary call')));
+        },
+        fail: (error, abort) => finish(() => reject(error), abort),
+      });
+    });
+  }
+
+  /** A subscription as an Observable; unsubscribing sends `call.aborted`. */
+  subscribe<T = unknown>(operation: string, input: unknown = null, options: CallOptions = {}): Observable<T> {
+    return new Observable<T>((subscriber) => {
+      let ended = false;
+      const end = (): void => {
+        ended = true;
+        cleanup();
+      };
+      const { channel, cleanup } = this.start(operation, input, 'stream', options, {
+        frame: (e) => {
+          if (ended) return;
+          if (e.type === 'call.responded') subscriber.next(e.payload.output as T);
+          else if (e.type === 'call.completed') {
+            end();
+            subscriber.complete();
+          } else if (e.type === 'call.error') {
+            end();
+            subscriber.error(RpcError.fromPayload(e.payload));
+          }
+        },
+        fail: (error, abort) => {
+          if (ended) return;
+          if (abort) channel.abort(); // before end(), which forgets the call
+          end();
+          subscriber.error(error);
+        },
+      });
+      return () => {
+        if (ended) return;
+        channel.abort();
+        end();
+      };
+    });
+  }
+
+  /** The same subscription as an async iterable; leaving the loop early aborts the call. */
+  iterate<T = unknown>(operation: string, input: unknown = null, options: CallOptions = {}): AsyncIterable<T> {
+    return toAsyncIterable(this.subscribe<T>(operation, input, options));
+  }
+
+  listOperations(options: CallOptions = {}): Promise<OperationSummary[]> {
+    return this.call<{ operations: OperationSummary[] }>('services/list', null, options).then((r) => r.operations);
+  }
+
+  schema(name: string, options: CallOptions = {}): Promise<Record<string, unknown>> {
+    return this.call('services/schema', { name }, options);
+  }
+
+  private start(
+    operation: string,
+    input: unknown,
+    expect: 'unary' | 'stream',
+    options: CallOptions,
+    handlers: { frame: (e: Envelope) => void; fail: (error: RpcError, abort: boolean) => void },
+  ): { channel: CallChannel; cleanup: () => void } {
+    const id = crypto.randomUUID();
+    const payload: RequestedPayload = { operationId: operation, input, expect };
+    const token = options.token ?? this.callToken;
+    if (token !== undefined) payload.auth_token = token;
+    if (options.deadlineMs !== undefined) payload.deadline_ms = Math.max(1, Math.ceil(options.deadlineMs));
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const onAbort = (): void => handlers.fail(new RpcError('CANCELLED', 'the call was cancelled by the caller'), true);
+    const cleanup = (): void => {
+      if (timer !== undefined) clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
+      channel.done();
+    };
+    if (options.signal?.aborted) {
+      const noop: CallChannel = { abort: () => undefined, done: () => undefined };
+      queueMicrotask(() => handlers.fail(new RpcError('CANCELLED', 'the call was cancelled before it started'), false));
+      return { channel: noop, cleanup: () => undefined };
+    }
+    const channel = this.connection.startCall(frames.requested(id, payload), {
+      frame: handlers.frame,
+      lost: (error) => handlers.fail(error, false),
+    });
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    if (options.deadlineMs !== undefined) {
+      timer = setTimeout(
+        () => handlers.fail(new RpcError('TIMEOUT', `no answer within the ${options.deadlineMs} ms deadline`), true),
+        options.deadlineMs + DEADLINE_GRACE_MS,
+      );
+    }
+    return { channel, cleanup };
+  }
+}

@@ -1,0 +1,40 @@
+import { RpcError, type CodecName } from '../protocol/index.js';
+import { Client } from './client.js';
+import { connectWebSocket, redact } from './websocket-connection.js';
+
+export interface ConnectOptions {
+  /** Bearer token: an upgrade header where possible, otherwise `auth_token` per call. */
+  readonly token?: string;
+  readonly codec?: CodecName;
+  /** SHA-256 of a self-signed server certificate (hex), for WebTransport. */
+  readonly certHash?: string;
+  readonly connectTimeoutMs?: number;
+}
+
+/**
+ * Connects to a callwire server. The URL picks the transport: `ws:`/`wss:` →
+ * WebSocket, `https:` → WebTransport (spec/PROTOCOL.md §5).
+ */
+export async function connect(url: string, options: ConnectOptions = {}): Promise<Client> {
+  let protocol: string;
+  try {
+    protocol = new URL(url).protocol;
+  } catch {
+    throw new RpcError('INVALID_INPUT', `not a URL: ${redact(url)}`);
+  }
+  const common = {
+    ...(options.codec ? { codec: options.codec } : {}),
+    ...(options.token === undefined ? {} : { token: options.token }),
+    ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
+  };
+  if (protocol === 'ws:' || protocol === 'wss:') {
+    const connection = await connectWebSocket(url, common);
+    return new Client(connection, connection.headerAuth ? undefined : options.token);
+  }
+  if (protocol === 'https:') {
+    const { connectWebTransport } = await import('./webtransport-connection.js');
+    const connection = await connectWebTransport(url, { ...common, ...(options.certHash ? { certHash: options.certHash } : {}) });
+    return new Client(connection, connection.headerAuth ? undefined : options.token);
+  }
+  throw new RpcError('INVALID_INPUT', `unsupported URL scheme ${protocol}: use ws://, wss:// or https://`);
+}

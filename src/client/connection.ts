@@ -1,0 +1,25 @@
+import type { Codec, Envelope, RpcError } from '../protocol/index.js';
+
+/** Receives the frames of one call, or the news that the connection is gone. */
+export interface CallSink {
+  frame(envelope: Envelope): void;
+  lost(error: RpcError): void;
+}
+
+/** The client's side of one call on a connection. */
+export interface CallChannel {
+  /** Sends `call.aborted` and stops delivering frames for the call. */
+  abort(): void;
+  /** The call reached its terminal event: release what it holds. */
+  done(): void;
+}
+
+/** What the client needs from a transport (WebSocket or WebTransport). */
+export interface ClientConnection {
+  readonly codec: Codec;
+  /** Sends `request` on a channel of its own and routes the call's frames to `sink`. */
+  startCall(request: Envelope, sink: CallSink): CallChannel;
+  close(): Promise<void>;
+  /** Resolves when the connection is closed, by either side. */
+  readonly closed: Promise<void>;
+}

@@ -1,0 +1,117 @@
+import { codecs, decodeEnvelope, frames, RpcError, subprotocols, type Codec, type CodecName, type Envelope } from '../protocol/index.js';
+import type { CallChannel, CallSink, ClientConnection } from './connection.js';
+
+interface SocketLike {
+  binaryType: string;
+  readonly protocol: string;
+  readonly readyState: number;
+  send(data: Uint8Array): void;
+  close(code?: number, reason?: string): void;
+  addEventListener(type: 'open' | 'close' | 'error' | 'message', listener: (event: never) => void): void;
+}
+
+type SocketConstructor = new (url: string, protocols: string[], options?: { headers: Record<string, string> }) => SocketLike;
+
+export interface WebSocketConnectOptions {
+  readonly codec?: CodecName;
+  /** Sent as `Authorization: Bearer` where the platform allows headers (Node). */
+  readonly token?: string;
+  readonly connectTimeoutMs?: number;
+}
+
+/**
+ * Browsers have a global WebSocket and no headers; Node 20 has neither, so the `ws`
+ * package is loaded only there (no Node-only import on the browser path).
+ */
+async function socketConstructor(): Promise<{ Socket: SocketConstructor; headers: boolean }> {
+  const global = (globalThis as { WebSocket?: SocketConstructor }).WebSocket;
+  if (typeof process === 'undefined' || !process.versions?.node) {
+    if (!global) throw new RpcError('UNAVAILABLE', 'this platform has no WebSocket');
+    return { Socket: global, headers: false };
+  }
+  const ws = await import('ws');
+  return { Socket: ws.WebSocket as unknown as SocketConstructor, headers: true };
+}
+
+/** One WebSocket, calls multiplexed by id (spec/PROTOCOL.md §5.2). */
+export async function connectWebSocket(url: string, options: WebSocketConnectOptions = {}): Promise<ClientConnection & { readonly headerAuth: boolean }> {
+  const codec: Codec = codecs[options.codec ?? 'msgpack'];
+  const { Socket, headers } = await socketConstructor();
+  const init = headers && options.token !== undefined ? { headers: { Authorization: `Bearer ${options.token}` } } : undefined;
+  const socket = new Socket(url, [subprotocols[codec.name]], init);
+  socket.binaryType = 'arraybuffer';
+  const sinks = new Map<string, CallSink>();
+  let closedResolve: () => void = () => undefined;
+  const closed = new Promise<void>((resolve) => (closedResolve = resolve));
+
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      socket.close();
+      reject(new RpcError('UNAVAILABLE', `could not connect to ${redact(url)} within ${options.connectTimeoutMs ?? 10_000} ms`));
+    }, options.connectTimeoutMs ?? 10_000);
+    socket.addEventListener('open', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    socket.addEventListener('error', (event: { message?: string }) => {
+      clearTimeout(timer);
+      reject(new RpcError('UNAVAILABLE', `could not connect to ${redact(url)}: ${event.message ?? 'connection failed'}`));
+    });
+  });
+
+  socket.addEventListener('message', (event: { data: ArrayBuffer | string }) => {
+    if (typeof event.data === 'string') return socket.close(1002, 'text messages are not allowed');
+    const parsed = decodeEnvelope(codec, new Uint8Array(event.data));
+    if (parsed.kind !== 'event') return; // unknown types are ignored (ENV-4)
+    sinks.get(parsed.envelope.id)?.frame(parsed.envelope); // dropped when aborted
+  });
+  socket.addEventListener('close', (event: { code: number; reason: string }) => {
+    const error = new RpcError('UNAVAILABLE', `connection closed (${event.code}${event.reason ? `: ${event.reason}` : ''})`);
+    for (const sink of [...sinks.values()]) sink.lost(error);
+    sinks.clear();
+    closedResolve();
+  });
+
+  const send = (envelope: Envelope): void => {
+    if (socket.readyState === 1) socket.send(codec.encode(envelope));
+  };
+
+  return {
+    codec,
+    headerAuth: headers,
+    closed,
+    startCall(request, sink) {
+      if (socket.readyState !== 1) {
+        queueMicrotask(() => sink.lost(new RpcError('UNAVAILABLE', 'connection is closed')));
+        return { abort: () => undefined, done: () => undefined };
+      }
+      sinks.set(request.id, sink);
+      send(request);
+      return {
+        abort() {
+          if (sinks.delete(request.id)) send(frames.aborted(request.id));
+        },
+        done() {
+          sinks.delete(request.id);
+        },
+      } satisfies CallChannel;
+    },
+    async close() {
+      if (socket.readyState < 2) socket.close(1000, 'client closed');
+      await closed;
+    },
+  };
+}
+
+/** URLs may carry credentials; never print them. */
+export function redact(url: string): string {
+  try {
+    const u = new URL(url);
+    u.username = '';
+    u.password = '';
+    u.search = '';
+    return u.toString();
+  } catch {
+    return '(invalid url)';
+  }
+}

@@ -1,0 +1,15 @@
+/** callwire (server): start a server, define operations, test without sockets. */
+export { startServer, isLoopback, type ServerOptions, type RunningServer } from './server.js';
+export { loadTokens, tokenAuthenticator, type TokenEntry } from './tokens.js';
+export { selfSignedCertificate, certificateSha256, type Certificate } from './certificate.js';
+export {
+  bytesSchema,
+  defineOperation,
+  Registry,
+  Session,
+  type Operation,
+  type CallContext,
+  type Identity,
+  type Logger,
+} from '../dispatcher/index.js';
+export { RpcError } from '../protocol/index.js';

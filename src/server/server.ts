@@ -1,0 +1,123 @@
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { Registry, silentLogger, type Logger, type Operation, type Session, type SessionLimits } from '../dispatcher/index.js';
+import { discoveryOperations } from '../operations/index.js';
+import { attachWebSocket, listenWebTransport, type WebTransportListener } from '../transports/index.js';
+import { certificateSha256, selfSignedCertificate } from './certificate.js';
+import { statsOperation } from './stats-operation.js';
+import { tokenAuthenticator, type TokenEntry } from './tokens.js';
+
+export interface ServerOptions {
+  /** Default 127.0.0.1. Any other address needs tokens. */
+  readonly host?: string;
+  /** WebSocket port; 0 picks a free one. Default 7070. */
+  readonly port?: number;
+  /** WebTransport port, or false for none. Default 7071. */
+  readonly webTransportPort?: number | false;
+  /** PEM certificate and key; without them WebSocket is plain and WebTransport uses a fresh self-signed certificate. */
+  readonly tls?: { readonly certPem: string; readonly keyPem: string };
+  readonly tokens?: readonly TokenEntry[];
+  /** Operations besides discovery. */
+  readonly operations?: readonly Operation[];
+  readonly limits?: Partial<SessionLimits> & { maxFrameBytes?: number };
+  readonly logger?: Logger;
+}
+
+export interface RunningServer {
+  readonly wsUrl: string;
+  readonly wtUrl: string | undefined;
+  /** SHA-256 (hex) of the certificate WebTransport serves, for clients to pin. */
+  readonly certHash: string | undefined;
+  readonly certNotAfter: Date | undefined;
+  readonly http3: boolean;
+  readonly http3Reason: string;
+  readonly registry: Registry;
+  readonly sessions: () => Iterable<Session>;
+  /** Stops accepting, lets live calls end within `graceMs`, then aborts the rest. */
+  close(graceMs?: number): Promise<void>;
+}
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
+
+export function isLoopback(host: string): boolean {
+  return LOOPBACK.has(host) || host.startsWith('127.');
+}
+
+/** Starts WebSocket and WebTransport listeners over one registry. */
+export async function startServer(options: ServerOptions = {}): Promise<RunningServer> {
+  const host = options.host ?? '127.0.0.1';
+  const tokens = options.tokens ?? [];
+  if (!isLoopback(host) && tokens.length === 0) {
+    throw new Error(
+      `refusing to listen on ${host} without tokens: anyone who can reach it could run commands. ` +
+        'Configure tokens (CALLWIRE_TOKENS or --tokens FILE), or listen on 127.0.0.1.',
+    );
+  }
+  const logger = options.logger ?? silentLogger;
+  const authenticate = tokenAuthenticator(tokens);
+  const registry = new Registry();
+  const allSessions = new Set<Session>();
+  registry.register(...(options.operations ?? []));
+  registry.register(...discoveryOperations(registry), statsOperation(() => allSessions));
+
+  const track = (session: Session): void => {
+    allSessions.add(session);
+  };
+  const common = { registry, authenticate, logger, onSession: track, ...(options.limits ? { limits: options.limits } : {}) };
+
+  const http: HttpServer = options.tls
+    ? createHttpsServer({ cert: options.tls.certPem, key: options.tls.keyPem })
+    : createHttpServer();
+  http.on('request', (_req, res) => {
+    res.writeHead(426, { 'content-type': 'text/plain' }).end('callwire speaks WebSocket at /callwire\n');
+  });
+  const ws = attachWebSocket(http, common);
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject);
+    http.listen(options.port ?? 7070, host, () => resolve());
+  });
+  const wsPort = (http.address() as AddressInfo).port;
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+
+  let wt: WebTransportListener | undefined;
+  let certHash: string | undefined;
+  let certNotAfter: Date | undefined;
+  if (options.webTransportPort !== false) {
+    const cert = options.tls
+      ? { certPem: options.tls.certPem, keyPem: options.tls.keyPem, sha256: certificateSha256(options.tls.certPem), notAfter: undefined }
+      : await selfSignedCertificate([host, 'localhost', '127.0.0.1']);
+    certHash = cert.sha256;
+    certNotAfter = cert.notAfter;
+    try {
+      wt = await listenWebTransport({ ...common, host, port: options.webTransportPort ?? 7071, certPem: cert.certPem, keyPem: cert.keyPem });
+    } catch (error) {
+      await ws.close();
+      await new Promise((resolve) => http.close(resolve));
+      throw error;
+    }
+  }
+
+  // Sessions leave the stats set when their connection closes.
+  const prune = setInterval(() => {
+    for (const s of allSessions) if (s.stats.liveCalls === 0 && !isOpen(s)) allSessions.delete(s);
+  }, 1000).unref();
+  const isOpen = (s: Session): boolean => ws.sessions.has(s) || (wt?.sessions.has(s) ?? false);
+
+  return {
+    wsUrl: `${options.tls ? 'wss' : 'ws'}://${urlHost}:${wsPort}/callwire`,
+    wtUrl: wt ? `https://${urlHost}:${wt.port}/callwire` : undefined,
+    certHash,
+    certNotAfter,
+    http3: wt?.http3 ?? false,
+    http3Reason: wt?.http3Reason ?? 'WebTransport is off',
+    registry,
+    sessions: () => [...allSessions].filter(isOpen),
+    async close(graceMs = 0) {
+      clearInterval(prune);
+      await Promise.all([ws.close(graceMs), wt?.close(graceMs)]);
+      http.closeAllConnections?.();
+      await new Promise((resolve) => http.close(resolve));
+    },
+  };
+}

@@ -1,0 +1,140 @@
+import type { IncomingMessage, Server as HttpServer } from 'node:http';
+import type { Server as HttpsServer } from 'node:https';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { Session, type Identity, type Logger, type Registry, type SessionLimits, type SessionTransport } from '../dispatcher/index.js';
+import { closeCodes, codecForSubprotocol, codecs, limits, subprotocols, type Codec } from '../protocol/index.js';
+import { bearerToken, type Authenticate } from './auth.js';
+
+export interface WebSocketTransportOptions {
+  readonly registry: Registry;
+  /** URL path served; spec/PROTOCOL.md §5.2. Default `/callwire`. */
+  readonly path?: string;
+  readonly authenticate?: Authenticate;
+  readonly limits?: Partial<SessionLimits> & { maxFrameBytes?: number };
+  readonly logger?: Logger;
+  /** Per-message compression; off by default (spec §5.2). */
+  readonly perMessageDeflate?: boolean;
+  /** Called for every new session, e.g. to count them. */
+  readonly onSession?: (session: Session) => void;
+}
+
+export interface WebSocketTransport {
+  readonly sessions: ReadonlySet<Session>;
+  /** Stops accepting, lets live calls end within `graceMs`, then closes every socket with 1001. */
+  close(graceMs?: number): Promise<void>;
+}
+
+const SUPPORTED = new Set(Object.values(subprotocols));
+
+/**
+ * Serves the protocol over WebSocket on an existing HTTP(S) server: one envelope per
+ * binary message, codec by subprotocol, calls multiplexed by id (spec §5.2).
+ */
+export function attachWebSocket(server: HttpServer | HttpsServer, options: WebSocketTransportOptions): WebSocketTransport {
+  const path = options.path ?? '/callwire';
+  const sessions = new Set<Session>();
+  const sockets = new Set<WebSocket>();
+  let closing = false;
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: options.limits?.maxFrameBytes ?? limits.maxFrameBytes,
+    perMessageDeflate: options.perMessageDeflate ?? false,
+    // WS-4: the first offered protocol we speak, in the caller's order.
+    handleProtocols: (offered) => [...offered].find((p) => SUPPORTED.has(p)) ?? false,
+  });
+
+  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    if (new URL(req.url ?? '/', 'http://x').pathname !== path) return; // another handler's
+    if (closing) return refuse(socket, 503, 'server is shutting down');
+    const offered = (req.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim()).filter(Boolean);
+    if (offered.length > 0 && !offered.some((p) => SUPPORTED.has(p))) {
+      return refuse(socket, 400, `unsupported subprotocol; offer one of: ${[...SUPPORTED].join(', ')}`); // WS-6
+    }
+    let identity: Identity | null = null;
+    const token = bearerToken(req.headers.authorization);
+    if (token !== undefined) {
+      const found = options.authenticate?.(token);
+      if (!found) return refuse(socket, 401, 'invalid token'); // the token itself is never echoed
+      identity = found;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      const codec = codecForSubprotocol(ws.protocol) ?? codecs.msgpack; // WS-5
+      serve(ws, req, codec, identity);
+    });
+  };
+  server.on('upgrade', onUpgrade);
+
+  function serve(ws: WebSocket, req: IncomingMessage, codec: Codec, identity: Identity | null): void {
+    req.socket.setNoDelay(true);
+    sockets.add(ws);
+    const transport: SessionTransport = {
+      codec,
+      send: (_callId, frame) =>
+        new Promise<void>((resolve, reject) => {
+          if (ws.readyState !== ws.OPEN) return reject(new Error('socket closed'));
+          ws.send(frame, { binary: true }, (error) => (error ? reject(error) : resolve()));
+        }),
+      close: (code, reason) => ws.close(code, reason),
+    };
+    const session = new Session({
+      registry: options.registry,
+      transport,
+      identity,
+      ...(options.authenticate ? { authenticate: options.authenticate } : {}),
+      ...(options.limits ? { limits: options.limits } : {}),
+      ...(options.logger ? { logger: options.logger } : {}),
+    });
+    sessions.add(session);
+    options.onSession?.(session);
+    ws.on('message', (data, isBinary) => {
+      if (!isBinary) {
+        ws.close(closeCodes.TEXT_MESSAGE, 'text messages are not allowed; send binary frames'); // WS-1
+        return;
+      }
+      session.receive(toBytes(data));
+    });
+    ws.on('close', () => {
+      sockets.delete(ws);
+      sessions.delete(session);
+      session.close(); // ABT-4
+    });
+    ws.on('error', (error) => options.logger?.debug('websocket error', { error: error.message }));
+  }
+
+  return {
+    sessions,
+    async close(graceMs = 0) {
+      closing = true;
+      await Promise.all([...sessions].map((s) => s.shutdown(graceMs)));
+      for (const ws of sockets) ws.close(closeCodes.GOING_AWAY, 'server shutting down');
+      await Promise.all(
+        [...sockets].map(
+          (ws) =>
+            new Promise<void>((resolve) => {
+              const timer = setTimeout(() => {
+                ws.terminate();
+                resolve();
+              }, 1000);
+              ws.once('close', () => {
+                clearTimeout(timer);
+                resolve();
+              });
+            }),
+        ),
+      );
+      server.off('upgrade', onUpgrade);
+      wss.close();
+    },
+  };
+}
+
+function toBytes(data: Buffer | ArrayBuffer | Buffer[]): Uint8Array {
+  if (Array.isArray(data)) return Buffer.concat(data);
+  return data instanceof ArrayBuffer ? new Uint8Array(data) : data;
+}
+
+function refuse(socket: Duplex, status: number, message: string): void {
+  const reason = { 400: 'Bad Request', 401: 'Unauthorized', 503: 'Service Unavailable' }[status] ?? 'Error';
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(message)}\r\n\r\n${message}`);
+}

@@ -1,0 +1,99 @@
+import { firstValueFrom, take, toArray } from 'rxjs';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { RpcError } from '../../src/client/index.js';
+import { ServerFixture, transportCases } from '../support/server-fixture.js';
+import { until } from '../support/wait.js';
+
+// One suite, every transport that runs here: the same lifecycles over real sockets.
+for (const transport of transportCases) {
+  describe(`lifecycles over ${transport.name}`, () => {
+    const fx = new ServerFixture();
+    beforeAll(() => fx.start().then(() => undefined));
+    afterEach(() => fx.settle());
+    afterAll(() => fx.stop());
+
+    it('unary call', async () => {
+      const client = await fx.client(transport);
+      expect(await client.call('test/echo', { text: 'héllo' })).toEqual({ text: 'héllo' });
+    });
+
+    it('subscription: every item in order, then completion', async () => {
+      const client = await fx.client(transport);
+      const items = await firstValueFrom(client.subscribe<{ n: number }>('test/ticker', { count: 20, intervalMs: 1 }).pipe(toArray()));
+      expect(items).toEqual(Array.from({ length: 20 }, (_, n) => ({ n })));
+    });
+
+    it('unsubscribe aborts the call and the server tears the handler down', async () => {
+      const client = await fx.client(transport);
+      const before = fx.probe.teardowns;
+      const first = await firstValueFrom(client.subscribe('test/ticker', { count: 1_000_000, intervalMs: 5 }).pipe(take(3), toArray()));
+      expect(first).toHaveLength(3);
+      await until(() => fx.probe.teardowns === before + 1, 'server-side teardown');
+    });
+
+    it('leaving a for-await loop early aborts the call', async () => {
+      const client = await fx.client(transport);
+      const before = fx.probe.teardowns;
+      let seen = 0;
+      for await (const item of client.iterate<{ n: number }>('test/ticker', { count: 1_000_000, intervalMs: 2 })) {
+        expect(item.n).toBe(seen);
+        if (++seen === 5) break;
+      }
+      await until(() => fx.probe.teardowns === before + 1, 'server-side teardown');
+    });
+
+    it('errors arrive as RpcError with code, retryable and details', async () => {
+      const client = await fx.client(transport);
+      const error = await client.call('test/fail', { mode: 'declared' }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(RpcError);
+      expect(error).toMatchObject({ code: 'WIDGET_MISSING', retryable: false, details: { widget: 'w1' } });
+      const missing = await client.call('nope/nothing').catch((e: unknown) => e);
+      expect(missing).toMatchObject({ code: 'NOT_FOUND' });
+    });
+
+    it('a deadline ends a call with TIMEOUT and cancels the handler', async () => {
+      const client = await fx.client(transport);
+      const aborts = fx.probe.aborts;
+      const error = await client.call('test/sleep', { ms: 10_000 }, { deadlineMs: 50 }).catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 'TIMEOUT', retryable: true });
+      await until(() => fx.probe.aborts === aborts + 1, 'handler abort');
+    });
+
+    it('an AbortSignal cancels a unary call on both sides', async () => {
+      const client = await fx.client(transport);
+      const aborts = fx.probe.aborts;
+      const controller = new AbortController();
+      const pending = client.call('test/sleep', { ms: 10_000 }, { signal: controller.signal });
+      await until(() => fx.liveCalls() === 1, 'call started');
+      controller.abort();
+      await expect(pending).rejects.toMatchObject({ code: 'CANCELLED' });
+      await until(() => fx.probe.aborts === aborts + 1, 'server-side abort');
+    });
+
+    it('1,000 concurrent calls on one connection', async () => {
+      const client = await fx.client(transport);
+      const answers = await Promise.all(Array.from({ length: 1000 }, (_, i) => client.call<{ text: string }>('test/echo', { text: `m${i}` })));
+      expect(answers.map((a) => a.text)).toEqual(Array.from({ length: 1000 }, (_, i) => `m${i}`));
+    });
+
+    it('a disconnect cancels every live subscription of the connection', async () => {
+      const client = await fx.client(transport);
+      const before = fx.probe.teardowns;
+      const subs = Array.from({ length: 10 }, () => client.subscribe('test/ticker', { count: 1_000_000, intervalMs: 10 }).subscribe({ error: () => undefined }));
+      await until(() => fx.liveCalls() === 10, '10 live calls');
+      await client.close();
+      await until(() => fx.probe.teardowns === before + 10, '10 teardowns');
+      subs.forEach((s) => s.unsubscribe());
+    });
+
+    it('a lost connection fails the calls on it with UNAVAILABLE', async () => {
+      const client = await fx.client(transport);
+      const pending = client.call('test/sleep', { ms: 10_000 });
+      await until(() => fx.liveCalls() === 1, 'call started');
+      for (const session of fx.server.sessions()) session.close();
+      // Closing the session server-side leaves the socket; close it to drop the connection.
+      await client.close();
+      await expect(pending).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+    });
+  });
+}

@@ -1,0 +1,61 @@
+import { connect, type Client, type ConnectOptions } from '../../src/client/index.js';
+import { probeHttp3 } from '../../src/transports/index.js';
+import { startServer, type RunningServer, type ServerOptions } from '../../src/server/index.js';
+import { Probe, sampleOperations } from './sample-ops.js';
+import { until } from './wait.js';
+
+export interface TransportCase {
+  readonly name: string;
+  url(server: RunningServer): string;
+  readonly options: (server: RunningServer) => ConnectOptions;
+}
+
+export const transportCases: TransportCase[] = [
+  { name: 'WebSocket msgpack', url: (s) => s.wsUrl, options: () => ({ codec: 'msgpack' }) },
+  { name: 'WebSocket json', url: (s) => s.wsUrl, options: () => ({ codec: 'json' }) },
+  { name: 'WebTransport HTTP/2 msgpack', url: (s) => s.wtUrl!, options: (s) => ({ certHash: s.certHash!, codec: 'msgpack' }) },
+  { name: 'WebTransport HTTP/2 json', url: (s) => s.wtUrl!, options: (s) => ({ certHash: s.certHash!, codec: 'json' }) },
+];
+
+export const http3 = await probeHttp3();
+
+/**
+ * A server on free ports with the sample operations, and the clients a test opens.
+ * `settle()` fails the test when a call or connection outlives it.
+ */
+export class ServerFixture {
+  readonly probe = new Probe();
+  server!: RunningServer;
+  private clients: Client[] = [];
+
+  async start(options: ServerOptions = {}): Promise<this> {
+    this.server = await startServer({ port: 0, webTransportPort: 0, operations: sampleOperations(this.probe), ...options });
+    return this;
+  }
+
+  async client(transport: TransportCase, extra: ConnectOptions = {}): Promise<Client> {
+    const client = await connect(transport.url(this.server), { ...transport.options(this.server), ...extra });
+    this.clients.push(client);
+    return client;
+  }
+
+  liveCalls(): number {
+    let n = 0;
+    for (const s of this.server.sessions()) n += s.stats.liveCalls;
+    return n;
+  }
+
+  /** Closes the test's clients and checks nothing is left behind on the server. */
+  async settle(): Promise<void> {
+    const clients = this.clients;
+    this.clients = [];
+    await Promise.all(clients.map((c) => c.close()));
+    await until(() => this.liveCalls() === 0, 'no live calls left on the server');
+    await until(() => [...this.server.sessions()].length === 0, 'every connection closed');
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.clients.map((c) => c.close().catch(() => undefined)));
+    await this.server?.close();
+  }
+}
