@@ -9,6 +9,8 @@ export interface ConnectOptions {
   /** SHA-256 of a self-signed server certificate (hex), for WebTransport. */
   readonly certHash?: string;
   readonly connectTimeoutMs?: number;
+  /** WebTransport over HTTP/3 instead of HTTP/2 (needs the optional native transport). */
+  readonly http3?: boolean;
 }
 
 /**
@@ -33,7 +35,11 @@ export async function connect(url: string, options: ConnectOptions = {}): Promis
   }
   if (protocol === 'https:') {
     const { connectWebTransport } = await import('./webtransport-connection.js');
-    const connection = await connectWebTransport(url, { ...common, ...(options.certHash ? { certHash: options.certHash } : {}) });
+    const connection = await connectWebTransport(url, {
+      ...common,
+      ...(options.certHash ? { certHash: options.certHash } : {}),
+      ...(options.http3 ? { http3: true } : {}),
+    });
     return new Client(connection, connection.headerAuth ? undefined : options.token);
   }
   throw new RpcError('INVALID_INPUT', `unsupported URL scheme ${protocol}: use ws://, wss:// or https://`);

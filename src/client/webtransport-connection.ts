@@ -17,6 +17,8 @@ export interface WebTransportConnectOptions {
   /** SHA-256 (hex) of the server's self-signed certificate. */
   readonly certHash?: string;
   readonly connectTimeoutMs?: number;
+  /** Use HTTP/3 (QUIC) instead of HTTP/2; needs the optional native transport. */
+  readonly http3?: boolean;
 }
 
 interface WtStream {
@@ -45,11 +47,13 @@ export async function connectWebTransport(
   const { WebTransport } = (await import('@fails-components/webtransport')) as unknown as {
     WebTransport: new (url: string, init: Record<string, unknown>) => WtClient;
   };
-  const init: Record<string, unknown> = { forceReliable: true, ...webTransportWindows };
+  const init: Record<string, unknown> = { forceReliable: options.http3 !== true, ...webTransportWindows };
   if (options.certHash) {
     init['serverCertificateHashes'] = [{ algorithm: 'sha-256', value: Buffer.from(options.certHash.replace(/:/g, ''), 'hex') }];
   }
   const wt = new WebTransport(target.toString(), init);
+  // A failed handshake also rejects `closed`; it is reported through `ready` below.
+  wt.closed.catch(() => undefined);
   const timeoutMs = options.connectTimeoutMs ?? 10_000;
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {

@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { connect } from '../../src/client/index.js';
+import { runCli } from '../support/cli.js';
+
+describe('callwire serve (what npm start runs)', () => {
+  it('serves on loopback, prints how to connect, answers calls on both transports, and stops on SIGTERM', async () => {
+    const run = runCli(['serve', '--port', '0', '--wt-port', '0']);
+    try {
+      const wsUrl = (await run.waitFor(/ws:\/\/127\.0\.0\.1:\d+\/callwire/, 'stdout')).trim();
+      const wtUrl = (await run.waitFor(/https:\/\/127\.0\.0\.1:\d+\/callwire/, 'stdout')).trim();
+      const hash = (await run.waitFor(/sha256 [0-9a-f]{64}/, 'stdout')).split(' ')[1]!;
+      expect(run.stdout).toContain('callwire ops --url');
+      const viaWs = await connect(wsUrl);
+      expect((await viaWs.listOperations()).map((o) => o.name)).toContain('services/list');
+      const viaWt = await connect(wtUrl, { certHash: hash });
+      expect((await viaWt.listOperations()).map((o) => o.name)).toContain('services/schema');
+      await Promise.all([viaWs.close(), viaWt.close()]);
+      run.child.kill('SIGTERM');
+      expect(await run.exited).toEqual({ code: 0, signal: null });
+      expect(run.stderr).toContain('SIGTERM');
+    } finally {
+      run.child.kill('SIGKILL');
+    }
+  });
+
+  it('refuses to listen on 0.0.0.0 without tokens, with a clear message', async () => {
+    const run = runCli(['serve', '--host', '0.0.0.0', '--port', '0', '--wt-port', '0'], { env: { CALLWIRE_TOKENS: '', CALLWIRE_TOKENS_FILE: '' } });
+    const { code } = await run.exited;
+    expect(code).not.toBe(0);
+    expect(run.stderr).toMatch(/^Error: refusing to listen on 0\.0\.0\.0 without tokens/m);
+    expect(run.stdout).toBe('');
+  });
+
+  it('listens on 0.0.0.0 with tokens and never prints a token', async () => {
+    const token = 'canary-serve-token-5f1e2d3c';
+    const run = runCli(['serve', '--host', '0.0.0.0', '--port', '0', '--no-webtransport'], {
+      env: { CALLWIRE_TOKENS: JSON.stringify({ tokens: [{ token, subject: 'ops', scopes: [] }] }) },
+    });
+    try {
+      await run.waitFor(/ws:\/\/0\.0\.0\.0:\d+/, 'stdout');
+      expect(run.stdout).toContain('1 token(s)');
+    } finally {
+      run.child.kill('SIGTERM');
+      await run.exited;
+    }
+    expect(run.stdout + run.stderr).not.toContain(token);
+  });
+});

@@ -1,0 +1,131 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import WebSocket from 'ws';
+import { connect } from '../../src/client/index.js';
+import { attachWebSocket } from '../../src/transports/index.js';
+import { codecs, frames, subprotocols } from '../../src/protocol/index.js';
+import { startServer } from '../../src/server/index.js';
+import { ServerFixture } from '../support/server-fixture.js';
+import { sampleRegistry } from '../support/sample-ops.js';
+import { until } from '../support/wait.js';
+
+const TOKEN = 'canary-token-0123456789abcdef';
+
+function open(url: string, protocols: string[] = [subprotocols.msgpack], headers: Record<string, string> = {}): Promise<WebSocket> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, protocols, { headers });
+    ws.once('open', () => resolve(ws));
+    ws.once('unexpected-response', (_req, res) => reject(new Error(`HTTP ${res.statusCode}`)));
+    ws.once('error', reject);
+  });
+}
+
+const closeOf = (ws: WebSocket): Promise<number> => new Promise((resolve) => ws.once('close', (code) => resolve(code)));
+
+describe('WebSocket transport (spec §5.2)', () => {
+  const fx = new ServerFixture();
+  beforeAll(() => fx.start({ webTransportPort: false, tokens: [{ token: TOKEN, subject: 'ci', scopes: ['secret:read', 'secret:write'] }] }).then(() => undefined));
+  afterAll(() => fx.stop());
+
+  it('a text message closes with 1002', async () => {
+    const ws = await open(fx.server.wsUrl);
+    const closed = closeOf(ws);
+    ws.send('{"type":"call.requested"}');
+    expect(await closed).toBe(1002);
+  });
+
+  it('an undecodable message closes with 4400', async () => {
+    const ws = await open(fx.server.wsUrl);
+    const closed = closeOf(ws);
+    ws.send(Buffer.from([0x82, 0xa1]), { binary: true });
+    expect(await closed).toBe(4400);
+  });
+
+  it('a message over maxFrameBytes closes with 1009', async () => {
+    const server = await startServer({ port: 0, webTransportPort: false, limits: { maxFrameBytes: 1024 } });
+    try {
+      const ws = await open(server.wsUrl);
+      const closed = closeOf(ws);
+      ws.send(Buffer.alloc(2048), { binary: true });
+      expect(await closed).toBe(1009);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('picks the first supported subprotocol in the caller order, msgpack when none is offered', async () => {
+    const a = await open(fx.server.wsUrl, ['x.unknown', subprotocols.json, subprotocols.msgpack]);
+    expect(a.protocol).toBe(subprotocols.json);
+    a.close();
+    const b = await open(fx.server.wsUrl, []);
+    expect(b.protocol).toBe('');
+    const reply = new Promise<Buffer>((resolve) => b.once('message', (data) => resolve(data as Buffer)));
+    b.send(codecs.msgpack.encode(frames.requested('m1', { operationId: 'test/echo', input: { text: 'mp' } })));
+    expect(codecs.msgpack.decode(await reply)).toMatchObject({ id: 'm1', payload: { output: { text: 'mp' } } });
+    b.close();
+  });
+
+  it('refuses only-unknown subprotocols with HTTP 400', async () => {
+    await expect(open(fx.server.wsUrl, ['callwire.v9.cbor'])).rejects.toThrow('HTTP 400');
+  });
+
+  it('refuses an unknown bearer token with HTTP 401, and accepts a known one as the connection identity', async () => {
+    await expect(open(fx.server.wsUrl, [subprotocols.msgpack], { Authorization: 'Bearer wrong-token-000000' })).rejects.toThrow('HTTP 401');
+    const client = await connect(fx.server.wsUrl, { token: TOKEN });
+    expect(await client.call('test/secret')).toBe('classified');
+    const anonymous = await connect(fx.server.wsUrl);
+    await expect(anonymous.call('test/secret')).rejects.toMatchObject({ code: 'FORBIDDEN', message: 'authentication required' });
+    await Promise.all([client.close(), anonymous.close()]);
+  });
+
+  it('a per-call auth_token works where headers cannot be set (the browser path)', async () => {
+    const anonymous = await connect(fx.server.wsUrl);
+    expect(await anonymous.call('test/secret', null, { token: TOKEN })).toBe('classified');
+    await anonymous.close();
+  });
+
+  it('attaches to an existing HTTP server and leaves its other routes alone', async () => {
+    const http = createServer((_req, res) => res.end('app'));
+    const { registry } = sampleRegistry();
+    const ws = attachWebSocket(http, { registry, path: '/rpc' });
+    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+    const port = (http.address() as AddressInfo).port;
+    try {
+      expect(await (await fetch(`http://127.0.0.1:${port}/`)).text()).toBe('app');
+      const client = await connect(`ws://127.0.0.1:${port}/rpc`);
+      expect(await client.call('test/echo', { text: 'attached' })).toEqual({ text: 'attached' });
+      await client.close();
+    } finally {
+      await ws.close();
+      await new Promise((resolve) => http.close(resolve));
+    }
+  });
+
+  it('Nagle is off on server sockets', async () => {
+    const spy = vi.spyOn(Socket.prototype, 'setNoDelay');
+    try {
+      const client = await connect(fx.server.wsUrl);
+      await client.call('test/echo', { text: 'x' });
+      const serverSide = spy.mock.contexts.filter((socket, i) => spy.mock.calls[i]![0] === true && (socket as Socket).localPort === Number(new URL(fx.server.wsUrl).port));
+      expect(serverSide).toHaveLength(1);
+      await client.close();
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it('graceful close: live calls get the grace period, then UNAVAILABLE; new connections are refused', async () => {
+    const fx2 = await new ServerFixture().start({ webTransportPort: false });
+    const client = await fx2.client({ name: 'ws', url: (s) => s.wsUrl, options: () => ({}) });
+    const quick = client.call('test/sleep', { ms: 50 });
+    const slow = client.call('test/sleep', { ms: 60_000 });
+    await until(() => fx2.liveCalls() === 2, 'both calls live');
+    const closing = fx2.server.close(300);
+    await expect(quick).resolves.toBe('slept');
+    await expect(slow).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+    await closing;
+    await expect(connect(fx2.server.wsUrl, { connectTimeoutMs: 2000 })).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+  });
+});

@@ -1,0 +1,59 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export const cliPath = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+
+export interface CliRun {
+  readonly child: ChildProcessWithoutNullStreams;
+  stdout: string;
+  stderr: string;
+  /** stdout and stderr lines in the order they arrived, tagged. */
+  readonly lines: { stream: 'stdout' | 'stderr'; line: string }[];
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  waitFor(pattern: RegExp, stream?: 'stdout' | 'stderr', timeoutMs?: number): Promise<string>;
+}
+
+/** Spawns the real CLI (dist/cli/main.js) as a child process. */
+export function runCli(args: string[], options: { env?: NodeJS.ProcessEnv; stdin?: 'pipe' | 'ignore' } = {}): CliRun {
+  const child = spawn(process.execPath, [cliPath, ...args], { env: { ...process.env, ...options.env }, stdio: 'pipe' });
+  const run: CliRun = {
+    child,
+    stdout: '',
+    stderr: '',
+    lines: [],
+    exited: new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal }))),
+    waitFor(pattern, stream, timeoutMs = 10_000) {
+      return new Promise((resolve, reject) => {
+        const check = (): boolean => {
+          const text = stream === 'stderr' ? run.stderr : stream === 'stdout' ? run.stdout : run.stdout + run.stderr;
+          const m = pattern.exec(text);
+          if (m) resolve(m[0]);
+          return !!m;
+        };
+        if (check()) return;
+        const timer = setInterval(() => {
+          if (check()) clearInterval(timer);
+        }, 10);
+        setTimeout(() => {
+          clearInterval(timer);
+          reject(new Error(`no ${pattern} within ${timeoutMs} ms; stdout=${run.stdout.slice(-500)} stderr=${run.stderr.slice(-500)}`));
+        }, timeoutMs);
+      });
+    },
+  };
+  const collect = (stream: 'stdout' | 'stderr') => {
+    let partial = '';
+    return (chunk: Buffer) => {
+      const text = chunk.toString('utf8');
+      run[stream] += text;
+      partial += text;
+      const parts = partial.split('\n');
+      partial = parts.pop() ?? '';
+      for (const line of parts) run.lines.push({ stream, line });
+    };
+  };
+  child.stdout.on('data', collect('stdout'));
+  child.stderr.on('data', collect('stderr'));
+  if (options.stdin === 'ignore') child.stdin.end();
+  return run;
+}
