@@ -15,7 +15,7 @@ export {
   type StreamSource,
 } from './operation.js';
 export { Registry } from './registry.js';
-export { checkAccess } from './access.js';
+export { checkAccess, holdsScope } from './access.js';
 export { Session, type SessionOptions, type SessionLimits, type SessionStats } from './session.js';
 export type { SessionTransport } from './transport.js';
 export { silentLogger, bindLogger, type Identity, type Logger } from './identity.js';

@@ -1,2 +1,3 @@
-/** callwire operations: discovery now; Docker operations join here. */
+/** callwire operations: discovery and the Docker operations. */
 export { discoveryOperations } from './discovery.js';
+export { dockerOperations, dockerEngine, probeDocker, execInput, execOutput, type DockerEngine } from './docker/index.js';

@@ -13,3 +13,4 @@ export {
   type Logger,
 } from '../dispatcher/index.js';
 export { RpcError } from '../protocol/index.js';
+export { dockerEngine, type DockerEngine } from '../operations/index.js';

@@ -1,8 +1,8 @@
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { Registry, silentLogger, type Logger, type Operation, type Session, type SessionLimits } from '../dispatcher/index.js';
-import { discoveryOperations } from '../operations/index.js';
+import { Registry, silentLogger, type Identity, type Logger, type Operation, type Session, type SessionLimits } from '../dispatcher/index.js';
+import { discoveryOperations, dockerEngine, dockerOperations, probeDocker, type DockerEngine } from '../operations/index.js';
 import { attachWebSocket, listenWebTransport, type WebTransportListener } from '../transports/index.js';
 import { certificateSha256, selfSignedCertificate } from './certificate.js';
 import { statsOperation } from './stats-operation.js';
@@ -18,8 +18,10 @@ export interface ServerOptions {
   /** PEM certificate and key; without them WebSocket is plain and WebTransport uses a fresh self-signed certificate. */
   readonly tls?: { readonly certPem: string; readonly keyPem: string };
   readonly tokens?: readonly TokenEntry[];
-  /** Operations besides discovery. */
+  /** Operations besides discovery and Docker. */
   readonly operations?: readonly Operation[];
+  /** The Docker engine: found through DOCKER_HOST by default; false for none. */
+  readonly docker?: DockerEngine | false;
   readonly limits?: Partial<SessionLimits> & { maxFrameBytes?: number };
   readonly logger?: Logger;
 }
@@ -32,6 +34,8 @@ export interface RunningServer {
   readonly certNotAfter: Date | undefined;
   readonly http3: boolean;
   readonly http3Reason: string;
+  /** Whether the Docker operations are on, and why (not). */
+  readonly docker: { readonly on: boolean; readonly reason: string };
   readonly registry: Registry;
   readonly sessions: () => Iterable<Session>;
   /** Stops accepting, lets live calls end within `graceMs`, then aborts the rest. */
@@ -59,12 +63,21 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const registry = new Registry();
   const allSessions = new Set<Session>();
   registry.register(...(options.operations ?? []));
+  let docker = { on: false, reason: 'disabled' };
+  if (options.docker !== false) {
+    const engine = options.docker ?? dockerEngine();
+    const probe = await probeDocker(engine);
+    docker = { on: probe.ok, reason: probe.reason };
+    if (probe.ok) registry.register(...dockerOperations(engine));
+  }
   registry.register(...discoveryOperations(registry), statsOperation(() => allSessions));
 
   const track = (session: Session): void => {
     allSessions.add(session);
   };
-  const common = { registry, authenticate, logger, onSession: track, ...(options.limits ? { limits: options.limits } : {}) };
+  // spec §10: with no tokens the server is loopback-only, and local callers have full access.
+  const anonymousIdentity: Identity | null = tokens.length === 0 ? { subject: 'local', scopes: ['*'] } : null;
+  const common = { registry, authenticate, anonymousIdentity, logger, onSession: track, ...(options.limits ? { limits: options.limits } : {}) };
 
   const http: HttpServer = options.tls
     ? createHttpsServer({ cert: options.tls.certPem, key: options.tls.keyPem })
@@ -111,6 +124,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     certNotAfter,
     http3: wt?.http3 ?? false,
     http3Reason: wt?.http3Reason ?? 'WebTransport is off',
+    docker,
     registry,
     sessions: () => [...allSessions].filter(isOpen),
     async close(graceMs = 0) {

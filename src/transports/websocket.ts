@@ -11,6 +11,8 @@ export interface WebSocketTransportOptions {
   /** URL path served; spec/PROTOCOL.md §5.2. Default `/callwire`. */
   readonly path?: string;
   readonly authenticate?: Authenticate;
+  /** Identity of callers without a token; default anonymous (`null`). */
+  readonly anonymousIdentity?: Identity | null;
   readonly limits?: Partial<SessionLimits> & { maxFrameBytes?: number };
   readonly logger?: Logger;
   /** Per-message compression; off by default (spec §5.2). */
@@ -51,7 +53,7 @@ export function attachWebSocket(server: HttpServer | HttpsServer, options: WebSo
     if (offered.length > 0 && !offered.some((p) => SUPPORTED.has(p))) {
       return refuse(socket, 400, `unsupported subprotocol; offer one of: ${[...SUPPORTED].join(', ')}`); // WS-6
     }
-    let identity: Identity | null = null;
+    let identity: Identity | null = options.anonymousIdentity ?? null;
     const token = bearerToken(req.headers.authorization);
     if (token !== undefined) {
       const found = options.authenticate?.(token);

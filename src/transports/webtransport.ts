@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Session, type Logger, type Registry, type SessionLimits, type SessionTransport } from '../dispatcher/index.js';
+import { Session, type Identity, type Logger, type Registry, type SessionLimits, type SessionTransport } from '../dispatcher/index.js';
 import {
   codecs,
   encodeFrame,
@@ -22,6 +22,8 @@ export interface WebTransportServerOptions {
   readonly keyPem: string;
   /** WebTransport has no upgrade header here: callers authenticate per call (`auth_token`). */
   readonly authenticate?: Authenticate;
+  /** Identity of callers without a token; default anonymous (`null`). */
+  readonly anonymousIdentity?: Identity | null;
   readonly limits?: Partial<SessionLimits> & { maxFrameBytes?: number };
   readonly logger?: Logger;
   readonly onSession?: (session: Session) => void;
@@ -145,7 +147,7 @@ export async function listenWebTransport(options: WebTransportServerOptions): Pr
     const session = new Session({
       registry: options.registry,
       transport,
-      identity: null,
+      identity: options.anonymousIdentity ?? null,
       ...(options.authenticate ? { authenticate: options.authenticate } : {}),
       ...(options.limits ? { limits: options.limits } : {}),
       ...(options.logger ? { logger: options.logger } : {}),

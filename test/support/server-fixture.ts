@@ -29,7 +29,7 @@ export class ServerFixture {
   private clients: Client[] = [];
 
   async start(options: ServerOptions = {}): Promise<this> {
-    this.server = await startServer({ port: 0, webTransportPort: 0, operations: sampleOperations(this.probe), ...options });
+    this.server = await startServer({ port: 0, webTransportPort: 0, docker: false, operations: sampleOperations(this.probe), ...options });
     return this;
   }
 

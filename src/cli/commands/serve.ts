@@ -59,7 +59,8 @@ function printBanner(server: RunningServer, tokenCount: number): void {
     out(`  WebTransport  ${server.wtUrl}  (HTTP/2${server.http3 ? ' and HTTP/3' : `; HTTP/3 off: ${server.http3Reason}`})`);
     out(`  certificate   sha256 ${server.certHash}${server.certNotAfter ? `  (self-signed, valid until ${server.certNotAfter.toISOString()})` : ''}`);
   }
-  out(`  auth          ${tokenCount === 0 ? 'none (loopback only)' : `${tokenCount} token(s)`}`);
+  out(`  auth          ${tokenCount === 0 ? 'none: loopback only, local callers have full access' : `${tokenCount} token(s)`}`);
+  out(`  docker        ${server.docker.on ? `on: ${server.docker.reason}` : `off: ${server.docker.reason}`}`);
   out(`  operations    ${server.registry.list().map((op) => op.name).join(', ')}`);
   out('connect:');
   out(`  callwire ops --url ${server.wsUrl}`);

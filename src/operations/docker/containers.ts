@@ -1,0 +1,144 @@
+import { z } from 'zod';
+import { defineOperation, type CallContext, type Operation } from '../../dispatcher/index.js';
+import type { DockerEngine } from './engine.js';
+import { containerError, dockerErrors, engineError, imageError, imageErrors } from './errors.js';
+import { assertOwner, ownershipLabels } from './ownership.js';
+
+const containerId = z.strictObject({ containerId: z.string().min(1) });
+
+const summary = z.object({
+  id: z.string(),
+  names: z.array(z.string()),
+  image: z.string(),
+  state: z.string(),
+  status: z.string(),
+  labels: z.record(z.string(), z.string()),
+  created: z.number(),
+});
+
+function access(action: string) {
+  return { requiredScopes: [`container:${action}`], resourceType: 'container', resourceAction: action, resourceIdPath: 'containerId' };
+}
+
+/** list, inspect, create, start, stop, restart, remove (spec §12, reference surface). */
+export function containerOperations(engine: DockerEngine, labelPrefix: string): Operation[] {
+  const labels = ownershipLabels(labelPrefix);
+  const docker = engine.docker;
+
+  /** Inspects the container and checks the caller may act on it. */
+  async function owned(id: string, ctx: CallContext) {
+    const info = await docker
+      .getContainer(id)
+      .inspect()
+      .catch((error: unknown) => {
+        throw containerError(error, id);
+      });
+    assertOwner(info.Config.Labels, ctx.identity, labelPrefix, id);
+    return info;
+  }
+
+  const lifecycle = (action: 'start' | 'stop' | 'restart', run: (id: string) => Promise<unknown>, description: string): Operation =>
+    defineOperation({
+      name: `docker/container/${action}`,
+      kind: 'mutation',
+      description,
+      input: containerId,
+      output: z.object({ containerId: z.string(), state: z.string() }),
+      errors: dockerErrors,
+      access: access(action),
+      handler: async ({ containerId: id }, ctx) => {
+        await owned(id, ctx);
+        await run(id).catch((error: { statusCode?: number }) => {
+          if (error.statusCode === 304) return; // already in that state
+          throw containerError(error, id);
+        });
+        const after = await owned(id, ctx);
+        return { containerId: after.Id, state: after.State.Status };
+      },
+    });
+
+  return [
+    defineOperation({
+      name: 'docker/container/list',
+      kind: 'query',
+      description: 'Containers, running or not; owned_only keeps those this caller created through callwire.',
+      input: z.strictObject({ all: z.boolean().default(true), owned_only: z.boolean().default(false) }).nullable(),
+      output: z.object({ containers: z.array(summary) }),
+      errors: { DOCKER_ERROR: dockerErrors.DOCKER_ERROR },
+      access: { requiredScopes: ['container:list'], resourceType: 'container', resourceAction: 'list' },
+      handler: async (input, ctx) => {
+        const filters: Record<string, string[]> = {};
+        if (input?.owned_only) filters['label'] = [`${labels.owner}=${ctx.identity?.subject ?? ''}`];
+        const list = await docker.listContainers({ all: input?.all ?? true, filters: JSON.stringify(filters) }).catch((error: unknown) => {
+          throw engineError(error);
+        });
+        return {
+          containers: list.map((c) => ({ id: c.Id, names: c.Names, image: c.Image, state: c.State, status: c.Status, labels: c.Labels ?? {}, created: c.Created })),
+        };
+      },
+    }),
+    defineOperation({
+      name: 'docker/container/inspect',
+      kind: 'query',
+      description: "The engine's full inspect document for one container.",
+      input: containerId,
+      output: z.record(z.string(), z.unknown()),
+      errors: dockerErrors,
+      access: access('inspect'),
+      handler: async ({ containerId: id }, ctx) => (await owned(id, ctx)) as unknown as Record<string, unknown>,
+    }),
+    defineOperation({
+      name: 'docker/container/create',
+      kind: 'mutation',
+      description: 'Creates a container. The server writes its ownership labels itself; callers cannot set them.',
+      input: z.strictObject({
+        image: z.string().min(1),
+        cmd: z.array(z.string()).optional(),
+        env: z.array(z.string().regex(/^[^=]+=/, 'must be KEY=VALUE')).optional(),
+        labels: z.record(z.string(), z.string()).optional(),
+        name: z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/, 'must be a valid container name').optional(),
+      }),
+      output: z.object({ containerId: z.string() }),
+      errors: { ...dockerErrors, IMAGE_NOT_FOUND: imageErrors.IMAGE_NOT_FOUND },
+      access: { requiredScopes: ['container:create'], resourceType: 'container', resourceAction: 'create' },
+      handler: async (input, ctx) => {
+        const created = await docker
+          .createContainer({
+            Image: input.image,
+            ...(input.cmd ? { Cmd: input.cmd } : {}),
+            ...(input.env ? { Env: input.env } : {}),
+            ...(input.name ? { name: input.name } : {}),
+            // Ours last: a caller's own "callwire.owner" cannot survive (no spoofing).
+            Labels: { ...input.labels, [labels.managed]: 'true', [labels.owner]: ctx.identity?.subject ?? 'anonymous' },
+          })
+          .catch((error: { statusCode?: number }) => {
+            throw error.statusCode === 404 ? imageError(error, input.image) : engineError(error);
+          });
+        return { containerId: created.id };
+      },
+    }),
+    lifecycle('start', (id) => docker.getContainer(id).start(), 'Starts a container.'),
+    lifecycle('stop', (id) => docker.getContainer(id).stop({ t: 10 }), 'Stops a container (SIGTERM, then SIGKILL after 10 s).'),
+    lifecycle('restart', (id) => docker.getContainer(id).restart({ t: 10 }), 'Restarts a container.'),
+    defineOperation({
+      name: 'docker/container/remove',
+      kind: 'mutation',
+      description: 'Removes a container; force also removes a running one.',
+      input: z.strictObject({ containerId: z.string().min(1), force: z.boolean().default(false) }),
+      output: z.object({ containerId: z.string(), removed: z.literal(true) }),
+      errors: dockerErrors,
+      access: access('remove'),
+      handler: async ({ containerId: id, force }, ctx) => {
+        const info = await owned(id, ctx);
+        await docker
+          .getContainer(id)
+          .remove({ force })
+          .catch((error: unknown) => {
+            throw containerError(error, id);
+          });
+        return { containerId: info.Id, removed: true as const };
+      },
+    }),
+  ];
+}
+

@@ -1,0 +1,49 @@
+/**
+ * Docker's multiplexed stream format for non-TTY execs and logs: each frame is an
+ * 8-byte header (stream type, three zero bytes, big-endian 32-bit size), then the
+ * payload. Incremental: any chunking of the input yields the same frames.
+ */
+export interface DemuxedFrame {
+  readonly stream: 'stdout' | 'stderr';
+  readonly data: Uint8Array;
+}
+
+const HEADER = 8;
+
+export class DockerDemuxer {
+  private header = new Uint8Array(HEADER);
+  private headerFilled = 0;
+  private remaining = 0;
+  private stream: 'stdout' | 'stderr' = 'stdout';
+
+  push(chunk: Uint8Array): DemuxedFrame[] {
+    const out: DemuxedFrame[] = [];
+    let at = 0;
+    while (at < chunk.byteLength) {
+      if (this.remaining === 0) {
+        const take = Math.min(HEADER - this.headerFilled, chunk.byteLength - at);
+        this.header.set(chunk.subarray(at, at + take), this.headerFilled);
+        this.headerFilled += take;
+        at += take;
+        if (this.headerFilled < HEADER) break;
+        this.headerFilled = 0;
+        const type = this.header[0];
+        if (type !== 1 && type !== 2) throw new Error(`unexpected stream type ${String(type)} in the engine's output`);
+        this.stream = type === 1 ? 'stdout' : 'stderr';
+        this.remaining = new DataView(this.header.buffer).getUint32(4, false);
+        continue;
+      }
+      const take = Math.min(this.remaining, chunk.byteLength - at);
+      // A copy: the engine's chunk buffers are reused by the socket.
+      out.push({ stream: this.stream, data: chunk.slice(at, at + take) });
+      this.remaining -= take;
+      at += take;
+    }
+    return out;
+  }
+
+  /** True when the input ended exactly on a frame boundary. */
+  get clean(): boolean {
+    return this.remaining === 0 && this.headerFilled === 0;
+  }
+}

@@ -1,0 +1,51 @@
+import Docker from 'dockerode';
+
+export interface DockerEngine {
+  readonly docker: Docker;
+  /** Where the engine is, for messages: `unix:///var/run/docker.sock`, `tcp://…`. */
+  readonly address: string;
+  /** True when the engine's process ids are this host's (a local unix socket). */
+  readonly local: boolean;
+}
+
+/** Finds the engine through DOCKER_HOST, or the default socket (what the docker CLI does). */
+export function dockerEngine(dockerHost: string | undefined = process.env['DOCKER_HOST']): DockerEngine {
+  const address = dockerHost && dockerHost.length > 0 ? dockerHost : 'unix:///var/run/docker.sock';
+  if (address.startsWith('unix://')) {
+    const socketPath = address.slice('unix://'.length);
+    return { docker: new Docker({ socketPath, timeout: 60_000 }), address, local: true };
+  }
+  const url = new URL(address.replace(/^tcp:/, 'http:'));
+  return {
+    docker: new Docker({ host: url.hostname, port: Number(url.port || 2375), protocol: url.protocol === 'https:' ? 'https' : 'http', timeout: 60_000 }),
+    address,
+    local: false,
+  };
+}
+
+/** Whether the engine answers, within `timeoutMs`; the reason when it does not. */
+export async function probeDocker(engine: DockerEngine, timeoutMs = 3000): Promise<{ ok: boolean; reason: string }> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    await Promise.race([
+      engine.docker.ping(),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      }),
+    ]);
+    const version = await engine.docker.version();
+    return { ok: true, reason: `Docker Engine ${version.Version} at ${engine.address}` };
+  } catch (error) {
+    return { ok: false, reason: `no Docker engine at ${engine.address}: ${describeEngineError(error)}` };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export function describeEngineError(error: unknown): string {
+  const e = error as { code?: string; message?: string };
+  if (e.code === 'ENOENT') return 'the socket does not exist';
+  if (e.code === 'ECONNREFUSED') return 'connection refused';
+  if (e.code === 'EACCES') return 'permission denied on the socket';
+  return (e.message ?? String(error)).trim();
+}

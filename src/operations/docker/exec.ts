@@ -1,0 +1,156 @@
+import type { Duplex } from 'node:stream';
+import type Docker from 'dockerode';
+import { z } from 'zod';
+import { bytesSchema, defineOperation, type CallContext, type Operation } from '../../dispatcher/index.js';
+import { RpcError } from '../../protocol/index.js';
+import { DockerDemuxer } from './demux.js';
+import type { DockerEngine } from './engine.js';
+import { containerError, dockerErrors, engineError } from './errors.js';
+import { killProcessTree } from './kill-tree.js';
+import { assertOwner } from './ownership.js';
+
+const streamName = z.enum(['stdout', 'stderr']);
+
+export const execInput = z.strictObject({
+  containerId: z.string().min(1),
+  cmd: z.array(z.string()).min(1, 'must name a command'),
+  env: z.array(z.string().regex(/^[^=]+=/, 'must be KEY=VALUE')).optional(),
+  workingDir: z.string().min(1).optional(),
+  user: z.string().min(1).optional(),
+  tty: z.literal(false, { error: 'tty: true is an interactive session, which this operation is not; it takes tty: false' }).optional(),
+  stdin: bytesSchema.optional(),
+  encoding: z.enum(['utf8', 'binary']).default('utf8'),
+});
+
+/** spec/PROTOCOL.md §12: output frames, then the terminal frame (ADR-063). */
+export const execOutput = z.union([
+  z.strictObject({ stream: streamName, text: z.string() }).describe('output, encoding utf8'),
+  z.strictObject({ stream: streamName, data: bytesSchema }).describe('output, encoding binary'),
+  z
+    .strictObject({
+      exitCode: z.number().int().min(-2147483648).max(2147483647),
+      terminal: z.literal(true),
+      stdoutBytes: z.number().int().min(0),
+      stderrBytes: z.number().int().min(0),
+    })
+    .describe('the terminal frame: last value before call.completed; stop on terminal: true'),
+]);
+
+type ExecInput = z.output<typeof execInput>;
+type ExecFrame = z.input<typeof execOutput>;
+
+export function execOperation(engine: DockerEngine, labelPrefix: string): Operation {
+  return defineOperation({
+    name: 'docker/container/exec',
+    kind: 'subscription',
+    description:
+      'Runs a command in a running container (non-interactive). Streams {stream, text} (or {stream, data} with encoding binary), ' +
+      'then {exitCode, terminal: true, stdoutBytes, stderrBytes}, then call.completed. Abort kills the process.',
+    input: execInput,
+    output: execOutput,
+    errors: dockerErrors,
+    access: { requiredScopes: ['container:exec'], resourceType: 'container', resourceAction: 'exec', resourceIdPath: 'containerId' },
+    handler: (input, ctx) => runExec(engine, labelPrefix, input, ctx),
+  });
+}
+
+async function* runExec(engine: DockerEngine, labelPrefix: string, input: ExecInput, ctx: CallContext): AsyncGenerator<ExecFrame> {
+  const container = engine.docker.getContainer(input.containerId);
+  const info = await container.inspect().catch((error: unknown) => {
+    throw containerError(error, input.containerId);
+  });
+  assertOwner(info.Config.Labels, ctx.identity, labelPrefix, input.containerId);
+  if (!info.State.Running) {
+    throw new RpcError('DOCKER_ERROR', `container ${input.containerId} is not running`, { details: { statusCode: 409 } });
+  }
+  const exec = await container
+    .exec({
+      Cmd: input.cmd,
+      AttachStdout: true,
+      AttachStderr: true,
+      AttachStdin: input.stdin !== undefined,
+      Tty: false,
+      ...(input.env ? { Env: input.env } : {}),
+      ...(input.workingDir ? { WorkingDir: input.workingDir } : {}),
+      ...(input.user ? { User: input.user } : {}),
+    })
+    .catch((error: unknown) => {
+      throw containerError(error, input.containerId);
+    });
+  if (ctx.signal.aborted) return;
+  const socket = (await exec.start({ hijack: true, stdin: input.stdin !== undefined }).catch((error: unknown) => {
+    throw engineError(error);
+  })) as Duplex;
+
+  let finished = false;
+  const kill = (): void => {
+    socket.destroy();
+    void killExec(engine, exec);
+  };
+  ctx.signal.addEventListener('abort', kill, { once: true });
+  try {
+    // The command's stdin: given bytes, then end of file (a half-close of the stream).
+    if (input.stdin !== undefined) socket.end(input.stdin);
+    const demux = new DockerDemuxer();
+    const counts = { stdout: 0, stderr: 0 };
+    // Per-stream decoders keep state, so a character split across chunks survives.
+    const decoders = { stdout: new TextDecoder('utf-8'), stderr: new TextDecoder('utf-8') };
+    // Pulling chunk by chunk: while the caller is slow, this loop waits, the socket
+    // stops reading, and the engine's writes block (spec §8).
+    for await (const chunk of socket as AsyncIterable<Buffer>) {
+      for (const frame of demux.push(chunk)) {
+        counts[frame.stream] += frame.data.byteLength;
+        if (input.encoding === 'binary') {
+          yield { stream: frame.stream, data: frame.data };
+        } else {
+          const text = decoders[frame.stream].decode(frame.data, { stream: true });
+          if (text.length > 0) yield { stream: frame.stream, text };
+        }
+      }
+    }
+    if (ctx.signal.aborted) return;
+    if (!demux.clean) throw new RpcError('DOCKER_ERROR', 'the engine ended the output in the middle of a frame', { details: {} });
+    if (input.encoding === 'utf8') {
+      for (const stream of ['stdout', 'stderr'] as const) {
+        const rest = decoders[stream].decode();
+        if (rest.length > 0) yield { stream, text: rest };
+      }
+    }
+    // EXEC-2: both streams are drained; only now ask the engine for the exit code.
+    const exitCode = await exitCodeOf(exec, ctx.signal);
+    finished = true;
+    yield { exitCode, terminal: true, stdoutBytes: counts.stdout, stderrBytes: counts.stderr };
+  } finally {
+    ctx.signal.removeEventListener('abort', kill);
+    // Left early (abort, error, iterator return): the process must not outlive the call.
+    if (!finished) kill();
+    else socket.destroy();
+  }
+}
+
+async function exitCodeOf(exec: Docker.Exec, signal: AbortSignal): Promise<number> {
+  // The stream can end a moment before the engine records the exit.
+  for (let attempt = 0; attempt < 400 && !signal.aborted; attempt++) {
+    const state = await exec.inspect().catch((error: unknown) => {
+      throw engineError(error);
+    });
+    if (!state.Running && state.ExitCode !== null && state.ExitCode !== undefined) return state.ExitCode;
+    await new Promise((resolve) => setTimeout(resolve, attempt < 20 ? 5 : 25));
+  }
+  throw new RpcError('DOCKER_ERROR', 'the engine did not report an exit code', { details: {} });
+}
+
+/**
+ * Docker cannot kill an exec by id: its inspect gives the host pid, and on a local
+ * engine we kill that process tree (spec §12, EXEC-5). A remote engine's pids are
+ * not ours; there, closing the stream is all we can do.
+ */
+async function killExec(engine: DockerEngine, exec: Docker.Exec): Promise<void> {
+  if (!engine.local) return;
+  for (let attempt = 0; attempt < 40; attempt++) {
+    const state = await exec.inspect().catch(() => undefined);
+    if (!state || !state.Running) return;
+    if (state.Pid > 0) killProcessTree(state.Pid);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

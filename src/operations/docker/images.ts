@@ -1,0 +1,82 @@
+import type { Readable } from 'node:stream';
+import { z } from 'zod';
+import { defineOperation, type Operation } from '../../dispatcher/index.js';
+import { RpcError } from '../../protocol/index.js';
+import type { DockerEngine } from './engine.js';
+import { dockerErrors, engineError, imageError, imageErrors } from './errors.js';
+
+const imageName = z.strictObject({ image: z.string().min(1) });
+
+/** `docker/image/list`, `inspect` and `pull` (spec §12). */
+export function imageOperations(engine: DockerEngine): Operation[] {
+  const docker = engine.docker;
+  return [
+    defineOperation({
+      name: 'docker/image/list',
+      kind: 'query',
+      description: 'Images on the engine.',
+      input: z.null(),
+      output: z.object({ images: z.array(z.object({ id: z.string(), tags: z.array(z.string()), size: z.number(), created: z.number() })) }),
+      errors: { DOCKER_ERROR: dockerErrors.DOCKER_ERROR },
+      access: { requiredScopes: ['image:list'], resourceType: 'image', resourceAction: 'list' },
+      handler: async () => {
+        const images = await docker.listImages().catch((error: unknown) => {
+          throw engineError(error);
+        });
+        return { images: images.map((i) => ({ id: i.Id, tags: i.RepoTags ?? [], size: i.Size, created: i.Created })) };
+      },
+    }),
+    defineOperation({
+      name: 'docker/image/inspect',
+      kind: 'query',
+      description: "The engine's inspect document for one image.",
+      input: imageName,
+      output: z.record(z.string(), z.unknown()),
+      errors: imageErrors,
+      access: { requiredScopes: ['image:inspect'], resourceType: 'image', resourceAction: 'inspect', resourceIdPath: 'image' },
+      handler: async ({ image }) =>
+        (await docker
+          .getImage(image)
+          .inspect()
+          .catch((error: unknown) => {
+            throw imageError(error, image);
+          })) as unknown as Record<string, unknown>,
+    }),
+    defineOperation({
+      name: 'docker/image/pull',
+      kind: 'subscription',
+      description: "Pulls an image, streaming the engine's progress frames.",
+      input: imageName,
+      output: z.object({ status: z.string(), id: z.string().optional(), progress: z.string().optional() }),
+      errors: {
+        IMAGE_PULL_FAILED: { description: 'The engine could not pull the image.', details: z.object({ image: z.string() }), httpStatus: 502 },
+        DOCKER_ERROR: dockerErrors.DOCKER_ERROR,
+      },
+      access: { requiredScopes: ['image:pull'], resourceType: 'image', resourceAction: 'pull', resourceIdPath: 'image' },
+      handler: async function* ({ image }, ctx) {
+        const pullFailed = (message: string): RpcError => new RpcError('IMAGE_PULL_FAILED', `pull of ${image} failed: ${message}`, { details: { image } });
+        const stream = (await docker.pull(image).catch((error: { statusCode?: number; json?: { message?: string }; message?: string }) => {
+          if (error.statusCode === undefined) throw engineError(error);
+          throw pullFailed(error.json?.message ?? error.message ?? 'unknown');
+        })) as Readable;
+        const stop = (): void => void stream.destroy();
+        ctx.signal.addEventListener('abort', stop, { once: true });
+        try {
+          let buffered = '';
+          for await (const chunk of stream as AsyncIterable<Buffer>) {
+            const lines = (buffered + chunk.toString('utf8')).split('\n');
+            buffered = lines.pop() ?? '';
+            for (const line of lines.filter((l) => l.trim())) {
+              const event = JSON.parse(line) as { status?: string; id?: string; progress?: string; error?: string };
+              if (event.error) throw pullFailed(event.error);
+              yield { status: event.status ?? '', ...(event.id ? { id: event.id } : {}), ...(event.progress ? { progress: event.progress } : {}) };
+            }
+          }
+        } finally {
+          ctx.signal.removeEventListener('abort', stop);
+          stream.destroy();
+        }
+      },
+    }),
+  ];
+}

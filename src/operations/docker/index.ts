@@ -1,0 +1,14 @@
+import type { Operation } from '../../dispatcher/index.js';
+import { containerOperations } from './containers.js';
+import type { DockerEngine } from './engine.js';
+import { execOperation } from './exec.js';
+import { imageOperations } from './images.js';
+import { logsOperation } from './logs.js';
+
+export { dockerEngine, probeDocker, type DockerEngine } from './engine.js';
+export { execInput, execOutput } from './exec.js';
+
+/** The Docker operations over one engine; `labelPrefix` names the ownership labels. */
+export function dockerOperations(engine: DockerEngine, labelPrefix = 'callwire'): Operation[] {
+  return [execOperation(engine, labelPrefix), logsOperation(engine, labelPrefix), ...containerOperations(engine, labelPrefix), ...imageOperations(engine)];
+}

@@ -1,0 +1,19 @@
+import { holdsScope, type Identity } from '../../dispatcher/index.js';
+import { RpcError } from '../../protocol/index.js';
+
+/** The two labels the server writes on containers it creates (spec §12). */
+export function ownershipLabels(prefix: string): { managed: string; owner: string } {
+  return { managed: `${prefix}.managed`, owner: `${prefix}.owner` };
+}
+
+/**
+ * A container created through callwire belongs to its creator: other callers may
+ * not act on it unless they hold `*`. Containers callwire did not create are
+ * governed by scopes alone.
+ */
+export function assertOwner(labels: Record<string, string> | null | undefined, identity: Identity | null, prefix: string, containerId: string): void {
+  const { managed, owner } = ownershipLabels(prefix);
+  if (labels?.[managed] !== 'true') return;
+  if (identity && (holdsScope(identity, '*') || labels[owner] === identity.subject)) return;
+  throw RpcError.of('FORBIDDEN', `container ${containerId} belongs to another caller`);
+}
