@@ -36,10 +36,10 @@ export class DockerFixture {
   readonly runId = randomUUID();
 
   /** A running container (`sleep` as its only process) for execs. */
-  async container(extraLabels: Record<string, string> = {}): Promise<string> {
+  async container(extraLabels: Record<string, string> = {}, cmd: string[] = ['sleep', '1000000']): Promise<string> {
     const created = await this.engine.docker.createContainer({
       Image: TEST_IMAGE,
-      Cmd: ['sleep', '1000000'],
+      Cmd: cmd,
       Labels: { [RUN_LABEL]: this.runId, ...extraLabels },
       HostConfig: { NetworkMode: 'none' },
     });
@@ -50,7 +50,7 @@ export class DockerFixture {
   /** Process command lines in a container, as `ps` inside it sees them (excluding ps itself). */
   async processes(containerId: string): Promise<string[]> {
     const top = await this.engine.docker.getContainer(containerId).top({ ps_args: '-eo pid,args' });
-    return (top.Processes ?? []).map((p) => p[1] ?? '').filter((args) => !args.startsWith('ps '));
+    return ((top.Processes ?? []) as string[][]).map((p) => p[1] ?? '').filter((args: string) => !args.startsWith('ps '));
   }
 
   ours(): Promise<string[]> {

@@ -60,7 +60,7 @@ function printBanner(server: RunningServer, tokenCount: number): void {
     out(`  certificate   sha256 ${server.certHash}${server.certNotAfter ? `  (self-signed, valid until ${server.certNotAfter.toISOString()})` : ''}`);
   }
   out(`  auth          ${tokenCount === 0 ? 'none: loopback only, local callers have full access' : `${tokenCount} token(s)`}`);
-  out(`  docker        ${server.docker.on ? `on: ${server.docker.reason}` : `off: ${server.docker.reason}`}`);
+  out(`  docker        ${server.docker.on ? `on: ${server.docker.reason}` : `off: ${server.docker.reason} (set DOCKER_HOST, or run scripts/docker-engine.sh up)`}`);
   out(`  operations    ${server.registry.list().map((op) => op.name).join(', ')}`);
   out('connect:');
   out(`  callwire ops --url ${server.wsUrl}`);

@@ -37,18 +37,18 @@ export function containerOperations(engine: DockerEngine, labelPrefix: string): 
     return info;
   }
 
-  const lifecycle = (action: 'start' | 'stop' | 'restart', run: (id: string) => Promise<unknown>, description: string): Operation =>
+  const lifecycle = (action: 'start' | 'stop' | 'restart', run: (id: string, timeoutSeconds: number) => Promise<unknown>, description: string): Operation =>
     defineOperation({
       name: `docker/container/${action}`,
       kind: 'mutation',
       description,
-      input: containerId,
+      input: z.strictObject({ containerId: z.string().min(1), timeoutSeconds: z.number().int().min(0).max(3600).default(10) }),
       output: z.object({ containerId: z.string(), state: z.string() }),
       errors: dockerErrors,
       access: access(action),
-      handler: async ({ containerId: id }, ctx) => {
+      handler: async ({ containerId: id, timeoutSeconds }, ctx) => {
         await owned(id, ctx);
-        await run(id).catch((error: { statusCode?: number }) => {
+        await run(id, timeoutSeconds).catch((error: { statusCode?: number }) => {
           if (error.statusCode === 304) return; // already in that state
           throw containerError(error, id);
         });
@@ -118,8 +118,8 @@ export function containerOperations(engine: DockerEngine, labelPrefix: string): 
       },
     }),
     lifecycle('start', (id) => docker.getContainer(id).start(), 'Starts a container.'),
-    lifecycle('stop', (id) => docker.getContainer(id).stop({ t: 10 }), 'Stops a container (SIGTERM, then SIGKILL after 10 s).'),
-    lifecycle('restart', (id) => docker.getContainer(id).restart({ t: 10 }), 'Restarts a container.'),
+    lifecycle('stop', (id, t) => docker.getContainer(id).stop({ t }), 'Stops a container: SIGTERM, then SIGKILL after timeoutSeconds (default 10).'),
+    lifecycle('restart', (id, t) => docker.getContainer(id).restart({ t }), 'Restarts a container (stop as above, then start).'),
     defineOperation({
       name: 'docker/container/remove',
       kind: 'mutation',
