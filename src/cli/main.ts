@@ -1,22 +1,72 @@
 #!/usr/bin/env node
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
+import { registerCall } from './commands/call.js';
+import { registerDiscovery } from './commands/discovery.js';
+import { registerExec } from './commands/exec.js';
 import { registerServe } from './commands/serve.js';
+import { registerSubscribe } from './commands/subscribe.js';
+import { DEFAULT_URL } from './context.js';
+import { codeOutcomes, outcomes } from './outcome.js';
 
 const program = new Command()
   .name('callwire')
-  .description('callwire: streaming RPC, above all docker exec from anywhere')
+  .description('callwire: streaming RPC; above all, docker exec from anywhere with the exact output and exit code')
+  .option('--url <url>', 'server: ws://, wss:// (WebSocket) or https:// (WebTransport); or CALLWIRE_URL', process.env['CALLWIRE_URL'] ?? DEFAULT_URL)
+  .option('--token <token>', 'bearer token (or CALLWIRE_TOKEN); never printed, never passed on')
+  .option('--cert-hash <sha256>', 'SHA-256 of a self-signed WebTransport server certificate (serve prints it)')
+  .option('--timeout <duration>', 'deadline for call and exec, e.g. 30s (sent to the server as deadline_ms)')
+  .option('--json', 'machine-readable output: call and exec print one terminal envelope line')
+  .option('--quiet', 'no ready marker (subscribe)')
+  .addOption(new Option('--codec <codec>', 'wire encoding').choices(['msgpack', 'json']).default('msgpack'))
   .showHelpAfterError()
+  .configureOutput({ outputError: (text, write) => write(text.startsWith('error:') ? `Error: ${text.slice('error: '.length)}` : text) })
   .exitOverride();
 
+const table = (Object.entries(outcomes) as [string, { exit: number; execExit: number; meaning: string }][])
+  .map(([name, o]) => `  ${name.padEnd(24)} ${String(o.exit).padStart(3)}   ${String(o.execExit).padStart(3)}   ${o.meaning}`)
+  .join('\n');
+const mapping = Object.entries(codeOutcomes)
+  .map(([code, c]) => `  ${code.padEnd(24)} → ${c.outcome}`)
+  .join('\n');
+program.addHelpText(
+  'after',
+  `
+Exit codes (call | exec). exec exits with the command's own code when it ran to the end;
+these are for everything else:
+  outcome                 call  exec
+${table}
+
+Error codes → outcomes (other declared codes, e.g. CONTAINER_NOT_FOUND → operation_failure):
+${mapping}
+`,
+);
+
 registerServe(program);
+registerDiscovery(program);
+registerCall(program);
+registerSubscribe(program);
+registerExec(program);
 
 try {
   await program.parseAsync(process.argv);
 } catch (error) {
   if (error instanceof CommanderError) {
-    process.exitCode = error.exitCode === 0 ? 0 : 2;
+    // --help and --version exit 0; bad flags are invalid input.
+    const table = subcommandOf(process.argv.slice(2)) === 'exec' ? 'execExit' : 'exit';
+    process.exitCode = error.exitCode === 0 ? 0 : outcomes.invalid_input[table];
   } else {
     process.stderr.write(`Error: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exitCode = 1;
+    process.exitCode = outcomes.infrastructure_failure.exit;
   }
+}
+
+/** The subcommand named on the command line, skipping global options and their values. */
+function subcommandOf(args: string[]): string | undefined {
+  const takesValue = new Set(['--url', '--token', '--cert-hash', '--timeout', '--codec']);
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (takesValue.has(arg)) i++;
+    else if (!arg.startsWith('-')) return arg;
+  }
+  return undefined;
 }

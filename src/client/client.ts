@@ -10,6 +10,8 @@ export interface CallOptions {
   readonly deadlineMs?: number;
   /** A token for this call only (`auth_token`), e.g. from a browser. */
   readonly token?: string;
+  /** The call id; a random UUID by default. Unique among this connection's live calls. */
+  readonly id?: string;
 }
 
 export interface OperationSummary {
@@ -115,7 +117,7 @@ export class Client {
     options: CallOptions,
     handlers: { frame: (e: Envelope) => void; fail: (error: RpcError, abort: boolean) => void },
   ): { channel: CallChannel; cleanup: () => void } {
-    const id = crypto.randomUUID();
+    const id = options.id ?? crypto.randomUUID();
     const payload: RequestedPayload = { operationId: operation, input, expect };
     const token = options.token ?? this.callToken;
     if (token !== undefined) payload.auth_token = token;

@@ -71,7 +71,10 @@ export async function probeHttp3(timeoutMs = 2000): Promise<{ ok: boolean; reaso
   const name = '@fails-components/webtransport-transport-http3-quiche';
   const attempt = import(name).then(
     () => ({ ok: true, reason: 'native HTTP/3 transport loaded' }),
-    (error: unknown) => ({ ok: false, reason: `${name} is not installed or does not load (${error instanceof Error ? error.message.split('\n')[0] : String(error)})` }),
+    (error: unknown) => ({
+      ok: false,
+      reason: (error as { code?: string }).code === 'ERR_MODULE_NOT_FOUND' ? `${name} is not installed` : `${name} does not load: ${String(error).split('\n')[0]}`,
+    }),
   );
   const timeout = new Promise<{ ok: boolean; reason: string }>((resolve) =>
     setTimeout(() => resolve({ ok: false, reason: `${name} did not load within ${timeoutMs} ms` }), timeoutMs).unref(),

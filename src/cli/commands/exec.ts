@@ -1,0 +1,133 @@
+import { randomUUID } from 'node:crypto';
+import type { Command } from 'commander';
+import { RpcError, type Client } from '../../client/index.js';
+import { connectFrom, globalFlags, parseDuration, readStdin, toJsonLine, writeErr, writeOut } from '../context.js';
+import { envelope } from '../envelope.js';
+import { classify, CliInputError, outcomes, type Classified } from '../outcome.js';
+import { signalController } from '../signals.js';
+
+interface ExecFlags {
+  env: string[];
+  workdir?: string;
+  user?: string;
+  binary?: boolean;
+  stdin: boolean;
+}
+
+interface Terminal {
+  exitCode: number;
+  terminal: true;
+  stdoutBytes: number;
+  stderrBytes: number;
+}
+
+const JSON_CAPTURE_MAX_BYTES = 1024 * 1024;
+
+/**
+ * `docker exec` from anywhere: output byte for byte, the remote exit code as ours,
+ * and our own failures on codes a command is unlikely to own (README "Exit codes").
+ */
+export function registerExec(program: Command): void {
+  program
+    .command('exec <containerId> <cmd...>')
+    .description('run a command in a container: its stdout and stderr byte for byte, its exit code as ours')
+    .option('-e, --env <K=V>', 'set an environment variable (repeatable)', (v: string, all: string[]) => [...all, v], [])
+    .option('-w, --workdir <dir>', 'working directory inside the container')
+    .option('-u, --user <user>', 'user (name or uid[:gid])')
+    .option('--binary', 'with --json: captured output as base64 instead of UTF-8 text')
+    .option('--no-stdin', 'do not send local stdin (by default it is sent when it is not a terminal)')
+    .addHelpText('after', '\nPut -- before the command when it has flags of its own: callwire exec web -- ls -la /')
+    .action(async (containerId: string, cmd: string[], opts: ExecFlags, command: Command) => {
+      const flags = globalFlags(command);
+      const callId = randomUUID();
+      const stop = signalController();
+      let client: Client | undefined;
+      let events = 0;
+      let terminal: Terminal | undefined;
+      const capture = { stdout: [] as Buffer[], stderr: [] as Buffer[], bytes: 0, truncated: false };
+      let failure: { classified: Classified; error: unknown } | undefined;
+      try {
+        for (const e of opts.env) if (!/^[^=]+=/.test(e)) throw new CliInputError(`--env must be KEY=VALUE, not "${e}"`);
+        const deadlineMs = flags.timeout ? parseDuration(flags.timeout, '--timeout') : undefined;
+        const stdin = opts.stdin && !process.stdin.isTTY ? await readStdin(4 * 1024 * 1024 - 64 * 1024) : undefined;
+        client = await connectFrom(flags);
+        const input = {
+          containerId,
+          cmd,
+          encoding: 'binary' as const,
+          ...(opts.env.length > 0 ? { env: opts.env } : {}),
+          ...(opts.workdir ? { workingDir: opts.workdir } : {}),
+          ...(opts.user ? { user: opts.user } : {}),
+          ...(stdin ? { stdin: new Uint8Array(stdin) } : {}),
+        };
+        const frames = client.iterate<{ stream?: 'stdout' | 'stderr'; data?: Uint8Array } & Partial<Terminal>>('docker/container/exec', input, {
+          id: callId,
+          signal: stop.signal,
+          ...(deadlineMs === undefined ? {} : { deadlineMs }),
+        });
+        for await (const frame of frames) {
+          events++;
+          if (frame.terminal === true) {
+            terminal = frame as Terminal; // EXEC-4: the terminal flag, never the mere presence of exitCode
+            continue;
+          }
+          if (!frame.stream || !frame.data) continue;
+          const bytes = Buffer.from(frame.data);
+          if (flags.json) {
+            if (capture.bytes + bytes.byteLength <= JSON_CAPTURE_MAX_BYTES) capture[frame.stream].push(bytes);
+            else capture.truncated = true;
+            capture.bytes += bytes.byteLength;
+          } else {
+            const out = frame.stream === 'stdout' ? process.stdout : process.stderr;
+            // Wait for slow readers of our stdout: that is backpressure, not loss.
+            if (!out.write(bytes)) await new Promise((resolve) => out.once('drain', resolve));
+          }
+        }
+        if (!terminal) throw new RpcError('INTERNAL', 'the exec stream ended without a terminal frame; the exit code is unknown');
+      } catch (error) {
+        failure = { classified: classify(error), error };
+      } finally {
+        stop.dispose();
+        await client?.close().catch(() => undefined);
+      }
+
+      if (failure && stop.which() && failure.classified.outcome !== 'timeout') failure.classified = { outcome: 'cancelled', boundary: 'execution' };
+      const remoteExit = terminal?.exitCode ?? null;
+      const outcome: Classified = failure?.classified ?? (remoteExit === 0 ? { outcome: 'success', boundary: 'none' } : { outcome: 'operation_failure', boundary: 'execution' });
+      // The remote code when the command ran to its end; ours otherwise (never 0 without a terminal frame).
+      const exitCode = !failure && remoteExit !== null ? remoteExit : outcomes[outcome.outcome].execExit;
+      const message = failure ? (failure.error instanceof Error ? failure.error.message : String(failure.error)) : '';
+      const rpc = failure?.error instanceof RpcError ? failure.error : undefined;
+      if (flags.json) {
+        const encoding = opts.binary ? 'base64' : 'utf8';
+        const text = (parts: Buffer[]): string => Buffer.concat(parts).toString(opts.binary ? 'base64' : 'utf8');
+        const line = envelope({
+          command: 'exec',
+          outcome: outcome.outcome,
+          exit_code: exitCode,
+          failure_boundary: outcome.boundary,
+          operation: 'docker/container/exec',
+          call_id: client ? callId : null,
+          events_seen: events,
+          exec: {
+            exit_code: remoteExit,
+            stdout_bytes: terminal?.stdoutBytes ?? 0,
+            stderr_bytes: terminal?.stderrBytes ?? 0,
+            stdout: text(capture.stdout),
+            stderr: text(capture.stderr),
+            encoding,
+            truncated: capture.truncated,
+          },
+          ...(rpc ? { error: { code: rpc.code, message: rpc.message, retryable: rpc.retryable } } : {}),
+          diagnostics: failure ? [{ code: rpc?.code ?? outcome.outcome, message }] : [],
+        });
+        if (!(await writeOut(`${toJsonLine(line)}\n`))) {
+          process.exitCode = outcomes.infrastructure_failure.execExit;
+          return;
+        }
+      } else if (failure) {
+        writeErr(`Error: ${message}${rpc ? ` (${rpc.code})` : ''}`);
+      }
+      process.exitCode = exitCode;
+    });
+}

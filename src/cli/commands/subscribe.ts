@@ -1,0 +1,85 @@
+import { randomUUID } from 'node:crypto';
+import type { Command } from 'commander';
+import { RpcError, type Client } from '../../client/index.js';
+import { connectFrom, globalFlags, parseCount, parseDuration, readInput, toJsonLine, writeErr } from '../context.js';
+import { classify, outcomes } from '../outcome.js';
+import { signalController } from '../signals.js';
+
+type Reason = 'limit' | 'timeout' | 'signal' | 'stdin' | 'completed';
+
+/**
+ * The long-running consumer contract (cli-contracts §B): ready marker on stderr,
+ * one JSON line per value on stdout, controlled stops exit 0 with an exited line
+ * and abort the call server-side; failures exit non-zero with an Error line.
+ */
+export function registerSubscribe(program: Command): void {
+  program
+    .command('subscribe <operation>')
+    .description('stream a subscription: one JSON line per value on stdout; stops on --max-events, --duration, stdin EOF, SIGINT or SIGTERM')
+    .option('--input <json|@file>', 'the input as JSON, or @file (default: null; stdin is the stop signal here, not input)')
+    .option('--max-events <n>', 'stop after n values')
+    .option('--duration <d>', 'stop after this long, e.g. 30s, 5m')
+    .addHelpText(
+      'after',
+      '\nStops: --max-events (reason limit), --duration (timeout), stdin EOF (stdin), SIGINT/SIGTERM (signal), the stream ending (completed).\n' +
+        'Each stop aborts the call so the server tears the subscription down, then prints\n' +
+        '  [callwire] exited — received N event(s) in Xs (reason: ...)\n' +
+        'and exits 0. To stay resident, feed a stdin that never ends (< <(tail -f /dev/null)) or bound the run.\n' +
+        'Avoid kill -9: it cannot abort the call; the server only notices when the connection drops.',
+    )
+    .action(async (operation: string, opts: { input?: string; maxEvents?: string; duration?: string }, command: Command) => {
+      const flags = globalFlags(command);
+      const stop = signalController();
+      let client: Client | undefined;
+      const started = Date.now();
+      let received = 0;
+      try {
+        const maxEvents = opts.maxEvents === undefined ? undefined : parseCount(opts.maxEvents, '--max-events');
+        const durationMs = opts.duration === undefined ? undefined : parseDuration(opts.duration, '--duration');
+        const input = opts.input === undefined ? null : await readInput(opts.input);
+        client = await connectFrom(flags);
+        // "Admitted": the operation exists, the caller may call it, and it streams.
+        const spec = (await client.schema(operation)) as { kind: string };
+        if (spec.kind !== 'subscription') throw new RpcError('INVALID_OPERATION_TYPE', `${operation} is a ${spec.kind}, not a subscription: use callwire call`);
+
+        const callId = randomUUID();
+        const reason = await new Promise<Reason>((resolve, reject) => {
+          const subscription = client!.subscribe(operation, input, { id: callId }).subscribe({
+            next(value) {
+              process.stdout.write(`${toJsonLine(value)}\n`);
+              received++;
+              if (maxEvents !== undefined && received >= maxEvents) end('limit');
+            },
+            error: reject,
+            complete: () => resolve('completed'),
+          });
+          const timers: ReturnType<typeof setTimeout>[] = [];
+          const end = (why: Reason): void => {
+            subscription.unsubscribe(); // sends call.aborted
+            for (const t of timers) clearTimeout(t);
+            resolve(why);
+          };
+          if (durationMs !== undefined) timers.push(setTimeout(() => end('timeout'), durationMs));
+          stop.signal.addEventListener('abort', () => end('signal'), { once: true });
+          process.stdin.on('end', () => end('stdin'));
+          process.stdin.on('error', () => end('stdin'));
+          process.stdin.resume();
+          if (!flags.quiet) writeErr(`[callwire] ready op=${operation} call_id=${callId}`);
+        });
+        await client.close();
+        await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
+        writeErr(`[callwire] exited — received ${received} event(s) in ${((Date.now() - started) / 1000).toFixed(1)}s (reason: ${reason})`);
+        process.exitCode = 0;
+      } catch (error) {
+        const { outcome } = classify(error);
+        const rpc = error instanceof RpcError ? ` (${error.code})` : '';
+        writeErr(`Error: ${error instanceof Error ? error.message : String(error)}${rpc}`);
+        process.exitCode = outcomes[outcome].exit || 1;
+        await client?.close().catch(() => undefined);
+      } finally {
+        stop.dispose();
+        process.stdin.pause();
+        process.stdin.destroy();
+      }
+    });
+}

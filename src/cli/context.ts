@@ -1,0 +1,111 @@
+import { readFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import { connect, type Client } from '../client/index.js';
+import { CliInputError } from './outcome.js';
+
+export interface GlobalFlags {
+  url: string;
+  token?: string;
+  certHash?: string;
+  timeout?: string;
+  json?: boolean;
+  quiet?: boolean;
+  codec: 'msgpack' | 'json';
+}
+
+export const DEFAULT_URL = 'ws://127.0.0.1:7070/callwire';
+
+export function globalFlags(command: Command): GlobalFlags {
+  return command.optsWithGlobals<GlobalFlags>();
+}
+
+/** The token comes from --token or CALLWIRE_TOKEN; it is never printed or passed on. */
+export function tokenOf(flags: GlobalFlags): string | undefined {
+  const token = flags.token ?? process.env['CALLWIRE_TOKEN'];
+  return token && token.length > 0 ? token : undefined;
+}
+
+export async function connectFrom(flags: GlobalFlags): Promise<Client> {
+  const token = tokenOf(flags);
+  return connect(flags.url, {
+    codec: flags.codec,
+    ...(token ? { token } : {}),
+    ...(flags.certHash ? { certHash: flags.certHash } : {}),
+    connectTimeoutMs: 10_000,
+  });
+}
+
+/** "2s", "500ms", "1.5m", "1h", or a plain number of seconds. */
+export function parseDuration(text: string, flag: string): number {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
+  if (!m) throw new CliInputError(`${flag} must be a duration like 500ms, 2s, 1m or 1h, not "${text}"`);
+  const n = Number(m[1]);
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? 's') as 'ms' | 's' | 'm' | 'h'];
+  const ms = Math.round(n * unit);
+  if (ms <= 0) throw new CliInputError(`${flag} must be greater than zero`);
+  return ms;
+}
+
+export function parseCount(text: string, flag: string, min = 1): number {
+  const n = Number(text);
+  if (text.trim() === '' || !Number.isInteger(n) || n < min) throw new CliInputError(`${flag} must be a whole number of at least ${min}, not "${text}"`);
+  return n;
+}
+
+/** `--input JSON`, `--input @file`, or JSON on stdin when stdin is not a terminal. */
+export async function readInput(input: string | undefined): Promise<unknown> {
+  let text: string;
+  let where: string;
+  if (input === undefined) {
+    if (process.stdin.isTTY) return null;
+    text = (await readStdin()).toString('utf8');
+    where = 'stdin';
+    if (text.trim() === '') return null;
+  } else if (input.startsWith('@')) {
+    where = input.slice(1);
+    try {
+      text = readFileSync(where, 'utf8');
+    } catch (error) {
+      throw new CliInputError(`cannot read --input file ${where}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+    }
+  } else {
+    text = input;
+    where = '--input';
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new CliInputError(`${where} is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
+export async function readStdin(limitBytes = 64 * 1024 * 1024): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of process.stdin as AsyncIterable<Buffer>) {
+    total += chunk.byteLength;
+    if (total > limitBytes) throw new CliInputError(`stdin is larger than ${limitBytes} bytes`);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** JSON for stdout: bytes as {"$base64"}, as the JSON codec writes them. */
+export function toJsonLine(value: unknown): string {
+  return JSON.stringify(value, function (this: Record<string, unknown>, key, v: unknown) {
+    const original = this[key];
+    if (original instanceof Uint8Array) return { $base64: Buffer.from(original).toString('base64') };
+    return v;
+  });
+}
+
+/** One write attempt; resolves false when stdout is gone (a closed pipe). */
+export function writeOut(text: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    process.stdout.write(text, (error) => resolve(!error));
+  });
+}
+
+export function writeErr(line: string): void {
+  process.stderr.write(`${line}\n`);
+}

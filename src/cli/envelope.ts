@@ -1,0 +1,55 @@
+import { outcomes, type Boundary, type Outcome } from './outcome.js';
+
+/** The one line `--json` prints (spec/cli/terminal-envelope.schema.json). */
+export interface TerminalEnvelope {
+  kind: 'callwire.terminal';
+  schema_version: '1.0';
+  command: 'call' | 'exec';
+  outcome: Outcome;
+  exit_code: number;
+  failure_boundary: Boundary;
+  operation: string;
+  call_id: string | null;
+  events_seen: number;
+  output?: unknown;
+  error?: { code: string; message: string; retryable: boolean };
+  exec?: { exit_code: number | null; stdout_bytes: number; stderr_bytes: number; stdout?: string; stderr?: string; encoding: 'utf8' | 'base64'; truncated: boolean };
+  diagnostics: { code: string; message: string }[];
+  diagnostics_omitted: number;
+}
+
+export const DIAGNOSTICS_MAX = 16;
+export const DIAGNOSTIC_MESSAGE_MAX_BYTES = 4096;
+const TRUNCATED = '…[truncated]';
+
+/** Caps diagnostics in count and message size, saying what was cut. */
+export function boundDiagnostics(list: readonly { code: string; message: string }[]): { diagnostics: { code: string; message: string }[]; omitted: number } {
+  const diagnostics = list.slice(0, DIAGNOSTICS_MAX).map((d) => ({ code: d.code, message: truncateUtf8(d.message, DIAGNOSTIC_MESSAGE_MAX_BYTES) }));
+  return { diagnostics, omitted: Math.max(0, list.length - DIAGNOSTICS_MAX) };
+}
+
+function truncateUtf8(text: string, maxBytes: number): string {
+  const bytes = Buffer.from(text, 'utf8');
+  if (bytes.byteLength <= maxBytes) return text;
+  const room = maxBytes - Buffer.byteLength(TRUNCATED);
+  // Cut on a character boundary: drop continuation bytes at the cut.
+  let end = room;
+  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
+  return bytes.subarray(0, end).toString('utf8') + TRUNCATED;
+}
+
+export function envelope(fields: Omit<TerminalEnvelope, 'kind' | 'schema_version' | 'exit_code' | 'diagnostics' | 'diagnostics_omitted'> & {
+  exit_code?: number;
+  diagnostics?: { code: string; message: string }[];
+}): TerminalEnvelope {
+  const { diagnostics, omitted } = boundDiagnostics(fields.diagnostics ?? []);
+  const table = outcomes[fields.outcome];
+  return {
+    kind: 'callwire.terminal',
+    schema_version: '1.0',
+    ...fields,
+    exit_code: fields.exit_code ?? (fields.command === 'exec' ? table.execExit : table.exit),
+    diagnostics,
+    diagnostics_omitted: omitted,
+  };
+}
