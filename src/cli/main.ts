@@ -5,7 +5,8 @@ import { registerDiscovery } from './commands/discovery.js';
 import { registerExec } from './commands/exec.js';
 import { registerServe } from './commands/serve.js';
 import { registerSubscribe } from './commands/subscribe.js';
-import { DEFAULT_URL } from './context.js';
+import { DEFAULT_URL, toJsonLine } from './context.js';
+import { envelope } from './envelope.js';
 import { codeOutcomes, outcomes } from './outcome.js';
 
 const program = new Command()
@@ -18,7 +19,7 @@ const program = new Command()
   .option('--json', 'machine-readable output: call and exec print one terminal envelope line')
   .option('--quiet', 'no ready marker (subscribe)')
   .addOption(new Option('--codec <codec>', 'wire encoding').choices(['msgpack', 'json']).default('msgpack'))
-  .showHelpAfterError()
+  .showHelpAfterError('(callwire --help lists commands, flags and exit codes)')
   .configureOutput({ outputError: (text, write) => write(text.startsWith('error:') ? `Error: ${text.slice('error: '.length)}` : text) })
   .exitOverride();
 
@@ -52,8 +53,22 @@ try {
 } catch (error) {
   if (error instanceof CommanderError) {
     // --help and --version exit 0; bad flags are invalid input.
-    const table = subcommandOf(process.argv.slice(2)) === 'exec' ? 'execExit' : 'exit';
-    process.exitCode = error.exitCode === 0 ? 0 : outcomes.invalid_input[table];
+    const args = process.argv.slice(2);
+    const sub = subcommandOf(args);
+    process.exitCode = error.exitCode === 0 ? 0 : outcomes.invalid_input[sub === 'exec' ? 'execExit' : 'exit'];
+    // --json promises one envelope line, flag errors included.
+    if (error.exitCode !== 0 && args.includes('--json') && (sub === 'call' || sub === 'exec')) {
+      const line = envelope({
+        command: sub,
+        outcome: 'invalid_input',
+        failure_boundary: 'input',
+        operation: sub === 'exec' ? 'docker/container/exec' : (args[args.indexOf('call') + 1] ?? 'unknown'),
+        call_id: null,
+        events_seen: 0,
+        diagnostics: [{ code: error.code, message: error.message }],
+      });
+      process.stdout.write(`${toJsonLine(line)}\n`);
+    }
   } else {
     process.stderr.write(`Error: ${error instanceof Error ? error.message : String(error)}\n`);
     process.exitCode = outcomes.infrastructure_failure.exit;

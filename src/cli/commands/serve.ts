@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { loadTokens, startServer, type RunningServer } from '../../server/index.js';
+import type { RunningServer } from '../../server/index.js';
 import { stderrLogger, type LogLevel } from '../logger.js';
 
 interface ServeFlags {
@@ -29,6 +29,8 @@ export function registerServe(program: Command): void {
     .option('--grace <seconds>', 'on SIGINT/SIGTERM, how long live calls may finish before they are aborted', '10')
     .option('--log-level <level>', 'debug | info | warn | error', 'info')
     .action(async (flags: ServeFlags) => {
+      // Loaded here: the server's dependencies (Docker, TLS, transports) would slow every other command's start.
+      const { loadTokens, startServer } = await import('../../server/index.js');
       const tokens = loadTokens({ file: flags.tokens ?? process.env['CALLWIRE_TOKENS_FILE'], json: process.env['CALLWIRE_TOKENS'] });
       if ((flags.cert === undefined) !== (flags.key === undefined)) throw new Error('--cert and --key go together');
       const tls = flags.cert && flags.key ? { certPem: readFileSync(flags.cert, 'utf8'), keyPem: readFileSync(flags.key, 'utf8') } : undefined;

@@ -1,0 +1,94 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DockerFixture, dockerHost } from '../support/docker.js';
+import { runCli } from '../support/cli.js';
+import { parseEnvelope } from '../support/envelope-schema.js';
+import { ServerFixture } from '../support/server-fixture.js';
+
+describe('callwire exec: docker exec from anywhere', () => {
+  const docker = new DockerFixture();
+  const fx = new ServerFixture();
+  let url = '';
+  let c = '';
+  beforeAll(async () => {
+    await fx.start({ docker: docker.engine, webTransportPort: false });
+    url = fx.server.wsUrl;
+    c = await docker.container();
+  });
+  afterAll(async () => {
+    await fx.stop();
+    await docker.cleanup();
+  });
+
+  it("writes out to stdout, err to stderr, and exits with the remote code 3", async () => {
+    const run = runCli(['--url', url, 'exec', c, '--', 'sh', '-c', 'echo out; echo err >&2; exit 3'], { stdin: 'ignore' });
+    expect(await run.exited).toEqual({ code: 3, signal: null });
+    expect(run.stdout).toBe('out\n');
+    expect(run.stderr).toBe('err\n');
+  });
+
+  it("printf 'abc' | callwire exec c -- wc -c prints 3", async () => {
+    const run = runCli(['--url', url, 'exec', c, '--', 'wc', '-c']);
+    run.child.stdin.end('abc');
+    expect((await run.exited).code).toBe(0);
+    expect(run.stdout.trim()).toBe('3');
+  });
+
+  it('passes bytes through unchanged (binary output), with --env, --workdir and --user', async () => {
+    const bin = runCli(['--url', url, 'exec', c, '--', 'head', '-c', '4096', '/bin/busybox'], { stdin: 'ignore' });
+    const chunks: Buffer[] = [];
+    bin.child.stdout.on('data', (d: Buffer) => chunks.push(d));
+    expect((await bin.exited).code).toBe(0);
+    const { readFileSync } = await import('node:fs');
+    expect(Buffer.concat(chunks).equals(readFileSync('/bin/busybox').subarray(0, 4096))).toBe(true);
+    const opts = runCli(['--url', url, 'exec', '-e', 'A=1', '--env', 'B=two', '-w', '/tmp', '-u', 'nobody', c, '--', 'sh', '-c', 'echo $A $B $(pwd) $(id -u)'], { stdin: 'ignore' });
+    expect((await opts.exited).code).toBe(0);
+    expect(opts.stdout).toBe('1 two /tmp 65534\n');
+  });
+
+  it('--json: one envelope, the remote exit code, captured output', async () => {
+    const run = runCli(['--url', url, '--json', 'exec', c, '--', 'sh', '-c', 'printf hi; printf oops >&2; exit 2'], { stdin: 'ignore' });
+    expect((await run.exited).code).toBe(2);
+    expect(parseEnvelope(run.stdout)).toMatchObject({
+      command: 'exec',
+      outcome: 'operation_failure',
+      exit_code: 2,
+      exec: { exit_code: 2, stdout: 'hi', stderr: 'oops', stdout_bytes: 2, stderr_bytes: 4, encoding: 'utf8' },
+    });
+    const ok = runCli(['--url', url, '--json', 'exec', '--binary', c, '--', 'printf', 'ok'], { stdin: 'ignore' });
+    expect((await ok.exited).code).toBe(0);
+    expect(parseEnvelope(ok.stdout)).toMatchObject({ outcome: 'success', exit_code: 0, exec: { stdout: Buffer.from('ok').toString('base64'), encoding: 'base64' } });
+  });
+
+  it('its own failures use its own codes: unknown container 125, bad flag 121, no server 123, timeout 124', async () => {
+    const missing = runCli(['--url', url, 'exec', 'no-such-container', '--', 'true'], { stdin: 'ignore' });
+    expect((await missing.exited).code).toBe(125);
+    expect(missing.stderr).toMatch(/^Error: no such container: no-such-container \(CONTAINER_NOT_FOUND\)$/m);
+    const flag = runCli(['--url', url, 'exec', '--env', 'NOEQUALS', c, '--', 'true'], { stdin: 'ignore' });
+    expect((await flag.exited).code).toBe(121);
+    const down = runCli(['--url', 'ws://127.0.0.1:1/callwire', 'exec', c, '--', 'true'], { stdin: 'ignore' });
+    expect((await down.exited).code).toBe(123);
+    const slow = runCli(['--url', url, '--timeout', '300ms', 'exec', c, '--', 'sleep', '30'], { stdin: 'ignore' });
+    expect((await slow.exited).code).toBe(124);
+  });
+
+  it('SIGTERM aborts the remote command (it is killed) and exits 130', async () => {
+    const run = runCli(['--url', url, 'exec', c, '--', 'sh', '-c', 'echo started; sleep 1000'], { stdin: 'ignore' });
+    await run.waitFor(/started/, 'stdout');
+    run.child.kill('SIGTERM');
+    expect((await run.exited).code).toBe(130);
+    await expect.poll(() => docker.processes(c), { timeout: 2000 }).toEqual(['sleep 1000000']);
+  });
+
+  it('a server killed mid-exec: the documented infrastructure code 123, never 0', async () => {
+    const server = runCli(['serve', '--port', '0', '--no-webtransport'], { env: { DOCKER_HOST: dockerHost } });
+    const serverUrl = (await server.waitFor(/ws:\/\/127\.0\.0\.1:\d+\/callwire/, 'stdout')).trim();
+    const run = runCli(['--url', serverUrl, 'exec', c, '--', 'sh', '-c', 'echo started; sleep 1000'], { stdin: 'ignore' });
+    await run.waitFor(/started/, 'stdout');
+    server.child.kill('SIGKILL');
+    const { code } = await run.exited;
+    expect(code).toBe(123);
+    expect(run.stderr).toMatch(/^Error: .*\(UNAVAILABLE\)$/m);
+    // The orphaned exec is the engine's to reap; remove it for the next tests.
+    await docker.engine.docker.getContainer(c).restart({ t: 0 });
+  });
+});
