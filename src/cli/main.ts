@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Command, CommanderError, Option } from 'commander';
 import { registerCall } from './commands/call.js';
+import { registerConformance } from './commands/conformance.js';
 import { registerDiscovery } from './commands/discovery.js';
 import { registerExec } from './commands/exec.js';
 import { registerServe } from './commands/serve.js';
@@ -47,6 +48,7 @@ registerDiscovery(program);
 registerCall(program);
 registerSubscribe(program);
 registerExec(program);
+registerConformance(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -2,7 +2,7 @@ import { createServer as createHttpServer, type Server as HttpServer } from 'nod
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { Registry, silentLogger, type Identity, type Logger, type Operation, type Session, type SessionLimits } from '../dispatcher/index.js';
-import { discoveryOperations, dockerEngine, dockerOperations, probeDocker, type DockerEngine } from '../operations/index.js';
+import { conformanceOperations, discoveryOperations, dockerEngine, dockerOperations, probeDocker, type DockerEngine } from '../operations/index.js';
 import { attachWebSocket, listenWebTransport, type WebTransportListener } from '../transports/index.js';
 import { certificateSha256, selfSignedCertificate } from './certificate.js';
 import { statsOperation } from './stats-operation.js';
@@ -20,6 +20,8 @@ export interface ServerOptions {
   readonly tokens?: readonly TokenEntry[];
   /** Operations besides discovery and Docker. */
   readonly operations?: readonly Operation[];
+  /** Offer the `conformance/*` operations the conformance suite drives. */
+  readonly conformance?: boolean;
   /** The Docker engine: found through DOCKER_HOST by default; false for none. */
   readonly docker?: DockerEngine | false;
   readonly limits?: Partial<SessionLimits> & { maxFrameBytes?: number };
@@ -63,6 +65,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const registry = new Registry();
   const allSessions = new Set<Session>();
   registry.register(...(options.operations ?? []));
+  if (options.conformance) registry.register(...conformanceOperations());
   let docker = { on: false, reason: 'disabled' };
   if (options.docker !== false) {
     const engine = options.docker ?? dockerEngine();

@@ -13,6 +13,9 @@ interface ServeFlags {
   tokens?: string;
   grace: string;
   logLevel: LogLevel;
+  conformance?: boolean;
+  maxCallsInFlight?: string;
+  maxInputBytes?: string;
 }
 
 export function registerServe(program: Command): void {
@@ -28,6 +31,9 @@ export function registerServe(program: Command): void {
     .option('--tokens <file>', 'tokens file {"tokens":[{"token","subject","scopes"}]} (or CALLWIRE_TOKENS / CALLWIRE_TOKENS_FILE)')
     .option('--grace <seconds>', 'on SIGINT/SIGTERM, how long live calls may finish before they are aborted', '10')
     .option('--log-level <level>', 'debug | info | warn | error', 'info')
+    .option('--conformance', 'also offer the conformance/* operations the conformance suite drives')
+    .option('--max-calls-in-flight <n>', 'live calls per connection (spec §9; default 4096)')
+    .option('--max-input-bytes <n>', 'largest call.requested frame in bytes (spec §9; default 4 MiB)')
     .action(async (flags: ServeFlags) => {
       // Loaded here: the server's dependencies (Docker, TLS, transports) would slow every other command's start.
       const { loadTokens, startServer } = await import('../../server/index.js');
@@ -39,6 +45,11 @@ export function registerServe(program: Command): void {
         port: port(flags.port, '--port'),
         webTransportPort: flags.webtransport ? port(flags.wtPort, '--wt-port') : false,
         tokens,
+        conformance: flags.conformance === true,
+        limits: {
+          ...(flags.maxCallsInFlight ? { maxCallsInFlight: positive(flags.maxCallsInFlight, '--max-calls-in-flight') } : {}),
+          ...(flags.maxInputBytes ? { maxInputBytes: positive(flags.maxInputBytes, '--max-input-bytes') } : {}),
+        },
         logger: stderrLogger(flags.logLevel),
         ...(tls ? { tls } : {}),
       });
@@ -50,6 +61,12 @@ export function registerServe(program: Command): void {
 function port(value: string, flag: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`${flag} must be a port number, not "${value}"`);
+  return n;
+}
+
+function positive(value: string, flag: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${flag} must be a whole number of at least 1, not "${value}"`);
   return n;
 }
 

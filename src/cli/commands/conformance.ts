@@ -1,0 +1,42 @@
+import { writeFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import { globalFlags, tokenOf, writeErr, writeOut } from '../context.js';
+
+interface ConformanceFlags {
+  features?: string;
+  scenarios?: string;
+  only?: string;
+  report?: string;
+  junit?: string;
+  scopelessToken?: string;
+}
+
+export function registerConformance(program: Command): void {
+  program
+    .command('conformance <url>')
+    .description("run the conformance scenarios (spec/conformance) against any server, over the raw protocol; exits 1 when one fails")
+    .option('--features <file>', 'what the server claims (default spec/conformance/features.json)')
+    .option('--scenarios <dir>', 'scenario directory (default spec/conformance/scenarios)')
+    .option('--only <pattern>', 'run only scenarios whose id or area contains this')
+    .option('--report <file>', 'write a JSON report')
+    .option('--junit <file>', 'write a JUnit XML report')
+    .option('--scopeless-token <token>', 'a valid token that holds no scopes, for the access-control scenarios')
+    .action(async (url: string, opts: ConformanceFlags, command: Command) => {
+      const flags = globalFlags(command);
+      const c = await import('../../conformance/index.js');
+      const features = c.loadFeatures(opts.features);
+      const all = c.loadScenarios(opts.scenarios);
+      const chosen = opts.only ? all.filter((s) => s.scenario.id.includes(opts.only!) || s.area.includes(opts.only!)) : all;
+      const results = [];
+      for (const { area, scenario } of chosen) {
+        results.push(await c.runScenario(area, scenario, { url, codec: flags.codec, features, token: tokenOf(flags), scopelessToken: opts.scopelessToken, certHash: flags.certHash }));
+      }
+      await writeOut(`${c.table(results)}\n`);
+      const meta = { url: url.replace(/\/\/[^@/]*@/, '//'), codec: flags.codec, implementation: features.implementation };
+      if (opts.report) writeFileSync(opts.report, c.jsonReport(results, meta));
+      if (opts.junit) writeFileSync(opts.junit, c.junitReport(results, `conformance ${flags.codec}`));
+      const failed = results.filter((r) => r.status === 'fail').length;
+      if (failed > 0) writeErr(`Error: ${failed} scenario(s) failed`);
+      process.exitCode = failed > 0 ? 1 : 0;
+    });
+}

@@ -1,0 +1,53 @@
+/** What a raw connection observed, in arrival order. */
+export type RawEvent =
+  | { readonly kind: 'frame'; readonly value: unknown; readonly id: string | undefined }
+  | { readonly kind: 'undecodable'; readonly error: string }
+  | { readonly kind: 'close'; readonly code: number; readonly reason: string }
+  | { readonly kind: 'stream-reset'; readonly id: string | undefined }
+  /** WebTransport: the callee closed its side of a call's stream (WT-2). */
+  | { readonly kind: 'stream-end'; readonly id: string | undefined };
+
+/** Events in order; each is consumed at most once by an expectation. */
+export class EventQueue {
+  private readonly events: RawEvent[] = [];
+  private readonly consumed = new Set<number>();
+  private waiters: (() => void)[] = [];
+
+  push(event: RawEvent): void {
+    this.events.push(event);
+    for (const wake of this.waiters.splice(0)) wake();
+  }
+
+  /** The first unconsumed event that `belongs`, waiting up to `timeoutMs`; consumes it. */
+  async take(belongs: (e: RawEvent) => boolean, timeoutMs: number): Promise<RawEvent | undefined> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      for (let i = 0; i < this.events.length; i++) {
+        if (!this.consumed.has(i) && belongs(this.events[i]!)) {
+          this.consumed.add(i);
+          return this.events[i];
+        }
+      }
+      const left = deadline - Date.now();
+      if (left <= 0) return undefined;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  }
+
+  /** Unconsumed events that `belong`, without consuming them. */
+  pending(belongs: (e: RawEvent) => boolean): RawEvent[] {
+    return this.events.filter((e, i) => !this.consumed.has(i) && belongs(e));
+  }
+}
+
+export function idOf(value: unknown): string | undefined {
+  if (value === null || typeof value !== 'object') return undefined;
+  const id = (value as Record<string, unknown>)['id'];
+  return typeof id === 'string' ? id : undefined;
+}

@@ -1,0 +1,7 @@
+/** callwire conformance: scenarios as data, run over the raw protocol against any server. */
+export { loadScenarios, loadFeatures, scenarioSchema, featuresSchema, defaultScenarioDir, defaultFeaturesFile, type Scenario, type Features } from './scenario.js';
+export { runScenario, claimed, type RunOptions, type ScenarioResult } from './runner.js';
+export { table, jsonReport, junitReport } from './report.js';
+export { coverage, statementIds, type Coverage } from './coverage.js';
+export { rawConnect, type RawConnection } from './raw-connection.js';
+export { mismatch } from './match.js';

@@ -1,0 +1,214 @@
+import WebSocket from 'ws';
+import { codecs, encodeFrame, FrameDecoder, subprotocols, webTransportWindows, type Codec, type CodecName } from '../protocol/index.js';
+import { EventQueue, idOf } from './events.js';
+
+/**
+ * The conformance runner's own minimal peer: it sends exactly the bytes a scenario
+ * asks for and records everything that comes back, valid or not. No SDK involved.
+ */
+export interface RawConnection {
+  readonly transport: 'websocket' | 'webtransport';
+  readonly codec: Codec;
+  readonly events: EventQueue;
+  /** Encodes `value` with the codec and sends it as one frame (on WebTransport, on the stream of its id). */
+  sendValue(value: unknown): void;
+  /** Raw bytes: one WebSocket message, or raw stream bytes (prefix included) on WebTransport. */
+  sendBytes(bytes: Uint8Array, id?: string): void;
+  sendText(text: string): void;
+  /** Stops reading now, for `ms` (the server sees a slow peer), then reads again by itself. */
+  pause(ms: number): void;
+  /** WebTransport: ends our sending side of the stream of `id` (FIN). */
+  finish(id: string): void;
+  close(): Promise<void>;
+}
+
+export interface RawConnectOptions {
+  readonly codec: CodecName;
+  readonly token?: string | undefined;
+  readonly certHash?: string | undefined;
+  /** WebSocket only: subprotocols to offer instead of the codec's. */
+  readonly subprotocols?: readonly string[];
+}
+
+export async function rawConnect(url: string, options: RawConnectOptions): Promise<RawConnection> {
+  const protocol = new URL(url).protocol;
+  if (protocol === 'ws:' || protocol === 'wss:') return rawWebSocket(url, options);
+  if (protocol === 'https:') return rawWebTransport(url, options);
+  throw new Error(`unsupported URL scheme ${protocol}`);
+}
+
+/** Opens a WebSocket and reports the handshake's outcome: the chosen protocol or the HTTP status. */
+export function probeHandshake(url: string, offered: readonly string[]): Promise<{ protocol?: string; status?: number }> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, [...offered]);
+    ws.once('open', () => {
+      resolve({ protocol: ws.protocol });
+      ws.close();
+    });
+    ws.once('unexpected-response', (_req, res) => {
+      resolve({ status: res.statusCode ?? 0 });
+      ws.terminate();
+    });
+    ws.once('error', reject);
+  });
+}
+
+async function rawWebSocket(url: string, options: RawConnectOptions): Promise<RawConnection> {
+  const codec = codecs[options.codec];
+  const events = new EventQueue();
+  const headers = options.token ? { Authorization: `Bearer ${options.token}` } : undefined;
+  const ws = new WebSocket(url, [...(options.subprotocols ?? [subprotocols[codec.name]])], { ...(headers ? { headers } : {}), perMessageDeflate: false });
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('unexpected-response', (_req, res) => reject(new Error(`WebSocket upgrade refused: HTTP ${res.statusCode}`)));
+    ws.once('error', reject);
+  });
+  ws.on('message', (data: Buffer, isBinary) => {
+    if (!isBinary) return events.push({ kind: 'undecodable', error: 'text message from the server' });
+    try {
+      const value = codec.decode(new Uint8Array(data));
+      events.push({ kind: 'frame', value, id: idOf(value) });
+    } catch (error) {
+      events.push({ kind: 'undecodable', error: String(error) });
+    }
+  });
+  const closed = new Promise<void>((resolve) =>
+    ws.once('close', (code, reason) => {
+      events.push({ kind: 'close', code, reason: reason.toString() });
+      resolve();
+    }),
+  );
+  return {
+    transport: 'websocket',
+    codec,
+    events,
+    sendValue: (value) => ws.send(codec.encode(value), { binary: true }),
+    sendBytes: (bytes) => ws.send(bytes, { binary: true }),
+    sendText: (text) => ws.send(text, { binary: false }),
+    pause(ms) {
+      ws.pause();
+      setTimeout(() => ws.resume(), ms);
+    },
+    finish() {
+      throw new Error('finish applies to WebTransport streams');
+    },
+    async close() {
+      if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close(1000);
+      await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 2000))]);
+    },
+  };
+}
+
+interface WtStream {
+  readable: ReadableStream<Uint8Array>;
+  writable: WritableStream<Uint8Array>;
+}
+interface WtClient {
+  ready: Promise<void>;
+  closed: Promise<{ closeCode?: number; reason?: string } | undefined>;
+  createBidirectionalStream(options?: { waitUntilAvailable?: boolean }): Promise<WtStream>;
+  close(info?: { closeCode?: number; reason?: string }): void;
+}
+
+async function rawWebTransport(url: string, options: RawConnectOptions): Promise<RawConnection> {
+  const codec = codecs[options.codec];
+  const target = new URL(url);
+  if (target.pathname === '/callwire') target.pathname = `/callwire/${codec.name}`;
+  const { WebTransport } = (await import('@fails-components/webtransport')) as unknown as { WebTransport: new (url: string, init: Record<string, unknown>) => WtClient };
+  const init: Record<string, unknown> = { forceReliable: true, ...webTransportWindows };
+  if (options.certHash) init['serverCertificateHashes'] = [{ algorithm: 'sha-256', value: Buffer.from(options.certHash, 'hex') }];
+  const wt = new WebTransport(target.toString(), init);
+  const events = new EventQueue();
+  const closed = wt.closed.then(
+    (info) => events.push({ kind: 'close', code: info?.closeCode ?? 0, reason: info?.reason ?? '' }),
+    (error: unknown) => events.push({ kind: 'close', code: 0, reason: String(error) }),
+  );
+  await wt.ready;
+  // §5.4: one stream per call; a frame's id picks its stream.
+  const streams = new Map<string, Promise<WritableStreamDefaultWriter<Uint8Array>>>();
+  let paused: Promise<void> = Promise.resolve();
+
+  const open = (id: string | undefined): Promise<WritableStreamDefaultWriter<Uint8Array>> => {
+    const existing = id === undefined ? undefined : streams.get(id);
+    if (existing) return existing;
+    const writer = wt.createBidirectionalStream({ waitUntilAvailable: true }).then((stream) => {
+      void read(stream.readable, id);
+      return stream.writable.getWriter();
+    });
+    if (id !== undefined) streams.set(id, writer);
+    return writer;
+  };
+  const read = async (readable: ReadableStream<Uint8Array>, id: string | undefined): Promise<void> => {
+    const reader = readable.getReader();
+    const decoder = new FrameDecoder();
+    try {
+      for (;;) {
+        await paused;
+        const { value, done } = await reader.read();
+        if (done) {
+          if (id !== undefined) ended.add(id);
+          events.push({ kind: 'stream-end', id });
+          return;
+        }
+        for (const body of decoder.push(value)) {
+          try {
+            const decoded = codec.decode(body);
+            events.push({ kind: 'frame', value: decoded, id: idOf(decoded) ?? id });
+          } catch (error) {
+            events.push({ kind: 'undecodable', error: String(error) });
+          }
+        }
+      }
+    } catch {
+      if (id !== undefined) ended.add(id);
+      events.push({ kind: 'stream-reset', id });
+    }
+  };
+  const write = (id: string | undefined, bytes: Uint8Array, fresh = false): void => {
+    void (fresh ? openFresh(id) : open(id)).then((w) => w.write(bytes)).catch(() => events.push({ kind: 'stream-reset', id }));
+  };
+  // A request always starts a stream of its own (WT-1). It becomes the id's stream
+  // unless that id's earlier stream is still open (a duplicate id).
+  const ended = new Set<string>();
+  const openFresh = (id: string | undefined): Promise<WritableStreamDefaultWriter<Uint8Array>> => {
+    const live = id !== undefined && streams.has(id) && !ended.has(id);
+    if (id !== undefined && !live) {
+      streams.delete(id);
+      ended.delete(id);
+      return open(id);
+    }
+    return wt.createBidirectionalStream({ waitUntilAvailable: true }).then((stream) => {
+      void read(stream.readable, id);
+      return stream.writable.getWriter();
+    });
+  };
+  // WebTransport has no upgrade header: a token rides in each request (spec §10).
+  const withToken = (value: unknown): unknown => {
+    const frame = value as { type?: unknown; payload?: Record<string, unknown> } | null;
+    if (!options.token || frame?.type !== 'call.requested' || typeof frame.payload !== 'object' || frame.payload === null || 'auth_token' in frame.payload) return value;
+    return { ...frame, payload: { ...frame.payload, auth_token: options.token } };
+  };
+  return {
+    transport: 'webtransport',
+    codec,
+    events,
+    sendValue: (value) => {
+      const isRequest = (value as { type?: unknown } | null)?.type === 'call.requested';
+      write(idOf(value), encodeFrame(codec.encode(withToken(value))), isRequest);
+    },
+    sendBytes: (bytes, id) => write(id, bytes),
+    sendText: () => {
+      throw new Error('text messages exist only on WebSocket');
+    },
+    pause(ms) {
+      paused = new Promise((resolve) => setTimeout(resolve, ms));
+    },
+    finish(id) {
+      void streams.get(id)?.then((w) => w.close()).catch(() => undefined);
+    },
+    async close() {
+      wt.close({ closeCode: 0, reason: 'done' });
+      await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 2000))]);
+    },
+  };
+}

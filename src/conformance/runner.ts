@@ -1,0 +1,293 @@
+import { randomUUID } from 'node:crypto';
+import type { CodecName } from '../protocol/index.js';
+import { idOf, type RawEvent } from './events.js';
+import { mismatch } from './match.js';
+import { probeHandshake, rawConnect, type RawConnection } from './raw-connection.js';
+import type { Features, Scenario, Step } from './scenario.js';
+
+export interface RunOptions {
+  readonly url: string;
+  readonly codec: CodecName;
+  readonly features: Features;
+  readonly token?: string | undefined;
+  /** A valid token that holds no scopes, for the AUTH-4 scenarios. */
+  readonly scopelessToken?: string | undefined;
+  readonly certHash?: string | undefined;
+}
+
+export interface ScenarioResult {
+  readonly id: string;
+  readonly area: string;
+  readonly title: string;
+  readonly covers: readonly string[];
+  readonly status: 'pass' | 'fail' | 'skip';
+  readonly message: string;
+  readonly ms: number;
+}
+
+const DEFAULT_TIMEOUT_MS = 5000;
+
+class ScenarioFailure extends Error {}
+
+/** The features a scenario can require, from what the server claims. */
+export function claimed(features: Features, transport: 'websocket' | 'webtransport', codec: CodecName, scopeless = false): Set<string> {
+  const set = new Set<string>([transport, codec]);
+  if (scopeless) set.add('scopeless-token');
+  if (features.auth) set.add('auth');
+  else set.add('no-auth');
+  if (features.docker) set.add('docker');
+  return set;
+}
+
+export async function runScenario(area: string, scenario: Scenario, options: RunOptions): Promise<ScenarioResult> {
+  const started = Date.now();
+  const transport = new URL(options.url).protocol === 'https:' ? 'webtransport' : 'websocket';
+  const have = claimed(options.features, transport, options.codec, options.scopelessToken !== undefined);
+  const base = { id: scenario.id, area, title: scenario.title, covers: scenario.covers };
+  const missing = scenario.requires.filter((f) => !have.has(f));
+  if (missing.length > 0) return { ...base, status: 'skip', message: `needs ${missing.join(', ')}`, ms: 0 };
+  const run = new ScenarioRun(scenario, options);
+  try {
+    await run.setUp();
+    for (const step of scenario.steps) await run.step(step);
+    return { ...base, status: 'pass', message: '', ms: Date.now() - started };
+  } catch (error) {
+    return { ...base, status: 'fail', message: error instanceof Error ? error.message : String(error), ms: Date.now() - started };
+  } finally {
+    await run.tearDown();
+  }
+}
+
+class ScenarioRun {
+  private readonly nonce = randomUUID().slice(0, 8);
+  private readonly connections = new Map<string, RawConnection>();
+  private container: string | undefined;
+
+  constructor(
+    private readonly scenario: Scenario,
+    private readonly options: RunOptions,
+  ) {}
+
+  async setUp(): Promise<void> {
+    if (this.scenario.requires.includes('docker') && this.options.features.docker) {
+      const { containerId } = (await this.unary('docker/container/create', {
+        image: this.options.features.docker.image,
+        cmd: ['sleep', '1000000'],
+        labels: { 'callwire.conformance': this.scenario.id },
+      })) as { containerId: string };
+      this.container = containerId;
+      await this.unary('docker/container/start', { containerId, timeoutSeconds: 0 });
+    }
+    this.connections.set('main', await this.open(this.scenario.token));
+  }
+
+  async tearDown(): Promise<void> {
+    await Promise.all([...this.connections.values()].map((c) => c.close().catch(() => undefined)));
+    if (this.container) await this.unary('docker/container/remove', { containerId: this.container, force: true }).catch(() => undefined);
+  }
+
+  private open(withToken: boolean | 'scopeless'): Promise<RawConnection> {
+    return rawConnect(this.options.url, {
+      codec: this.options.codec,
+      token: withToken === 'scopeless' ? this.options.scopelessToken : withToken ? this.options.token : undefined,
+      certHash: this.options.certHash,
+    });
+  }
+
+  private conn(name = 'main'): RawConnection {
+    const c = this.connections.get(name);
+    if (!c) throw new ScenarioFailure(`no connection named ${name}`);
+    return c;
+  }
+
+  /** A one-off call on a connection of its own (setup, and side checks such as services/stats). */
+  private async unary(operationId: string, input: unknown): Promise<unknown> {
+    const c = await this.open(this.options.features.auth);
+    try {
+      const id = `side-${randomUUID()}`;
+      c.sendValue({ type: 'call.requested', id, payload: { operationId, input } });
+      const event = await c.events.take((e) => e.kind === 'frame' && e.id === id, DEFAULT_TIMEOUT_MS);
+      const value = event?.kind === 'frame' ? (event.value as { type?: string; payload?: { output?: unknown; message?: string } }) : undefined;
+      if (value?.type !== 'call.responded') throw new ScenarioFailure(`${operationId} did not answer: ${JSON.stringify(value?.payload ?? event ?? 'nothing')}`);
+      return value.payload?.output;
+    } finally {
+      await c.close();
+    }
+  }
+
+  async step(raw: Step, index?: number): Promise<void> {
+    const step = this.substitute(raw, index) as Step;
+    if ('send' in step) return this.conn(step.on).sendValue(step.send);
+    if ('sendHex' in step) return this.conn(step.on).sendBytes(new Uint8Array(Buffer.from(step.sendHex, 'hex')), step.id);
+    if ('sendText' in step) return this.conn(step.on).sendText(step.sendText);
+    if ('expect' in step) return this.expectOne(this.conn(step.on), step.expect, step.timeoutMs);
+    if ('expectUnordered' in step) {
+      for (const expected of step.expectUnordered) await this.expectOne(this.conn(step.on), expected, step.timeoutMs, true);
+      return;
+    }
+    if ('expectNone' in step) {
+      await new Promise((resolve) => setTimeout(resolve, step.expectNone.forMs));
+      const extra = this.conn(step.on).events.pending((e) => e.kind === 'frame' && e.id === step.expectNone.id);
+      if (extra.length > 0) throw new ScenarioFailure(`expected nothing more for ${step.expectNone.id}, got ${describe(extra[0]!)}`);
+      return;
+    }
+    if ('expectClose' in step) {
+      const event = await this.conn(step.on).events.take((e) => e.kind === 'close' || e.kind === 'stream-reset', step.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+      if (!event) throw new ScenarioFailure('expected the connection (or stream) to close; it stayed open');
+      if (event.kind === 'close' && step.expectClose.code !== undefined && this.conn(step.on).transport === 'websocket' && event.code !== step.expectClose.code) {
+        throw new ScenarioFailure(`expected close code ${step.expectClose.code}, got ${event.code} (${event.reason})`);
+      }
+      return;
+    }
+    if ('collect' in step) return this.collect(this.conn(step.on), step.collect, step.timeoutMs ?? 60_000);
+    if ('sideCall' in step) {
+      const output = await this.unary(step.sideCall.operationId, step.sideCall.input ?? null);
+      const m = mismatch(step.sideCall.expectOutput, output);
+      if (m) throw new ScenarioFailure(`${step.sideCall.operationId}: ${m}`);
+      return;
+    }
+    if ('connect' in step) {
+      this.connections.set(step.connect, await this.open(step.token ?? false));
+      return;
+    }
+    if ('disconnect' in step) {
+      await this.conn(step.disconnect).close();
+      this.connections.delete(step.disconnect ?? 'main');
+      return;
+    }
+    if ('pause' in step) return this.conn(step.on).pause(step.pause);
+    if ('drain' in step) {
+      // Frames the callee sent before it read our last frame may still arrive: let them.
+      await new Promise((resolve) => setTimeout(resolve, step.drain.afterMs));
+      const c = this.conn(step.on);
+      while (await c.events.take((e) => e.kind === 'frame' && e.id === step.drain.id, 0));
+      return;
+    }
+    if ('finish' in step) return this.conn(step.on).finish(step.finish);
+    if ('expectEnd' in step) {
+      const c = this.conn(step.on);
+      const event = await c.events.take((e) => (e.kind === 'stream-end' || e.kind === 'stream-reset' || e.kind === 'frame') && e.id === step.expectEnd.id, step.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+      if (event?.kind !== 'stream-end') throw new ScenarioFailure(`expected the stream of ${step.expectEnd.id} to end cleanly, got ${event ? describe(event) : 'nothing'}`);
+      return;
+    }
+    if ('sendPrefix' in step) {
+      const prefix = new Uint8Array(4);
+      new DataView(prefix.buffer).setUint32(0, Number(step.sendPrefix.length) + step.sendPrefix.plus, false);
+      return this.conn(step.on).sendBytes(prefix);
+    }
+    if ('sendFilled' in step) return this.conn(step.on).sendBytes(new Uint8Array(Number(step.sendFilled.length) + step.sendFilled.plus));
+    if ('wait' in step) {
+      await new Promise((resolve) => setTimeout(resolve, step.wait));
+      return;
+    }
+    if ('handshake' in step) {
+      const got = await probeHandshake(this.options.url, step.handshake.subprotocols);
+      if (step.handshake.expectStatus !== undefined && got.status !== step.handshake.expectStatus) {
+        throw new ScenarioFailure(`expected the upgrade to be refused with ${step.handshake.expectStatus}, got ${JSON.stringify(got)}`);
+      }
+      if (step.handshake.expectProtocol !== undefined && got.protocol !== step.handshake.expectProtocol) {
+        throw new ScenarioFailure(`expected subprotocol "${step.handshake.expectProtocol}", got ${JSON.stringify(got)}`);
+      }
+      return;
+    }
+    if ('repeat' in step) {
+      const times = typeof step.repeat.times === 'number' ? step.repeat.times : Number(step.repeat.times);
+      for (let i = 0; i < times; i++) for (const inner of step.repeat.steps) await this.step(inner as Step, i);
+      return;
+    }
+  }
+
+  /** The next frame of the expected call (by id) must match; with `anyOrder`, any pending one may. */
+  private async expectOne(c: RawConnection, expected: unknown, timeoutMs = DEFAULT_TIMEOUT_MS, anyOrder = false): Promise<void> {
+    const id = idOf(expected);
+    const belongs = (e: RawEvent): boolean => e.kind === 'close' || (e.kind === 'frame' && (id === undefined || e.id === id)) || (e.kind === 'stream-reset' && e.id === id);
+    if (anyOrder) {
+      const event = await c.events.take((e) => belongs(e) && e.kind === 'frame' && mismatch(expected, e.value) === undefined, timeoutMs);
+      if (!event) throw new ScenarioFailure(`no frame matching ${JSON.stringify(expected)}; pending: ${c.events.pending(belongs).map(describe).join(' | ') || 'none'}`);
+      return;
+    }
+    const event = await c.events.take(belongs, timeoutMs);
+    if (!event) throw new ScenarioFailure(`expected ${JSON.stringify(expected)} within ${timeoutMs} ms; nothing came`);
+    if (event.kind !== 'frame') throw new ScenarioFailure(`expected ${JSON.stringify(expected)}, got ${describe(event)}`);
+    const m = mismatch(expected, event.value);
+    if (m) throw new ScenarioFailure(`frame ${describe(event)} does not match: ${m}`);
+  }
+
+  /** Reads a call's responded frames up to its terminal event, checking count, shape and order. */
+  private async collect(c: RawConnection, spec: { id: string; count?: number | undefined; output?: unknown; seqField?: string | undefined; terminal: unknown }, timeoutMs: number): Promise<void> {
+    let seen = 0;
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const event = await c.events.take((e) => e.kind === 'close' || (e.kind === 'frame' && e.id === spec.id) || (e.kind === 'stream-reset' && e.id === spec.id), Math.max(0, deadline - Date.now()));
+      if (!event) throw new ScenarioFailure(`collect ${spec.id}: no terminal event within ${timeoutMs} ms (${seen} items so far)`);
+      if (event.kind !== 'frame') throw new ScenarioFailure(`collect ${spec.id}: ${describe(event)} after ${seen} items`);
+      const frame = event.value as { type?: string; payload?: { output?: Record<string, unknown> } };
+      if (frame.type !== 'call.responded') {
+        const m = mismatch(spec.terminal, frame);
+        if (m) throw new ScenarioFailure(`collect ${spec.id}: terminal ${describe(event)} does not match: ${m}`);
+        if (spec.count !== undefined && seen !== spec.count) throw new ScenarioFailure(`collect ${spec.id}: expected ${spec.count} items, got ${seen}`);
+        return;
+      }
+      if (spec.output !== undefined) {
+        const m = mismatch(spec.output, frame.payload?.output);
+        if (m) throw new ScenarioFailure(`collect ${spec.id}: item ${seen}: ${m}`);
+      }
+      if (spec.seqField !== undefined && frame.payload?.output?.[spec.seqField] !== seen) {
+        throw new ScenarioFailure(`collect ${spec.id}: item ${seen} out of order (${spec.seqField} = ${JSON.stringify(frame.payload?.output?.[spec.seqField])})`);
+      }
+      seen++;
+    }
+  }
+
+  /** `$id:name` → a unique call id; `$container`; `$limit:name`; `$i` in repeats; `{"$base64"}` → bytes; `{"$text": {"length": n}}`. */
+  private substitute(value: unknown, index: number | undefined): unknown {
+    if (typeof value === 'string') {
+      let s = index === undefined ? value : value.replaceAll('$i', String(index));
+      if (s.startsWith('$limit:')) {
+        const name = s.slice('$limit:'.length) as keyof Features['limits'];
+        return this.options.features.limits[name];
+      }
+      if (s === '$container') return this.container ?? s;
+      s = s.replace(/\$id:([\w-]+)/g, (_m, name: string) => `${this.scenario.id}-${name}-${this.nonce}`);
+      return s;
+    }
+    if (Array.isArray(value)) return value.map((v) => this.substitute(v, index));
+    if (value !== null && typeof value === 'object') {
+      const obj = value as Record<string, unknown>;
+      const keys = Object.keys(obj);
+      if (keys.length === 1 && typeof obj['$base64'] === 'string' && !this.inMatcher) return new Uint8Array(Buffer.from(obj['$base64'], 'base64'));
+      if (keys.length === 1 && obj['$text'] !== undefined) {
+        const spec = this.substitute(obj['$text'], index) as { length: number; plus?: number };
+        return 'x'.repeat(spec.length + (spec.plus ?? 0));
+      }
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(obj)) {
+        const wasMatcher = this.inMatcher;
+        if (k === 'expect' || k === 'expectUnordered' || k === 'expectOutput' || k === 'output' || k === 'terminal') this.inMatcher = true;
+        out[k] = this.substitute(v, index);
+        this.inMatcher = wasMatcher;
+      }
+      return out;
+    }
+    return value;
+  }
+
+  private inMatcher = false;
+}
+
+function describe(event: RawEvent): string {
+  switch (event.kind) {
+    case 'frame': {
+      const text = JSON.stringify(event.value, (_k, v: unknown) => (v instanceof Uint8Array ? `<${v.byteLength} bytes>` : v));
+      return text && text.length > 200 ? `${text.slice(0, 200)}…` : (text ?? 'undefined');
+    }
+    case 'close':
+      return `close ${event.code}${event.reason ? ` (${event.reason})` : ''}`;
+    case 'stream-reset':
+      return `stream reset (${event.id ?? 'no id'})`;
+    case 'stream-end':
+      return `stream ended (${event.id ?? 'no id'})`;
+    case 'undecodable':
+      return `undecodable frame: ${event.error}`;
+  }
+}

@@ -1,0 +1,94 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+
+/** One step of a scenario (spec/conformance/README.md lists them with examples). */
+const step = z.union([
+  z.strictObject({ send: z.unknown(), on: z.string().optional() }),
+  z.strictObject({ sendHex: z.string(), id: z.string().optional(), on: z.string().optional() }),
+  z.strictObject({ sendText: z.string(), on: z.string().optional() }),
+  z.strictObject({ expect: z.unknown(), on: z.string().optional(), timeoutMs: z.number().optional() }),
+  z.strictObject({ expectUnordered: z.array(z.unknown()), on: z.string().optional(), timeoutMs: z.number().optional() }),
+  z.strictObject({ expectNone: z.strictObject({ id: z.string(), forMs: z.number() }), on: z.string().optional() }),
+  z.strictObject({ expectClose: z.strictObject({ code: z.number().optional() }), on: z.string().optional(), timeoutMs: z.number().optional() }),
+  z.strictObject({
+    collect: z.strictObject({
+      id: z.string(),
+      count: z.number().int().optional(),
+      output: z.unknown().optional(),
+      seqField: z.string().optional(),
+      terminal: z.unknown(),
+    }),
+    on: z.string().optional(),
+    timeoutMs: z.number().optional(),
+  }),
+  z.strictObject({ sideCall: z.strictObject({ operationId: z.string(), input: z.unknown().optional(), expectOutput: z.unknown() }) }),
+  z.strictObject({ connect: z.string(), token: z.union([z.boolean(), z.literal('scopeless')]).optional() }),
+  z.strictObject({ disconnect: z.string().optional() }),
+  z.strictObject({ pause: z.number(), on: z.string().optional() }),
+  z.strictObject({ drain: z.strictObject({ id: z.string(), afterMs: z.number() }), on: z.string().optional() }),
+  z.strictObject({ finish: z.string(), on: z.string().optional() }),
+  z.strictObject({ expectEnd: z.strictObject({ id: z.string() }), on: z.string().optional(), timeoutMs: z.number().optional() }),
+  z.strictObject({ sendPrefix: z.strictObject({ length: z.union([z.number(), z.string()]), plus: z.number().default(0) }), on: z.string().optional() }),
+  z.strictObject({ sendFilled: z.strictObject({ length: z.union([z.number(), z.string()]), plus: z.number().default(0) }), on: z.string().optional() }),
+  z.strictObject({ wait: z.number() }),
+  z.strictObject({ handshake: z.strictObject({ subprotocols: z.array(z.string()), expectProtocol: z.string().optional(), expectStatus: z.number().optional() }) }),
+  z.strictObject({ repeat: z.strictObject({ times: z.union([z.number().int(), z.string()]), steps: z.array(z.unknown()) }) }),
+]);
+
+export type Step = z.infer<typeof step>;
+
+export const scenarioSchema = z.strictObject({
+  id: z.string().regex(/^[a-z]+-\d{3}$/, 'ids look like unary-001'),
+  title: z.string(),
+  covers: z.array(z.string().regex(/^[A-Z]+-\d+$/)).min(1),
+  /** Features the server must claim (features.json), e.g. "websocket", "docker", "auth". */
+  requires: z.array(z.string()).default([]),
+  /** Connect the main connection with the runner's token, or its token without scopes. */
+  token: z.union([z.boolean(), z.literal('scopeless')]).default(false),
+  steps: z.array(step).min(1),
+});
+
+export type Scenario = z.infer<typeof scenarioSchema>;
+
+export const featuresSchema = z.strictObject({
+  implementation: z.string(),
+  transports: z.array(z.enum(['websocket', 'webtransport'])),
+  codecs: z.array(z.enum(['msgpack', 'json'])),
+  /** The server has tokens configured; the runner's token holds `*`. */
+  auth: z.boolean(),
+  docker: z.union([z.literal(false), z.strictObject({ image: z.string() })]),
+  limits: z.strictObject({ maxInputBytes: z.number().int(), maxCallsInFlight: z.number().int(), maxFrameBytes: z.number().int() }),
+});
+
+export type Features = z.infer<typeof featuresSchema>;
+
+export const defaultScenarioDir = new URL('../../spec/conformance/scenarios/', import.meta.url).pathname;
+export const defaultFeaturesFile = new URL('../../spec/conformance/features.json', import.meta.url).pathname;
+
+/** Every scenario file under `dir` (one area per file, a list of scenarios in each). */
+export function loadScenarios(dir: string = defaultScenarioDir): { area: string; scenario: Scenario }[] {
+  const out: { area: string; scenario: Scenario }[] = [];
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
+    const area = file.replace(/\.json$/, '');
+    const list = JSON.parse(readFileSync(join(dir, file), 'utf8')) as unknown[];
+    list.forEach((raw, i) => {
+      const parsed = scenarioSchema.safeParse(raw);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        throw new Error(`${file} scenario ${i}: ${issue?.path.join('.')}: ${issue?.message}`);
+      }
+      out.push({ area, scenario: parsed.data });
+    });
+  }
+  const seen = new Set<string>();
+  for (const { scenario } of out) {
+    if (seen.has(scenario.id)) throw new Error(`scenario id ${scenario.id} is used twice`);
+    seen.add(scenario.id);
+  }
+  return out;
+}
+
+export function loadFeatures(file: string = defaultFeaturesFile): Features {
+  return featuresSchema.parse(JSON.parse(readFileSync(file, 'utf8')));
+}

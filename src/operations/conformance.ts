@@ -1,0 +1,143 @@
+import { Observable } from 'rxjs';
+import { z } from 'zod';
+import { bytesSchema, defineOperation, type Operation } from '../dispatcher/index.js';
+import { RpcError } from '../protocol/index.js';
+
+/**
+ * Operations the conformance suite (spec/conformance) drives. A server under test
+ * offers them under `conformance/`; `callwire serve --conformance` turns them on.
+ */
+export function conformanceOperations(): Operation[] {
+  const flood = { produced: 0 };
+  return [
+    defineOperation({
+      name: 'conformance/echo',
+      kind: 'query',
+      description: 'Returns its input.',
+      input: z.object({ value: z.unknown() }).loose(),
+      output: z.unknown(),
+      handler: (input) => input,
+    }),
+    defineOperation({
+      name: 'conformance/bytes',
+      kind: 'query',
+      description: 'Returns the bytes it was given, and their length.',
+      input: z.object({ data: bytesSchema }),
+      output: z.object({ data: bytesSchema, length: z.number().int() }),
+      handler: ({ data }) => ({ data, length: data.byteLength }),
+    }),
+    defineOperation({
+      name: 'conformance/restricted',
+      kind: 'query',
+      description: 'Needs the scope conformance:restricted.',
+      input: z.null(),
+      output: z.literal('allowed'),
+      access: { requiredScopes: ['conformance:restricted'] },
+      handler: () => 'allowed' as const,
+    }),
+    defineOperation({
+      name: 'conformance/internal',
+      kind: 'query',
+      visibility: 'internal',
+      description: 'Internal: must be indistinguishable from a missing operation.',
+      input: z.null(),
+      output: z.null(),
+      handler: () => null,
+    }),
+    defineOperation({
+      name: 'conformance/count',
+      kind: 'subscription',
+      description: 'Emits {n} for n = 0 … count-1, intervalMs apart, then completes.',
+      input: z.object({ count: z.number().int().min(0), intervalMs: z.number().int().min(0).default(0) }),
+      output: z.object({ n: z.number().int() }),
+      handler: ({ count, intervalMs }, ctx) =>
+        (async function* () {
+          for (let n = 0; n < count && !ctx.signal.aborted; n++) {
+            if (intervalMs > 0) await new Promise((resolve) => setTimeout(resolve, intervalMs));
+            yield { n };
+          }
+        })(),
+    }),
+    defineOperation({
+      name: 'conformance/fail',
+      kind: 'query',
+      description: 'Fails with the declared CONFORMANCE_FAILURE (typed details), an undeclared code, or a plain exception.',
+      input: z.object({ mode: z.enum(['declared', 'undeclared', 'exception']) }),
+      output: z.null(),
+      errors: { CONFORMANCE_FAILURE: { description: 'The failure this operation declares.', details: z.object({ reason: z.string() }), httpStatus: 418 } },
+      handler: ({ mode }) => {
+        if (mode === 'declared') throw new RpcError('CONFORMANCE_FAILURE', 'failed as declared', { details: { reason: 'asked to' } });
+        if (mode === 'undeclared') throw new RpcError('SURPRISE', 'an undeclared code');
+        throw new Error('a plain exception');
+      },
+    }),
+    defineOperation({
+      name: 'conformance/fail-stream',
+      kind: 'subscription',
+      description: 'Emits `before` items, then fails with CONFORMANCE_FAILURE, then tries to emit more.',
+      input: z.object({ before: z.number().int().min(0) }),
+      output: z.object({ n: z.number().int() }),
+      errors: { CONFORMANCE_FAILURE: { description: 'The failure this operation declares.' } },
+      handler: ({ before }) =>
+        new Observable<{ n: number }>((subscriber) => {
+          for (let n = 0; n < before; n++) subscriber.next({ n });
+          subscriber.error(new RpcError('CONFORMANCE_FAILURE', 'failed mid-stream'));
+          subscriber.next({ n: before }); // must never reach the wire (ERR-2)
+        }),
+    }),
+    defineOperation({
+      name: 'conformance/bad-output',
+      kind: 'query',
+      description: 'Returns an output that fails its own output schema.',
+      input: z.null(),
+      output: z.object({ n: z.number() }),
+      handler: () => ({ n: 'not a number' }) as unknown as { n: number },
+    }),
+    defineOperation({
+      name: 'conformance/sleep',
+      kind: 'query',
+      description: 'Answers "slept" after ms milliseconds; stops at once when cancelled.',
+      input: z.object({ ms: z.number().int().min(0) }),
+      output: z.literal('slept'),
+      handler: ({ ms }, ctx) =>
+        new Promise<'slept'>((resolve) => {
+          const timer = setTimeout(() => resolve('slept'), ms);
+          ctx.signal.addEventListener('abort', () => clearTimeout(timer));
+        }),
+    }),
+    defineOperation({
+      name: 'conformance/flood',
+      kind: 'subscription',
+      description: 'Emits items of itemBytes as fast as the transport takes them: pull-based (iterable) or push-based (observable).',
+      input: z.object({ items: z.number().int().min(1), itemBytes: z.number().int().min(1).max(1024 * 1024), mode: z.enum(['iterable', 'observable']) }),
+      output: z.object({ seq: z.number().int(), data: bytesSchema }),
+      handler: ({ items, itemBytes, mode }) => {
+        flood.produced = 0;
+        const item = (seq: number) => ({ seq, data: new Uint8Array(itemBytes).fill(seq & 0xff) });
+        if (mode === 'observable') {
+          return new Observable<{ seq: number; data: Uint8Array }>((subscriber) => {
+            for (let seq = 0; seq < items && !subscriber.closed; seq++) {
+              flood.produced = seq + 1;
+              subscriber.next(item(seq));
+            }
+            subscriber.complete();
+          });
+        }
+        return (async function* () {
+          for (let seq = 0; seq < items; seq++) {
+            flood.produced = seq + 1;
+            yield item(seq);
+          }
+        })();
+      },
+    }),
+    defineOperation({
+      name: 'conformance/flood-progress',
+      kind: 'query',
+      description: 'How many items the last conformance/flood has produced so far.',
+      input: z.null(),
+      output: z.object({ produced: z.number().int() }),
+      handler: () => ({ produced: flood.produced }),
+    }),
+  ];
+}

@@ -1,0 +1,55 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadScenarios } from '../../src/conformance/index.js';
+import { runCli, type CliRun } from '../support/cli.js';
+import { dockerHost } from '../support/docker.js';
+import { conformanceTokens, RUNNER_TOKEN, SCOPELESS_TOKEN } from './tokens.js';
+
+const dir = tmpdir();
+
+describe('callwire conformance <url> against callwire serve --conformance (both real processes)', () => {
+  let server: CliRun;
+  let wsUrl = '';
+  let wtUrl = '';
+  let certHash = '';
+  beforeAll(async () => {
+    const tokens = join(dir, `callwire-conformance-tokens-${process.pid}.json`);
+    writeFileSync(tokens, JSON.stringify({ tokens: conformanceTokens }));
+    server = runCli(['serve', '--port', '0', '--wt-port', '0', '--conformance', '--tokens', tokens, '--max-calls-in-flight', '64'], { env: { DOCKER_HOST: dockerHost } });
+    wsUrl = (await server.waitFor(/ws:\/\/127\.0\.0\.1:\d+\/callwire/, 'stdout')).trim();
+    wtUrl = (await server.waitFor(/https:\/\/127\.0\.0\.1:\d+\/callwire/, 'stdout')).trim();
+    certHash = (await server.waitFor(/sha256 [0-9a-f]{64}/, 'stdout')).split(' ')[1]!;
+    await server.waitFor(/docker +on:/, 'stdout');
+  });
+  afterAll(async () => {
+    server.child.kill('SIGTERM');
+    await server.exited;
+  });
+
+  for (const [name, url, extra] of [
+    ['WebSocket (msgpack)', () => wsUrl, () => []],
+    ['WebTransport over HTTP/2 (msgpack)', () => wtUrl, () => ['--cert-hash', certHash]],
+  ] as const) {
+    it(`passes every scenario over ${name}, with a JSON and a JUnit report`, async () => {
+      const report = join(dir, `callwire-conformance-${process.pid}-${name.length}.json`);
+      const junit = join(dir, `callwire-conformance-${process.pid}-${name.length}.xml`);
+      const run = runCli(['--token', RUNNER_TOKEN, ...extra(), 'conformance', url(), '--scopeless-token', SCOPELESS_TOKEN, '--report', report, '--junit', junit], {
+        stdin: 'ignore',
+      });
+      const { code } = await run.exited;
+      expect(run.stdout.split('\n').filter((l) => l.startsWith('FAIL'))).toEqual([]);
+      expect(code).toBe(0);
+      const results = (JSON.parse(readFileSync(report, 'utf8')) as { results: { id: string; status: string }[] }).results;
+      expect(results).toHaveLength(loadScenarios().length);
+      const passed = results.filter((r) => r.status === 'pass').length;
+      const skipped = results.filter((r) => r.status === 'skip').map((r) => r.id);
+      // What is skipped is only what belongs to the other transport.
+      expect(skipped.every((id) => (url().startsWith('https') ? /^(websocket|subscription-003|backpressure-002)/ : /^(webtransport|subscription-004)/).test(id))).toBe(true);
+      expect(passed + skipped.length).toBe(results.length);
+      expect(readFileSync(junit, 'utf8')).toMatch(/<testsuite name="conformance msgpack" tests="\d+" failures="0"/);
+      expect(run.stdout).toMatch(new RegExp(`^${passed} passed, 0 failed, ${skipped.length} skipped$`, 'm'));
+    }, 240_000);
+  }
+});

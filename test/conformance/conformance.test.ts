@@ -1,0 +1,67 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { claimed, coverage, loadFeatures, loadScenarios, runScenario, type RunOptions } from '../../src/conformance/index.js';
+import type { CodecName } from '../../src/protocol/index.js';
+import { conformanceOperations } from '../../src/operations/index.js';
+import { startServer, type RunningServer } from '../../src/server/index.js';
+import { DockerFixture } from '../support/docker.js';
+import { conformanceTokens, RUNNER_TOKEN, SCOPELESS_TOKEN } from './tokens.js';
+
+
+const scenarios = loadScenarios();
+const features = loadFeatures();
+
+describe('the conformance suite itself', () => {
+  it('covers every normative statement of spec/PROTOCOL.md, and names no statement that does not exist', () => {
+    const c = coverage(scenarios.map((s) => s.scenario));
+    expect(c.uncovered).toEqual([]);
+    expect(c.unknown).toEqual([]);
+    expect(c.percent).toBe(100);
+    expect(c.statements.length).toBeGreaterThan(50);
+  });
+
+  it('has a scenario for every area the issue names', () => {
+    const areas = new Set(scenarios.map((s) => s.area));
+    for (const area of ['envelope', 'unary', 'subscription', 'abort', 'errors', 'deadlines', 'limits', 'codecs', 'discovery', 'docker-exec']) expect(areas).toContain(area);
+  });
+});
+
+// msgpack on both transports runs through the real `callwire conformance` command (cli-runs.test.ts).
+const targets: { name: string; transport: 'websocket' | 'webtransport'; codec: CodecName; url: (s: RunningServer) => string }[] = [
+  { name: 'WebSocket json', transport: 'websocket', codec: 'json', url: (s) => s.wsUrl },
+  { name: 'WebTransport HTTP/2 json', transport: 'webtransport', codec: 'json', url: (s) => s.wtUrl! },
+];
+
+for (const target of targets) {
+  describe(`conformance over ${target.name}`, () => {
+    const docker = new DockerFixture();
+    let server: RunningServer;
+    let options: RunOptions;
+    beforeAll(async () => {
+      server = await startServer({
+        port: 0,
+        webTransportPort: 0,
+        docker: docker.engine,
+        operations: conformanceOperations(),
+        tokens: conformanceTokens,
+        limits: { maxCallsInFlight: features.limits.maxCallsInFlight },
+      });
+      options = { url: target.url(server), codec: target.codec, features, token: RUNNER_TOKEN, scopelessToken: SCOPELESS_TOKEN, certHash: server.certHash };
+    });
+    afterAll(async () => {
+      await server.close();
+      // Scenario containers are removed by the runner; nothing of ours may be left.
+      const left = await docker.engine.docker.listContainers({ all: true, filters: JSON.stringify({ label: ['callwire.conformance'] }) });
+      expect(left).toEqual([]);
+    });
+
+    // Only the scenarios that apply to this transport and codec: the others are not skips, they do not exist here.
+    const have = claimed(features, target.transport, target.codec, true);
+    for (const { area, scenario } of scenarios.filter((s) => s.scenario.requires.every((f) => have.has(f)))) {
+      it(`${scenario.id} ${scenario.title}`, async () => {
+        const result = await runScenario(area, scenario, options);
+        expect(result.message).toBe('');
+        expect(result.status).toBe('pass');
+      }, 60_000);
+    }
+  });
+}
