@@ -1,0 +1,42 @@
+/** Small statistics and timing helpers for the benchmark. */
+export const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
+export const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+
+export interface UnaryResult {
+  callsPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+/** `concurrency` callers loop on `call` for `durationMs`; calls/s and latency percentiles. */
+export async function unaryLoad(call: () => Promise<unknown>, concurrency: number, durationMs: number): Promise<UnaryResult> {
+  const latencies: number[] = [];
+  const end = performance.now() + durationMs;
+  const worker = async (): Promise<void> => {
+    while (performance.now() < end) {
+      const t = performance.now();
+      await call();
+      latencies.push(performance.now() - t);
+    }
+  };
+  const started = performance.now();
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const elapsed = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  return { callsPerSec: latencies.length / elapsed, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99) };
+}
+
+/** Runs `fn` `runs` times and keeps the run whose `key` is the median. */
+export async function medianOf<T>(runs: number, fn: () => Promise<T>, key: (t: T) => number): Promise<T> {
+  const results: T[] = [];
+  for (let i = 0; i < runs; i++) results.push(await fn());
+  const m = median(results.map(key));
+  return results.reduce((best, r) => (Math.abs(key(r) - m) < Math.abs(key(best) - m) ? r : best));
+}
+
+export const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });

@@ -1,0 +1,55 @@
+import * as grpc from '@grpc/grpc-js';
+import { Packr } from 'msgpackr';
+import { WebSocketServer } from 'ws';
+
+const packr = new Packr({ useRecords: false });
+const serialize = (value: unknown): Buffer => packr.pack(value);
+const deserialize = (bytes: Buffer): unknown => packr.unpack(bytes);
+
+/** gRPC with the same messages, msgpack-serialised: an equivalent service, not a different one. */
+export const grpcService: grpc.ServiceDefinition = {
+  echo: { path: '/bench.Bench/Echo', requestStream: false, responseStream: false, requestSerialize: serialize, requestDeserialize: deserialize, responseSerialize: serialize, responseDeserialize: deserialize },
+  stream: { path: '/bench.Bench/Stream', requestStream: false, responseStream: true, requestSerialize: serialize, requestDeserialize: deserialize, responseSerialize: serialize, responseDeserialize: deserialize },
+};
+
+export async function startGrpc(): Promise<{ port: number; stop: () => Promise<void> }> {
+  const server = new grpc.Server();
+  server.addService(grpcService, {
+    echo: (call: grpc.ServerUnaryCall<{ text: string }, unknown>, callback: grpc.sendUnaryData<unknown>) => callback(null, call.request),
+    stream: async (call: grpc.ServerWritableStream<{ items: number; itemBytes: number }, unknown>) => {
+      const data = new Uint8Array(call.request.itemBytes).fill(7);
+      for (let i = 0; i < call.request.items && !call.cancelled; i++) {
+        if (!call.write({ data })) await new Promise((resolve) => call.once('drain', resolve));
+      }
+      call.end();
+    },
+  });
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, p) => (error ? reject(error) : resolve(p))),
+  );
+  return { port, stop: () => new Promise((resolve) => server.tryShutdown(() => resolve())) };
+}
+
+/**
+ * The ceiling: a raw ws server. Unary = echo each message back; a message starting
+ * with 0x01 asks for a stream of `items` messages of `itemBytes`.
+ */
+export async function startRawWs(): Promise<{ port: number; stop: () => Promise<void> }> {
+  const wss = new WebSocketServer({ port: 0, host: '127.0.0.1', perMessageDeflate: false });
+  wss.on('connection', (ws) => {
+    ws.on('message', async (data: Buffer) => {
+      if (data[0] !== 0x01) return ws.send(data);
+      const view = new DataView(data.buffer, data.byteOffset);
+      const items = view.getUint32(1);
+      const chunk = Buffer.alloc(view.getUint32(5), 7);
+      for (let i = 0; i < items; i++) {
+        if (ws.bufferedAmount > 1024 * 1024) await new Promise<void>((resolve) => ws.send(chunk, () => resolve()));
+        else ws.send(chunk);
+      }
+      ws.send(Buffer.from([0xff]));
+    });
+  });
+  await new Promise((resolve) => wss.once('listening', resolve));
+  const port = (wss.address() as { port: number }).port;
+  return { port, stop: () => new Promise((resolve) => wss.close(() => resolve())) };
+}

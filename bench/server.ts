@@ -1,0 +1,18 @@
+/**
+ * The benchmark's server process: callwire (WebSocket and WebTransport), gRPC and a
+ * raw ws server, in one process apart from the clients. Prints its addresses as one
+ * JSON line. Run with --expose-gc so memory readings are after a collection.
+ */
+import { startServer } from '../src/server/index.js';
+import { benchOperations } from './ops.js';
+import { startGrpc, startRawWs } from './peers.js';
+
+const server = await startServer({ port: 0, webTransportPort: 0, operations: benchOperations(), limits: { maxCallsInFlight: 4096 } });
+const grpc = await startGrpc();
+const raw = await startRawWs();
+process.stdout.write(
+  `${JSON.stringify({ wsUrl: server.wsUrl, wtUrl: server.wtUrl, certHash: server.certHash, grpcPort: grpc.port, rawPort: raw.port, docker: server.docker })}\n`,
+);
+process.on('SIGTERM', () => {
+  void Promise.all([server.close(), grpc.stop(), raw.stop()]).then(() => process.exit(0));
+});
