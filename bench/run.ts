@@ -4,7 +4,7 @@
  * table and writes bench/results/latest.json. Not part of npm test.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { createInterface } from 'node:readline';
 import * as grpc from '@grpc/grpc-js';
@@ -34,6 +34,10 @@ const record = (row: Row): void => {
   const ratio = row.ratio === undefined ? '' : `  (${row.ratio.toFixed(2)}× ${row.peer})`;
   console.error(`  ${row.group} · ${row.metric} · ${row.subject}: ${fmt(row.value, row.value < 10 ? 2 : 0)} ${row.unit}${ratio}`);
 };
+
+// The project's own engine (scripts/docker-engine.sh) when DOCKER_HOST names none, as the tests do.
+const PROJECT_SOCKET = '/tmp/callwire-docker/docker.sock';
+if (!process.env['DOCKER_HOST'] && existsSync(PROJECT_SOCKET)) process.env['DOCKER_HOST'] = `unix://${PROJECT_SOCKET}`;
 
 // --- the server process --------------------------------------------------------
 const serverProcess = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', 'bench/server.ts'], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -85,6 +89,30 @@ async function rawWs(): Promise<{ echo: () => Promise<unknown>; stream: (items: 
 const ws = await connect(addresses.wsUrl);
 const wt = await connect(addresses.wtUrl, { certHash: addresses.certHash });
 const raw = await rawWs();
+
+// --- memory (first: later phases leave garbage that makes RSS deltas meaningless) -------
+console.error('memory');
+const memory = async (): Promise<{ heapUsed: number; rss: number }> => ws.call('bench/memory');
+const liveCalls = async (): Promise<number> => (await ws.call<{ liveCalls: number }>('services/stats')).liveCalls;
+{
+  const before = await memory();
+  const idle = await Promise.all(Array.from({ length: 1000 }, () => connect(addresses.wsUrl)));
+  const after = await memory();
+  record({ group: 'memory', metric: 'per idle connection (1,000 open)', subject: 'heap', value: (after.heapUsed - before.heapUsed) / 1000 / 1024, unit: 'KiB' });
+  record({ group: 'memory', metric: 'per idle connection (1,000 open)', subject: 'RSS', value: (after.rss - before.rss) / 1000 / 1024, unit: 'KiB' });
+  await Promise.all(idle.map((c) => c.close()));
+}
+{
+  const conns = await Promise.all(Array.from({ length: 10 }, () => connect(addresses.wsUrl)));
+  const before = await memory();
+  const subs = conns.flatMap((c) => Array.from({ length: 1000 }, () => c.subscribe('bench/idle', null).subscribe({ error: () => undefined })));
+  while ((await liveCalls()) < 10_001) await new Promise((r) => setTimeout(r, 100));
+  const after = await memory();
+  record({ group: 'memory', metric: 'per live subscription (10,000 live)', subject: 'heap', value: (after.heapUsed - before.heapUsed) / 10_000 / 1024, unit: 'KiB' });
+  record({ group: 'memory', metric: 'per live subscription (10,000 live)', subject: 'RSS', value: (after.rss - before.rss) / 10_000 / 1024, unit: 'KiB' });
+  subs.forEach((s) => s.unsubscribe());
+  await Promise.all(conns.map((c) => c.close()));
+}
 
 // --- unary ------------------------------------------------------------------------
 console.error('unary');
@@ -186,30 +214,6 @@ if (!addresses.docker.on) {
   record({ group: 'exec', metric: 'round trip of `true`', subject: 'callwire exec', value: ct, unit: 'ms', peer: 'docker exec', peerValue: dt });
   record({ group: 'exec', metric: 'round trip of `true`', subject: 'docker exec (CLI)', value: dt, unit: 'ms' });
   spawnSync(dockerCli, ['rm', '-f', container], { env: process.env });
-}
-
-// --- memory ------------------------------------------------------------------------------
-console.error('memory');
-const memory = async (): Promise<{ heapUsed: number; rss: number }> => ws.call('bench/memory');
-const liveCalls = async (): Promise<number> => (await ws.call<{ liveCalls: number }>('services/stats')).liveCalls;
-{
-  const before = await memory();
-  const idle = await Promise.all(Array.from({ length: 1000 }, () => connect(addresses.wsUrl)));
-  const after = await memory();
-  record({ group: 'memory', metric: 'per idle connection (1,000 open)', subject: 'heap', value: (after.heapUsed - before.heapUsed) / 1000 / 1024, unit: 'KiB' });
-  record({ group: 'memory', metric: 'per idle connection (1,000 open)', subject: 'RSS', value: (after.rss - before.rss) / 1000 / 1024, unit: 'KiB' });
-  await Promise.all(idle.map((c) => c.close()));
-}
-{
-  const conns = await Promise.all(Array.from({ length: 10 }, () => connect(addresses.wsUrl)));
-  const before = await memory();
-  const subs = conns.flatMap((c) => Array.from({ length: 1000 }, () => c.subscribe('bench/idle', null).subscribe({ error: () => undefined })));
-  while ((await liveCalls()) < 10_001) await new Promise((r) => setTimeout(r, 100));
-  const after = await memory();
-  record({ group: 'memory', metric: 'per live subscription (10,000 live)', subject: 'heap', value: (after.heapUsed - before.heapUsed) / 10_000 / 1024, unit: 'KiB' });
-  record({ group: 'memory', metric: 'per live subscription (10,000 live)', subject: 'RSS', value: (after.rss - before.rss) / 10_000 / 1024, unit: 'KiB' });
-  subs.forEach((s) => s.unsubscribe());
-  await Promise.all(conns.map((c) => c.close()));
 }
 
 // --- scaling -------------------------------------------------------------------------------

@@ -1,36 +1,29 @@
 import { createHash } from 'node:crypto';
 import { lastValueFrom } from 'rxjs';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { exec, RpcError, type Client } from '../../src/client/index.js';
 import { Registry } from '../../src/dispatcher/index.js';
 import { dockerEngine, dockerOperations } from '../../src/operations/index.js';
 import { MemoryConnection } from '../../src/testing/index.js';
-import { DockerFixture } from '../support/docker.js';
-import { ServerFixture, transportCases } from '../support/server-fixture.js';
+import { useExecServer } from '../support/exec-server.js';
+import { transportCases } from '../support/server-fixture.js';
 import { sleep, until } from '../support/wait.js';
 
 const GIB = 1024 * 1024 * 1024;
 const MIB = 1024 * 1024;
 
 describe('docker/container/exec behaviour', () => {
-  const docker = new DockerFixture();
-  const fx = new ServerFixture();
+  const { docker, fx, containerId: container, client: connected } = useExecServer();
   let containerId = '';
   let client: Client;
-  beforeAll(async () => {
-    await fx.start({ docker: docker.engine, webTransportPort: false });
-    containerId = await docker.container();
-    client = await fx.client(transportCases[0]!);
+  beforeEach(() => {
+    containerId = container();
+    client = connected();
   });
   afterEach(async () => {
     // No exec outlives its test: only the container's own sleep is left.
     await until(() => fx.liveCalls() === 0, 'no live calls');
     await expect.poll(() => docker.processes(containerId), { timeout: 3000 }).toEqual(['sleep 1000000']);
-  });
-  afterAll(async () => {
-    await fx.stop();
-    await docker.cleanup();
-    expect(await docker.ours()).toEqual([]);
   });
 
   it('1 GiB of output arrives with a matching hash, and the terminal byte counts equal the bytes received', async () => {

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { exec, type Client, type ExecOutput } from '../../src/client/index.js';
-import { DockerFixture, dockerCli } from '../support/docker.js';
-import { ServerFixture, transportCases } from '../support/server-fixture.js';
+import { dockerCli } from '../support/docker.js';
+import { useExecServer } from '../support/exec-server.js';
 
 interface Case {
   name: string;
@@ -82,24 +82,12 @@ function dockerArgs(containerId: string, c: Case): string[] {
 const sha = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
 
 describe('docker/container/exec gives what docker exec gives (bytes and exit code)', () => {
-  const docker = new DockerFixture();
-  const fx = new ServerFixture();
-  let containerId = '';
-  let client: Client;
-  beforeAll(async () => {
-    await fx.start({ docker: docker.engine, webTransportPort: false });
-    containerId = await docker.container();
-    client = await fx.client(transportCases[0]!);
-  });
-  afterAll(async () => {
-    await fx.stop();
-    await docker.cleanup();
-  });
+  const { containerId: container, client: connected } = useExecServer();
 
   for (const c of cases) {
     it(c.name, async () => {
-      const expected = await dockerCli(dockerArgs(containerId, c), c.stdin);
-      const binary = await viaCallwire(client, containerId, c, 'binary');
+      const expected = await dockerCli(dockerArgs(container(), c), c.stdin);
+      const binary = await viaCallwire(connected(), container(), c, 'binary');
       expect(binary.result.exitCode).toBe(expected.code);
       expect(binary.stdout.byteLength).toBe(expected.stdout.byteLength);
       expect(sha(binary.stdout)).toBe(sha(expected.stdout));
@@ -108,7 +96,7 @@ describe('docker/container/exec gives what docker exec gives (bytes and exit cod
       expect(binary.result.stdoutBytes).toBe(binary.stdout.byteLength);
       expect(binary.result.stderrBytes).toBe(binary.stderr.byteLength);
       if (expected.stdout.byteLength < 5_000_000) {
-        const text = await viaCallwire(client, containerId, c, 'utf8');
+        const text = await viaCallwire(connected(), container(), c, 'utf8');
         expect(text.result.exitCode).toBe(expected.code);
         expect(text.text.stdout).toBe(new TextDecoder().decode(expected.stdout));
         expect(text.text.stderr).toBe(new TextDecoder().decode(expected.stderr));
@@ -118,7 +106,7 @@ describe('docker/container/exec gives what docker exec gives (bytes and exit cod
 
   it('decodes multi-byte characters split across engine chunks without replacement characters', async () => {
     const c = cases.find((x) => x.name.startsWith('multi-byte'))!;
-    const { text } = await viaCallwire(client, containerId, c, 'utf8');
+    const { text } = await viaCallwire(connected(), container(), c, 'utf8');
     expect(text.stdout).not.toContain('\uFFFD');
     expect(text.stdout).toBe('é😀✓'.repeat(30000));
   }, 60_000);
