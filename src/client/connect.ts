@@ -8,6 +8,8 @@ export interface ConnectOptions {
   readonly codec?: CodecName;
   /** SHA-256 of a self-signed server certificate (hex), for WebTransport. */
   readonly certHash?: string;
+  /** Node only: PEM certificate(s) to trust for wss:// (a private CA or a self-signed server). */
+  readonly ca?: string;
   readonly connectTimeoutMs?: number;
   /** WebTransport over HTTP/3 instead of HTTP/2 (needs the optional native transport). */
   readonly http3?: boolean;
@@ -30,7 +32,7 @@ export async function connect(url: string, options: ConnectOptions = {}): Promis
     ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
   };
   if (protocol === 'ws:' || protocol === 'wss:') {
-    const connection = await connectWebSocket(url, common);
+    const connection = await connectWebSocket(url, { ...common, ...(options.ca ? { ca: options.ca } : {}) });
     return new Client(connection, connection.headerAuth ? undefined : options.token);
   }
   if (protocol === 'https:') {

@@ -10,13 +10,15 @@ interface SocketLike {
   addEventListener(type: 'open' | 'close' | 'error' | 'message', listener: (event: never) => void): void;
 }
 
-type SocketConstructor = new (url: string, protocols: string[], options?: { headers: Record<string, string> }) => SocketLike;
+type SocketConstructor = new (url: string, protocols: string[], options?: { headers?: Record<string, string>; ca?: string }) => SocketLike;
 
 export interface WebSocketConnectOptions {
   readonly codec?: CodecName;
   /** Sent as `Authorization: Bearer` where the platform allows headers (Node). */
   readonly token?: string;
   readonly connectTimeoutMs?: number;
+  /** Node only: PEM certificate(s) to trust for wss:// (a private CA, or the server's own self-signed one). */
+  readonly ca?: string;
 }
 
 /**
@@ -37,7 +39,9 @@ async function socketConstructor(): Promise<{ Socket: SocketConstructor; headers
 export async function connectWebSocket(url: string, options: WebSocketConnectOptions = {}): Promise<ClientConnection & { readonly headerAuth: boolean }> {
   const codec: Codec = codecs[options.codec ?? 'msgpack'];
   const { Socket, headers } = await socketConstructor();
-  const init = headers && options.token !== undefined ? { headers: { Authorization: `Bearer ${options.token}` } } : undefined;
+  const init = headers
+    ? { ...(options.token === undefined ? {} : { headers: { Authorization: `Bearer ${options.token}` } }), ...(options.ca ? { ca: options.ca } : {}) }
+    : undefined;
   const socket = new Socket(url, [subprotocols[codec.name]], init);
   socket.binaryType = 'arraybuffer';
   const sinks = new Map<string, CallSink>();

@@ -1,4 +1,5 @@
 import { Packr } from 'msgpackr';
+import { fromBase64, toBase64 } from './base64.js';
 import { ProtocolError } from './protocol-error.js';
 
 /**
@@ -33,7 +34,7 @@ export const msgpackCodec: Codec = {
     if (bytes.byteLength === 0) throw new ProtocolError('UNDECODABLE', 'empty frame');
     let values: unknown[];
     try {
-      values = packr.unpackMultiple(bytes as Buffer) ?? [];
+      values = packr.unpackMultiple(bytes as Parameters<typeof packr.unpackMultiple>[0]) ?? [];
     } catch (error) {
       throw new ProtocolError('UNDECODABLE', `not valid msgpack: ${describe(error)}`);
     }
@@ -58,7 +59,7 @@ export const jsonCodec: Codec = {
     return encoder.encode(
       JSON.stringify(value, function replacer(this: Record<string, unknown>, key, v: unknown) {
         const original = this[key];
-        if (original instanceof Uint8Array) return { [BYTES_TAG]: Buffer.from(original).toString('base64') };
+        if (original instanceof Uint8Array) return { [BYTES_TAG]: toBase64(original) };
         return v;
       }),
     );
@@ -72,7 +73,7 @@ export const jsonCodec: Codec = {
     }
     try {
       return JSON.parse(text, (_key, v: unknown) => {
-        if (isBytesTag(v)) return new Uint8Array(Buffer.from(v[BYTES_TAG], 'base64'));
+        if (isBytesTag(v)) return fromBase64(v[BYTES_TAG]);
         return v;
       }) as unknown;
     } catch (error) {

@@ -119,3 +119,24 @@ describe.skipIf(!http3.ok)(`WebTransport over HTTP/3${http3.ok ? '' : ` (skipped
     await client.close();
   });
 });
+
+describe('given certificate files', () => {
+  it('serves wss:// and WebTransport with them; clients that trust them connect, others are refused', async () => {
+    const { startServer } = await import('../../src/server/index.js');
+    const cert = await selfSignedCertificate(['127.0.0.1']);
+    const server = await startServer({ port: 0, webTransportPort: 0, docker: false, tls: { certPem: cert.certPem, keyPem: cert.keyPem } });
+    try {
+      expect(server.wsUrl).toMatch(/^wss:\/\//);
+      expect(server.certHash).toBe(cert.sha256);
+      const trusted = await connect(server.wsUrl, { ca: cert.certPem });
+      expect((await trusted.listOperations()).length).toBeGreaterThan(0);
+      await trusted.close();
+      await expect(connect(server.wsUrl, { connectTimeoutMs: 3000 })).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+      const viaWt = await connect(server.wtUrl!, { certHash: cert.sha256 });
+      expect((await viaWt.listOperations()).length).toBeGreaterThan(0);
+      await viaWt.close();
+    } finally {
+      await server.close();
+    }
+  });
+});
