@@ -1,0 +1,89 @@
+import { existsSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { build } from 'esbuild';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ServerFixture } from '../support/server-fixture.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+
+// Runs in the page, as plain browser JavaScript (the test only reads window.result).
+const PAGE_SCRIPT = `
+import { connect } from '/client.js';
+const { url, token, codec } = JSON.parse(decodeURIComponent(location.hash.slice(1)));
+try {
+  const client = await connect(url, { token, codec });
+  const ops = (await client.listOperations()).map((o) => o.name);
+  const echo = await client.call('test/echo', { text: 'from the browser ✓' });
+  const secret = await client.call('test/secret', null);
+  const items = [];
+  for await (const item of client.iterate('test/ticker', { count: 3, intervalMs: 1 })) items.push(item.n);
+  const upload = await client.call('test/upload', { data: new Uint8Array([1, 2, 3, 250]) });
+  const failure = await client.call('test/fail', { mode: 'declared' }).catch((e) => ({ code: e.code, details: e.details }));
+  await client.close();
+  window.result = { ops, echo, secret, items, upload, failure, hasNodeBuffer: typeof globalThis.Buffer !== 'undefined' };
+} catch (error) {
+  window.result = { error: String(error && error.stack || error) };
+}
+`;
+const TOKEN = 'browser-token-0123456789abcdef';
+
+/**
+ * The client SDK's WebSocket path in a real browser: bundled for the browser
+ * platform with Node-only modules left out, run in headless Chromium against a real
+ * server. The browser cannot set headers, so its token rides in each call.
+ */
+describe.skipIf(!existsSync(CHROMIUM))(`the client in a browser${existsSync(CHROMIUM) ? '' : ' (skipped: no /usr/bin/chromium; .ci/run installs it)'}`, () => {
+  const fx = new ServerFixture();
+  let page: Server;
+  let browser: Browser;
+  let pageUrl = '';
+
+  beforeAll(async () => {
+    await fx.start({ webTransportPort: false, tokens: [{ token: TOKEN, subject: 'browser', scopes: ['secret:read', 'secret:write'] }] });
+    const bundle = await build({
+      entryPoints: ['src/client/index.ts'],
+      bundle: true,
+      format: 'esm',
+      platform: 'browser',
+      write: false,
+      // Loaded only on the Node and WebTransport paths; a browser bundle must not need them.
+      external: ['ws', '@fails-components/webtransport'],
+    });
+    const script = bundle.outputFiles[0]!.text;
+    page = createServer((req, res) => {
+      if (req.url === '/client.js') return res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' }).end(script);
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<!doctype html><meta charset="utf-8"><title>callwire</title><script type="module">${PAGE_SCRIPT}</script>`);
+    });
+    await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
+    pageUrl = `http://127.0.0.1:${(page.address() as AddressInfo).port}/`;
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await new Promise((resolve) => page?.close(resolve));
+    await fx.stop();
+  });
+
+  for (const codec of ['msgpack', 'json'] as const) {
+    it(`calls, streams, authenticates per call and moves bytes (${codec})`, async () => {
+      const tab = await browser.newPage();
+      await tab.goto(`${pageUrl}#${encodeURIComponent(JSON.stringify({ url: fx.server.wsUrl, token: TOKEN, codec }))}`);
+      await tab.waitForFunction(() => (window as unknown as { result?: unknown }).result !== undefined, undefined, { timeout: 20_000 });
+      const result = (await tab.evaluate(() => (window as unknown as { result: unknown }).result)) as Record<string, unknown>;
+      expect(result['error']).toBeUndefined();
+      expect(result.hasNodeBuffer).toBe(false);
+      expect(result.ops).toContain('test/echo');
+      expect(result.echo).toEqual({ text: 'from the browser ✓' });
+      expect(result.secret).toBe('classified');
+      expect(result.items).toEqual([0, 1, 2]);
+      expect(result.upload).toEqual({ bytes: 4 });
+      expect(result.failure).toEqual({ code: 'WIDGET_MISSING', details: { widget: 'w1' } });
+      await tab.close();
+    });
+  }
+});
