@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Session, type Identity, type Logger, type Registry, type SessionLimits, type SessionTransport } from '../dispatcher/index.js';
 import {
   codecs,
+  decodeEnvelope,
   encodeFrame,
   frames,
   FrameDecoder,
@@ -203,6 +204,9 @@ export async function listenWebTransport(options: WebTransportServerOptions): Pr
               return;
             }
             writers.set(callId, writer);
+          } else if (unreadable(codec, body)) {
+            // ENV-5 on WebTransport: the stream is reset; the session and its other calls live on.
+            throw new ProtocolError('UNDECODABLE', 'a frame on this stream has no readable id');
           }
           session.receive(body);
         }
@@ -233,6 +237,12 @@ export async function listenWebTransport(options: WebTransportServerOptions): Pr
       for (const server of servers) server.stopServer();
     },
   };
+}
+
+/** A frame the session could not answer, because it carries no id to answer. */
+function unreadable(codec: Codec, body: Uint8Array): boolean {
+  const parsed = decodeEnvelope(codec, body);
+  return parsed.kind === 'invalid' && parsed.error.callId === undefined;
 }
 
 /** The first frame on a stream must be the call's request (WT-1). */
