@@ -34,8 +34,8 @@ export class DockerDemuxer {
         continue;
       }
       const take = Math.min(this.remaining, chunk.byteLength - at);
-      // A copy: the engine's chunk buffers are reused by the socket.
-      out.push({ stream: this.stream, data: chunk.slice(at, at + take) });
+      // A view, not a copy: each chunk a Node socket hands out is its own buffer.
+      out.push({ stream: this.stream, data: chunk.subarray(at, at + take) });
       this.remaining -= take;
       at += take;
     }
@@ -46,4 +46,34 @@ export class DockerDemuxer {
   get clean(): boolean {
     return this.remaining === 0 && this.headerFilled === 0;
   }
+}
+
+/**
+ * Joins runs of frames of the same stream (from one socket read) into one, so a
+ * busy command costs fewer, larger protocol frames. Order is unchanged: only
+ * neighbours of the same stream are joined.
+ */
+export function mergeAdjacent(frames: readonly DemuxedFrame[]): DemuxedFrame[] {
+  const out: DemuxedFrame[] = [];
+  let run: DemuxedFrame[] = [];
+  const flush = (): void => {
+    if (run.length === 0) return;
+    if (run.length === 1) out.push(run[0]!);
+    else {
+      const data = new Uint8Array(run.reduce((n, f) => n + f.data.byteLength, 0));
+      let at = 0;
+      for (const f of run) {
+        data.set(f.data, at);
+        at += f.data.byteLength;
+      }
+      out.push({ stream: run[0]!.stream, data });
+    }
+    run = [];
+  };
+  for (const frame of frames) {
+    if (run.length > 0 && run[0]!.stream !== frame.stream) flush();
+    run.push(frame);
+  }
+  flush();
+  return out;
 }

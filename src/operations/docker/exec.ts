@@ -3,7 +3,7 @@ import type Docker from 'dockerode';
 import { z } from 'zod';
 import { bytesSchema, defineOperation, type CallContext, type Operation } from '../../dispatcher/index.js';
 import { RpcError } from '../../protocol/index.js';
-import { DockerDemuxer } from './demux.js';
+import { DockerDemuxer, mergeAdjacent } from './demux.js';
 import type { DockerEngine } from './engine.js';
 import { containerError, dockerErrors, engineError } from './errors.js';
 import { killProcessTree } from './kill-tree.js';
@@ -98,7 +98,7 @@ async function* runExec(engine: DockerEngine, labelPrefix: string, input: ExecIn
     // Pulling chunk by chunk: while the caller is slow, this loop waits, the socket
     // stops reading, and the engine's writes block (spec §8).
     for await (const chunk of socket as AsyncIterable<Buffer>) {
-      for (const frame of demux.push(chunk)) {
+      for (const frame of mergeAdjacent(demux.push(chunk))) {
         counts[frame.stream] += frame.data.byteLength;
         if (input.encoding === 'binary') {
           yield { stream: frame.stream, data: frame.data };
