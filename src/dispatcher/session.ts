@@ -104,10 +104,6 @@ export class Session implements PumpSink {
     if (call) this.endCall(call, true);
   }
 
-  isLive(id: string): boolean {
-    return this.calls.has(id);
-  }
-
   /** The connection is gone: every live call is cancelled (ABT-4). */
   close(): void {
     if (this.closed) return;

@@ -63,7 +63,6 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const logger = options.logger ?? silentLogger;
   const authenticate = tokenAuthenticator(tokens);
   const registry = new Registry();
-  const allSessions = new Set<Session>();
   registry.register(...(options.operations ?? []));
   if (options.conformance) registry.register(...conformanceOperations());
   let docker = { on: false, reason: 'disabled' };
@@ -73,14 +72,13 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     docker = { on: probe.ok, reason: probe.reason };
     if (probe.ok) registry.register(...dockerOperations(engine));
   }
-  registry.register(...discoveryOperations(registry), statsOperation(() => allSessions));
+  // The open sessions are the transports' own sets; each drops a session when its connection closes.
+  const sessions = (): Session[] => [...ws.sessions, ...(wt?.sessions ?? [])];
+  registry.register(...discoveryOperations(registry), statsOperation(sessions));
 
-  const track = (session: Session): void => {
-    allSessions.add(session);
-  };
   // spec §10: with no tokens the server is loopback-only, and local callers have full access.
   const anonymousIdentity: Identity | null = tokens.length === 0 ? { subject: 'local', scopes: ['*'] } : null;
-  const common = { registry, authenticate, anonymousIdentity, logger, onSession: track, ...(options.limits ? { limits: options.limits } : {}) };
+  const common = { registry, authenticate, anonymousIdentity, logger, ...(options.limits ? { limits: options.limits } : {}) };
 
   const http: HttpServer = options.tls
     ? createHttpsServer({ cert: options.tls.certPem, key: options.tls.keyPem })
@@ -114,12 +112,6 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     }
   }
 
-  // Sessions leave the stats set when their connection closes.
-  const prune = setInterval(() => {
-    for (const s of allSessions) if (s.stats.liveCalls === 0 && !isOpen(s)) allSessions.delete(s);
-  }, 1000).unref();
-  const isOpen = (s: Session): boolean => ws.sessions.has(s) || (wt?.sessions.has(s) ?? false);
-
   return {
     wsUrl: `${options.tls ? 'wss' : 'ws'}://${urlHost}:${wsPort}/callwire`,
     wtUrl: wt ? `https://${urlHost}:${wt.port}/callwire` : undefined,
@@ -129,9 +121,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     http3Reason: wt?.http3Reason ?? 'WebTransport is off',
     docker,
     registry,
-    sessions: () => [...allSessions].filter(isOpen),
+    sessions,
     async close(graceMs = 0) {
-      clearInterval(prune);
       await Promise.all([ws.close(graceMs), wt?.close(graceMs)]);
       http.closeAllConnections?.();
       await new Promise((resolve) => http.close(resolve));

@@ -17,8 +17,6 @@ export interface WebSocketTransportOptions {
   readonly logger?: Logger;
   /** Per-message compression; off by default (spec §5.2). */
   readonly perMessageDeflate?: boolean;
-  /** Called for every new session, e.g. to count them. */
-  readonly onSession?: (session: Session) => void;
 }
 
 export interface WebSocketTransport {
@@ -88,7 +86,6 @@ export function attachWebSocket(server: HttpServer | HttpsServer, options: WebSo
       ...(options.logger ? { logger: options.logger } : {}),
     });
     sessions.add(session);
-    options.onSession?.(session);
     ws.on('message', (data, isBinary) => {
       if (!isBinary) {
         ws.close(closeCodes.TEXT_MESSAGE, 'text messages are not allowed; send binary frames'); // WS-1

@@ -27,7 +27,6 @@ export interface WebTransportServerOptions {
   readonly anonymousIdentity?: Identity | null;
   readonly limits?: Partial<SessionLimits> & { maxFrameBytes?: number };
   readonly logger?: Logger;
-  readonly onSession?: (session: Session) => void;
 }
 
 export interface WebTransportListener {
@@ -157,7 +156,6 @@ export async function listenWebTransport(options: WebTransportServerOptions): Pr
       ...(options.logger ? { logger: options.logger } : {}),
     });
     sessions.add(session);
-    options.onSession?.(session);
     void wt.closed
       .catch(() => undefined)
       .then(() => {
