@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineOperation, type CallContext, type Operation } from '../../dispatcher/index.js';
 import type { DockerEngine } from './engine.js';
 import { containerError, dockerErrors, engineError, imageError, imageErrors } from './errors.js';
-import { assertOwner, ownershipLabels } from './ownership.js';
+import { inspectOwned, ownershipLabels } from './ownership.js';
 
 const containerId = z.strictObject({ containerId: z.string().min(1) });
 
@@ -25,17 +25,7 @@ export function containerOperations(engine: DockerEngine, labelPrefix: string): 
   const labels = ownershipLabels(labelPrefix);
   const docker = engine.docker;
 
-  /** Inspects the container and checks the caller may act on it. */
-  async function owned(id: string, ctx: CallContext) {
-    const info = await docker
-      .getContainer(id)
-      .inspect()
-      .catch((error: unknown) => {
-        throw containerError(error, id);
-      });
-    assertOwner(info.Config.Labels, ctx.identity, labelPrefix, id);
-    return info;
-  }
+  const owned = (id: string, ctx: CallContext) => inspectOwned(engine, id, ctx.identity, labelPrefix);
 
   const lifecycle = (action: 'start' | 'stop' | 'restart', run: (id: string, timeoutSeconds: number) => Promise<unknown>, description: string): Operation =>
     defineOperation({

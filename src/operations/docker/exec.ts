@@ -7,7 +7,7 @@ import { DockerDemuxer, mergeAdjacent } from './demux.js';
 import type { DockerEngine } from './engine.js';
 import { containerError, dockerErrors, engineError } from './errors.js';
 import { killProcessTree } from './kill-tree.js';
-import { assertOwner } from './ownership.js';
+import { inspectOwned } from './ownership.js';
 
 const streamName = z.enum(['stdout', 'stderr']);
 
@@ -56,10 +56,7 @@ export function execOperation(engine: DockerEngine, labelPrefix: string): Operat
 
 async function* runExec(engine: DockerEngine, labelPrefix: string, input: ExecInput, ctx: CallContext): AsyncGenerator<ExecFrame> {
   const container = engine.docker.getContainer(input.containerId);
-  const info = await container.inspect().catch((error: unknown) => {
-    throw containerError(error, input.containerId);
-  });
-  assertOwner(info.Config.Labels, ctx.identity, labelPrefix, input.containerId);
+  const info = await inspectOwned(engine, input.containerId, ctx.identity, labelPrefix);
   if (!info.State.Running) {
     throw new RpcError('DOCKER_ERROR', `container ${input.containerId} is not running`, { details: { statusCode: 409 } });
   }

@@ -4,7 +4,7 @@ import { defineOperation, type Operation } from '../../dispatcher/index.js';
 import { DockerDemuxer } from './demux.js';
 import type { DockerEngine } from './engine.js';
 import { containerError, dockerErrors } from './errors.js';
-import { assertOwner } from './ownership.js';
+import { inspectOwned } from './ownership.js';
 
 /** `docker/container/logs`: one frame per line, `{stream, timestamp, text}`; follow keeps going. */
 export function logsOperation(engine: DockerEngine, labelPrefix: string): Operation {
@@ -18,10 +18,7 @@ export function logsOperation(engine: DockerEngine, labelPrefix: string): Operat
     access: { requiredScopes: ['container:logs'], resourceType: 'container', resourceAction: 'logs', resourceIdPath: 'containerId' },
     handler: async function* ({ containerId, follow, tail }, ctx) {
       const container = engine.docker.getContainer(containerId);
-      const info = await container.inspect().catch((error: unknown) => {
-        throw containerError(error, containerId);
-      });
-      assertOwner(info.Config.Labels, ctx.identity, labelPrefix, containerId);
+      const info = await inspectOwned(engine, containerId, ctx.identity, labelPrefix);
       const options = { stdout: true, stderr: true, timestamps: true, ...(tail === undefined ? {} : { tail }) };
       const stream = (await (follow ? container.logs({ ...options, follow: true }) : container.logs({ ...options, follow: false }).then(toStream)).catch(
         (error: unknown) => {

@@ -1,5 +1,8 @@
+import type Docker from 'dockerode';
 import { holdsScope, type Identity } from '../../dispatcher/index.js';
 import { RpcError } from '../../protocol/index.js';
+import type { DockerEngine } from './engine.js';
+import { containerError } from './errors.js';
 
 /** The two labels the server writes on containers it creates (spec §12). */
 export function ownershipLabels(prefix: string): { managed: string; owner: string } {
@@ -11,9 +14,24 @@ export function ownershipLabels(prefix: string): { managed: string; owner: strin
  * not act on it unless they hold `*`. Containers callwire did not create are
  * governed by scopes alone.
  */
-export function assertOwner(labels: Record<string, string> | null | undefined, identity: Identity | null, prefix: string, containerId: string): void {
+function assertOwner(labels: Record<string, string> | null | undefined, identity: Identity | null, prefix: string, containerId: string): void {
   const { managed, owner } = ownershipLabels(prefix);
   if (labels?.[managed] !== 'true') return;
   if (identity && (holdsScope(identity, '*') || labels[owner] === identity.subject)) return;
   throw RpcError.of('FORBIDDEN', `container ${containerId} belongs to another caller`);
+}
+
+/**
+ * Inspects a container for an operation on it: an unknown one is
+ * CONTAINER_NOT_FOUND, someone else's is FORBIDDEN.
+ */
+export async function inspectOwned(engine: DockerEngine, containerId: string, identity: Identity | null, prefix: string): Promise<Docker.ContainerInspectInfo> {
+  const info = await engine.docker
+    .getContainer(containerId)
+    .inspect()
+    .catch((error: unknown) => {
+      throw containerError(error, containerId);
+    });
+  assertOwner(info.Config.Labels, identity, prefix, containerId);
+  return info;
 }
