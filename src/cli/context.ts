@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { connect, type Client } from '../client/index.js';
+import { codecs } from '../protocol/index.js';
 import { CliInputError } from './outcome.js';
 
 export interface GlobalFlags {
@@ -92,12 +93,10 @@ export async function readStdin(limitBytes = 64 * 1024 * 1024): Promise<Buffer> 
 
 /** JSON for stdout: bytes as {"$base64"}, as the JSON codec writes them. */
 export function toJsonLine(value: unknown): string {
-  return JSON.stringify(value, function (this: Record<string, unknown>, key, v: unknown) {
-    const original = this[key];
-    if (original instanceof Uint8Array) return { $base64: Buffer.from(original).toString('base64') };
-    return v;
-  });
+  return utf8.decode(codecs.json.encode(value));
 }
+
+const utf8 = new TextDecoder();
 
 /** One write attempt; resolves false when stdout is gone (a closed pipe). */
 export function writeOut(text: string): Promise<boolean> {

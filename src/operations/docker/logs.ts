@@ -1,4 +1,4 @@
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { z } from 'zod';
 import { defineOperation, type Operation } from '../../dispatcher/index.js';
 import { DockerDemuxer } from './demux.js';
@@ -20,7 +20,7 @@ export function logsOperation(engine: DockerEngine, labelPrefix: string): Operat
       const container = engine.docker.getContainer(containerId);
       const info = await inspectOwned(engine, containerId, ctx.identity, labelPrefix);
       const options = { stdout: true, stderr: true, timestamps: true, ...(tail === undefined ? {} : { tail }) };
-      const stream = (await (follow ? container.logs({ ...options, follow: true }) : container.logs({ ...options, follow: false }).then(toStream)).catch(
+      const stream = (await (follow ? container.logs({ ...options, follow: true }) : container.logs({ ...options, follow: false }).then((buffer) => Readable.from([buffer]))).catch(
         (error: unknown) => {
           throw containerError(error, containerId);
         },
@@ -51,9 +51,4 @@ function toFrame(stream: 'stdout' | 'stderr', line: string) {
   // With timestamps on, every line starts "2006-01-02T15:04:05.999999999Z ".
   const space = line.indexOf(' ');
   return space > 0 ? { stream, timestamp: line.slice(0, space), text: line.slice(space + 1) } : { stream, timestamp: '', text: line };
-}
-
-async function toStream(buffer: Buffer): Promise<Readable> {
-  const { Readable } = await import('node:stream');
-  return Readable.from([buffer]);
 }
