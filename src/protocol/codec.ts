@@ -106,3 +106,17 @@ export function codecForSubprotocol(name: string): Codec | undefined {
   }
   return undefined;
 }
+
+/**
+ * The codec of a peer that offered no subprotocol, from its first frame (spec §13):
+ * an envelope is a map, so JSON starts with `{` (after optional white space) and
+ * msgpack with a map header (0x80–0x8f, 0xde, 0xdf). Anything else is left to
+ * msgpack, which then reports the frame as undecodable.
+ */
+export function sniffCodec(firstFrame: Uint8Array): Codec {
+  for (const byte of firstFrame) {
+    if (byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d) continue;
+    return byte === 0x7b ? jsonCodec : msgpackCodec;
+  }
+  return msgpackCodec;
+}

@@ -25,6 +25,7 @@ export {
   jsonCodec,
   subprotocols,
   codecForSubprotocol,
+  sniffCodec,
   type Codec,
   type CodecName,
 } from './codec.js';

@@ -13,6 +13,13 @@ export const limits = {
   maxCallsInFlight: 4096,
   /** Encoded bytes the server holds for one call towards a slow peer (§8). */
   maxBufferedBytesPerCall: 1024 * 1024,
+  /**
+   * Encoded bytes a connection's socket has not yet taken; above it the callee stops
+   * reading that peer's frames until half of it has drained (§8, BP-3).
+   */
+  maxOutboundBytesPerConnection: 8 * 1024 * 1024,
+  /** WebSocket ping interval; a peer silent for a whole interval after a ping is gone (§5.5). */
+  keepaliveMs: 30_000,
   /** Longest deadline a caller may ask for; larger values are clamped (§7). */
   maxDeadlineMs: 24 * 60 * 60 * 1000,
   /** Length of the big-endian length prefix on byte streams (§5.1). */

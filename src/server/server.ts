@@ -3,7 +3,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { Registry, silentLogger, type Identity, type Logger, type Operation, type Session, type SessionLimits } from '../dispatcher/index.js';
 import { conformanceOperations, discoveryOperations, dockerEngine, dockerOperations, probeDocker, type DockerEngine } from '../operations/index.js';
-import { attachWebSocket, listenWebTransport, type WebTransportListener } from '../transports/index.js';
+import { attachWebSocket, listenWebTransport, validatePolicy, type OriginPolicy, type WebTransportListener } from '../transports/index.js';
 import { certificateSha256, selfSignedCertificate } from './certificate.js';
 import { statsOperation } from './stats-operation.js';
 import { tokenAuthenticator, type TokenEntry } from './tokens.js';
@@ -24,8 +24,14 @@ export interface ServerOptions {
   readonly conformance?: boolean;
   /** The Docker engine: found through DOCKER_HOST by default; false for none. */
   readonly docker?: DockerEngine | false;
-  readonly limits?: Partial<SessionLimits> & { maxFrameBytes?: number };
+  readonly limits?: Partial<SessionLimits> & { maxFrameBytes?: number; maxOutboundBytesPerConnection?: number };
   readonly logger?: Logger;
+  /** Web page origins allowed to connect besides the server's own (spec §10.1); `*` needs tokens. */
+  readonly allowOrigins?: readonly string[];
+  /** Host names accepted besides loopback ones while listening on loopback (DNS rebinding, §10.1). */
+  readonly allowHosts?: readonly string[];
+  /** WebSocket ping interval in ms (spec §5.5); 0 turns keepalive off. Default 30 s. */
+  readonly keepaliveMs?: number;
 }
 
 export interface RunningServer {
@@ -39,6 +45,8 @@ export interface RunningServer {
   /** Whether the Docker operations are on, and why (not). */
   readonly docker: { readonly on: boolean; readonly reason: string };
   readonly registry: Registry;
+  /** Origins allowed besides the server's own (spec §10.1). */
+  readonly allowedOrigins: readonly string[];
   readonly sessions: () => Iterable<Session>;
   /** Stops accepting, lets live calls end within `graceMs`, then aborts the rest. */
   close(graceMs?: number): Promise<void>;
@@ -60,25 +68,32 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
         'Configure tokens (CALLWIRE_TOKENS or --tokens FILE), or listen on 127.0.0.1.',
     );
   }
+  const originPolicy: OriginPolicy = {
+    allowOrigins: options.allowOrigins ?? [],
+    allowHosts: (options.allowHosts ?? []).map((h) => h.toLowerCase()),
+    checkHost: isLoopback(host),
+  };
+  validatePolicy(originPolicy, tokens.length > 0);
   const logger = options.logger ?? silentLogger;
   const authenticate = tokenAuthenticator(tokens);
   const registry = new Registry();
   registry.register(...(options.operations ?? []));
   if (options.conformance) registry.register(...conformanceOperations());
   let docker = { on: false, reason: 'disabled' };
+  let engine: DockerEngine | undefined;
   if (options.docker !== false) {
-    const engine = options.docker ?? dockerEngine();
+    engine = options.docker ?? dockerEngine();
     const probe = await probeDocker(engine);
     docker = { on: probe.ok, reason: probe.reason };
     if (probe.ok) registry.register(...dockerOperations(engine));
   }
   // The open sessions are the transports' own sets; each drops a session when its connection closes.
   const sessions = (): Session[] => [...ws.sessions, ...(wt?.sessions ?? [])];
-  registry.register(...discoveryOperations(registry), statsOperation(sessions));
+  registry.register(...discoveryOperations(registry), statsOperation(sessions, () => engine?.counters.execKillFailures ?? 0));
 
   // spec §10: with no tokens the server is loopback-only, and local callers have full access.
   const anonymousIdentity: Identity | null = tokens.length === 0 ? { subject: 'local', scopes: ['*'] } : null;
-  const common = { registry, authenticate, anonymousIdentity, logger, ...(options.limits ? { limits: options.limits } : {}) };
+  const common = { registry, authenticate, anonymousIdentity, logger, originPolicy, ...(options.limits ? { limits: options.limits } : {}) };
 
   const http: HttpServer = options.tls
     ? createHttpsServer({ cert: options.tls.certPem, key: options.tls.keyPem })
@@ -86,7 +101,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   http.on('request', (_req, res) => {
     res.writeHead(426, { 'content-type': 'text/plain' }).end('callwire speaks WebSocket at /callwire\n');
   });
-  const ws = attachWebSocket(http, common);
+  const ws = attachWebSocket(http, { ...common, ...(options.keepaliveMs === undefined ? {} : { keepaliveMs: options.keepaliveMs }) });
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);
     http.listen(options.port ?? 7070, host, () => resolve());
@@ -121,6 +136,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     http3Reason: wt?.http3Reason ?? 'WebTransport is off',
     docker,
     registry,
+    allowedOrigins: originPolicy.allowOrigins,
     sessions,
     async close(graceMs = 0) {
       await Promise.all([ws.close(graceMs), wt?.close(graceMs)]);

@@ -5,13 +5,13 @@ import { defineOperation, type Operation, type Session } from '../dispatcher/ind
  * `services/stats`: live calls and connections across the server, so callers (and
  * tests) can see that an aborted subscription is really gone.
  */
-export function statsOperation(sessions: () => Iterable<Session>): Operation {
+export function statsOperation(sessions: () => Iterable<Session>, execKillFailures: () => number = () => 0): Operation {
   return defineOperation({
     name: 'services/stats',
     kind: 'query',
     description: 'Connections and live calls on this server (the caller\'s own stats call included).',
     input: z.null(),
-    output: z.object({ connections: z.number().int(), liveCalls: z.number().int(), callsStarted: z.number().int() }),
+    output: z.object({ connections: z.number().int(), liveCalls: z.number().int(), callsStarted: z.number().int(), execKillFailures: z.number().int() }),
     handler: () => {
       let connections = 0;
       let liveCalls = 0;
@@ -21,7 +21,7 @@ export function statsOperation(sessions: () => Iterable<Session>): Operation {
         liveCalls += s.stats.liveCalls;
         callsStarted += s.stats.callsStarted;
       }
-      return { connections, liveCalls, callsStarted };
+      return { connections, liveCalls, callsStarted, execKillFailures: execKillFailures() };
     },
   });
 }

@@ -3,17 +3,23 @@ import type { Server as HttpsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { Session, type Identity, type Logger, type Registry, type SessionLimits, type SessionTransport } from '../dispatcher/index.js';
-import { closeCodes, codecForSubprotocol, codecs, limits, subprotocols, type Codec } from '../protocol/index.js';
+import { closeCodes, codecForSubprotocol, codecs, limits, sniffCodec, subprotocols, type Codec } from '../protocol/index.js';
 import { bearerToken, type Authenticate } from './auth.js';
+import { startKeepalive } from './keepalive.js';
+import { checkBrowserRequest, type OriginPolicy } from './origin.js';
 
 export interface WebSocketTransportOptions {
   readonly registry: Registry;
-  /** URL path served; spec/PROTOCOL.md §5.2. Default `/callwire`. */
-  readonly path?: string;
+  /** URL paths served; spec/PROTOCOL.md §5.2. Default `/callwire` and the reference's `/alknet/call` (§13). */
+  readonly paths?: readonly string[];
+  /** Which browser pages may connect (§10.1); by default none but the server's own. */
+  readonly originPolicy?: OriginPolicy;
+  /** Ping interval; a connection silent for a whole interval after a ping is closed (§5.5). 0: off. */
+  readonly keepaliveMs?: number;
   readonly authenticate?: Authenticate;
   /** Identity of callers without a token; default anonymous (`null`). */
   readonly anonymousIdentity?: Identity | null;
-  readonly limits?: Partial<SessionLimits> & { maxFrameBytes?: number };
+  readonly limits?: Partial<SessionLimits> & { maxFrameBytes?: number; maxOutboundBytesPerConnection?: number };
   readonly logger?: Logger;
   /** Per-message compression; off by default (spec §5.2). */
   readonly perMessageDeflate?: boolean;
@@ -26,13 +32,17 @@ export interface WebSocketTransport {
 }
 
 const SUPPORTED = new Set(Object.values(subprotocols));
+const DEFAULT_PATHS = ['/callwire', '/alknet/call'];
+const SAME_ORIGIN_ONLY: OriginPolicy = { allowOrigins: [], allowHosts: [], checkHost: false };
 
 /**
  * Serves the protocol over WebSocket on an existing HTTP(S) server: one envelope per
  * binary message, codec by subprotocol, calls multiplexed by id (spec §5.2).
  */
 export function attachWebSocket(server: HttpServer | HttpsServer, options: WebSocketTransportOptions): WebSocketTransport {
-  const path = options.path ?? '/callwire';
+  const paths = new Set(options.paths ?? DEFAULT_PATHS);
+  const policy = options.originPolicy ?? SAME_ORIGIN_ONLY;
+  const maxOutbound = options.limits?.maxOutboundBytesPerConnection ?? limits.maxOutboundBytesPerConnection;
   const sessions = new Set<Session>();
   const sockets = new Set<WebSocket>();
   let closing = false;
@@ -45,8 +55,13 @@ export function attachWebSocket(server: HttpServer | HttpsServer, options: WebSo
   });
 
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
-    if (new URL(req.url ?? '/', 'http://x').pathname !== path) return; // another handler's
+    if (!paths.has(new URL(req.url ?? '/', 'http://x').pathname)) return; // another handler's
     if (closing) return refuse(socket, 503, 'server is shutting down');
+    const verdict = checkBrowserRequest(policy, req.headers.origin, req.headers.host);
+    if (!verdict.ok) {
+      options.logger?.warn('refused a connection', { reason: verdict.reason });
+      return refuse(socket, verdict.status, verdict.reason);
+    }
     const offered = (req.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim()).filter(Boolean);
     if (offered.length > 0 && !offered.some((p) => SUPPORTED.has(p))) {
       return refuse(socket, 400, `unsupported subprotocol; offer one of: ${[...SUPPORTED].join(', ')}`); // WS-6
@@ -58,22 +73,33 @@ export function attachWebSocket(server: HttpServer | HttpsServer, options: WebSo
       if (!found) return refuse(socket, 401, 'invalid token'); // the token itself is never echoed
       identity = found;
     }
-    wss.handleUpgrade(req, socket, head, (ws) => {
-      const codec = codecForSubprotocol(ws.protocol) ?? codecs.msgpack; // WS-5
-      serve(ws, req, codec, identity);
-    });
+    wss.handleUpgrade(req, socket, head, (ws) => serve(ws, req, codecForSubprotocol(ws.protocol), identity));
   };
   server.on('upgrade', onUpgrade);
 
-  function serve(ws: WebSocket, req: IncomingMessage, codec: Codec, identity: Identity | null): void {
+  function serve(ws: WebSocket, req: IncomingMessage, negotiated: Codec | undefined, identity: Identity | null): void {
     req.socket.setNoDelay(true);
     sockets.add(ws);
+    // WS-5: without a subprotocol, the first frame's first byte picks the codec (§13).
+    let codec = negotiated;
+    // Bytes handed to ws that the socket has not taken: unary answers and refusals
+    // included, which no call accounts for. Over the bound, stop reading the peer (BP-3).
+    let outbound = 0;
     const transport: SessionTransport = {
-      codec,
+      get codec() {
+        return codec ?? codecs.msgpack;
+      },
       send: (_callId, frame) =>
         new Promise<void>((resolve, reject) => {
           if (ws.readyState !== ws.OPEN) return reject(new Error('socket closed'));
-          ws.send(frame, { binary: true }, (error) => (error ? reject(error) : resolve()));
+          outbound += frame.byteLength;
+          if (outbound > maxOutbound && !ws.isPaused) ws.pause();
+          ws.send(frame, { binary: true }, (error) => {
+            outbound -= frame.byteLength;
+            if (ws.isPaused && outbound <= maxOutbound / 2 && ws.readyState === ws.OPEN) ws.resume();
+            if (error) reject(error);
+            else resolve();
+          });
         }),
       close: (code, reason) => ws.close(code, reason),
     };
@@ -86,14 +112,20 @@ export function attachWebSocket(server: HttpServer | HttpsServer, options: WebSo
       ...(options.logger ? { logger: options.logger } : {}),
     });
     sessions.add(session);
+    const keepalive = startKeepalive(ws, options.keepaliveMs ?? limits.keepaliveMs, () => {
+      options.logger?.info('closing a silent connection', { after: 'keepalive' });
+    });
     ws.on('message', (data, isBinary) => {
       if (!isBinary) {
         ws.close(closeCodes.TEXT_MESSAGE, 'text messages are not allowed; send binary frames'); // WS-1
         return;
       }
-      session.receive(toBytes(data));
+      const bytes = toBytes(data);
+      codec ??= sniffCodec(bytes);
+      session.receive(bytes);
     });
     ws.on('close', () => {
+      keepalive.stop();
       sockets.delete(ws);
       sessions.delete(session);
       session.close(); // ABT-4
@@ -134,6 +166,6 @@ function toBytes(data: Buffer | ArrayBuffer | Buffer[]): Uint8Array {
 }
 
 function refuse(socket: Duplex, status: number, message: string): void {
-  const reason = { 400: 'Bad Request', 401: 'Unauthorized', 503: 'Service Unavailable' }[status] ?? 'Error';
+  const reason = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 503: 'Service Unavailable' }[status] ?? 'Error';
   socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(message)}\r\n\r\n${message}`);
 }

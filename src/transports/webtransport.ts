@@ -13,6 +13,7 @@ import {
   type Codec,
 } from '../protocol/index.js';
 import type { Authenticate } from './auth.js';
+import { checkBrowserRequest, type OriginPolicy } from './origin.js';
 
 export interface WebTransportServerOptions {
   readonly registry: Registry;
@@ -27,6 +28,8 @@ export interface WebTransportServerOptions {
   readonly anonymousIdentity?: Identity | null;
   readonly limits?: Partial<SessionLimits> & { maxFrameBytes?: number };
   readonly logger?: Logger;
+  /** Which browser pages may open a session (§10.1); by default none. */
+  readonly originPolicy?: OriginPolicy;
 }
 
 export interface WebTransportListener {
@@ -56,12 +59,15 @@ interface WtSession {
   close(info?: { closeCode?: number; reason?: string }): void;
 }
 interface WtServer {
+  setRequestCallback(callback: (request: { header: Record<string, string | undefined> }) => Promise<SessionAnswer>): void;
   startServer(): void;
   stopServer(): void;
   ready: Promise<void>;
   port: number | null;
   sessionStream(path: string): ReadableStream<WtSession>;
 }
+
+type SessionAnswer = { status: 200; path: string; userData: Record<string, never> } | { status: number };
 
 /**
  * HTTP/3 needs the optional native package, which cannot be installed everywhere.
@@ -96,7 +102,17 @@ export async function listenWebTransport(options: WebTransportServerOptions): Pr
     privKey: options.keyPem,
     ...webTransportWindows,
   };
+  // Every session request passes the origin and host rules before it is accepted (§10.1).
+  const answer = async ({ header }: { header: Record<string, string | undefined> }): Promise<SessionAnswer> => {
+    const path = header[':path'] ?? '';
+    if (!(path in PATHS)) return { status: 404 };
+    const verdict = checkBrowserRequest(options.originPolicy ?? { allowOrigins: [], allowHosts: [], checkHost: false }, header['origin'], header[':authority'] ?? header['host']);
+    if (verdict.ok) return { status: 200, path, userData: {} };
+    options.logger?.warn('refused a WebTransport session', { reason: verdict.reason });
+    return { status: verdict.status };
+  };
   const http2 = new lib.Http2Server(args);
+  http2.setRequestCallback(answer);
   http2.startServer();
   await http2.ready;
   const port = http2.port ?? options.port;
@@ -104,6 +120,7 @@ export async function listenWebTransport(options: WebTransportServerOptions): Pr
   const probe = await probeHttp3();
   if (probe.ok) {
     const http3 = new lib.Http3Server({ ...args, port });
+    http3.setRequestCallback(answer);
     http3.startServer();
     await http3.ready;
     servers.push(http3);

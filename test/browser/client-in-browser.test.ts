@@ -37,11 +37,12 @@ const TOKEN = 'browser-token-0123456789abcdef';
 describe.skipIf(!existsSync(CHROMIUM))(`the client in a browser${existsSync(CHROMIUM) ? '' : ' (skipped: no /usr/bin/chromium; .ci/run installs it)'}`, () => {
   const fx = new ServerFixture();
   let page: Server;
+  let otherPage: Server;
   let browser: Browser;
   let pageUrl = '';
+  let otherPageUrl = '';
 
   beforeAll(async () => {
-    await fx.start({ webTransportPort: false, tokens: [{ token: TOKEN, subject: 'browser', scopes: ['secret:read', 'secret:write'] }] });
     const bundle = await build({
       entryPoints: ['src/client/index.ts'],
       bundle: true,
@@ -58,6 +59,15 @@ describe.skipIf(!existsSync(CHROMIUM))(`the client in a browser${existsSync(CHRO
     });
     await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
     pageUrl = `http://127.0.0.1:${(page.address() as AddressInfo).port}/`;
+    // The same page under another origin, one the server does not list (spec §10.1).
+    otherPage = createServer(page.listeners('request')[0] as Parameters<typeof createServer>[0]);
+    await new Promise<void>((resolve) => otherPage.listen(0, '127.0.0.1', resolve));
+    otherPageUrl = `http://localhost:${(otherPage.address() as AddressInfo).port}/`;
+    await fx.start({
+      webTransportPort: false,
+      tokens: [{ token: TOKEN, subject: 'browser', scopes: ['secret:read', 'secret:write'] }],
+      allowOrigins: [new URL(pageUrl).origin],
+    });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
@@ -66,6 +76,7 @@ describe.skipIf(!existsSync(CHROMIUM))(`the client in a browser${existsSync(CHRO
   afterAll(async () => {
     await browser?.close();
     await new Promise((resolve) => page?.close(resolve));
+    await new Promise((resolve) => otherPage?.close(resolve));
     await fx.stop();
   });
 
@@ -86,4 +97,16 @@ describe.skipIf(!existsSync(CHROMIUM))(`the client in a browser${existsSync(CHRO
       await tab.close();
     });
   }
+
+  it('a page from an origin the server does not allow cannot call anything', async () => {
+    const tab = await browser.newPage();
+    await tab.goto(`${otherPageUrl}#${encodeURIComponent(JSON.stringify({ url: fx.server.wsUrl, token: TOKEN, codec: 'msgpack' }))}`);
+    await tab.waitForFunction(() => (window as unknown as { result?: unknown }).result !== undefined, undefined, { timeout: 20_000 });
+    const result = (await tab.evaluate(() => (window as unknown as { result: unknown }).result)) as Record<string, unknown>;
+    expect(result['error']).toMatch(/UNAVAILABLE|connect|closed/i);
+    expect(result['ops']).toBeUndefined();
+    // Refused at the upgrade: no session was ever opened for it.
+    expect([...fx.server.sessions()]).toHaveLength(0);
+    await tab.close();
+  });
 });

@@ -89,7 +89,7 @@ describe('WebSocket transport (spec §5.2)', () => {
   it('attaches to an existing HTTP server and leaves its other routes alone', async () => {
     const http = createServer((_req, res) => res.end('app'));
     const { registry } = sampleRegistry();
-    const ws = attachWebSocket(http, { registry, path: '/rpc' });
+    const ws = attachWebSocket(http, { registry, paths: ['/rpc'] });
     await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
     const port = (http.address() as AddressInfo).port;
     try {

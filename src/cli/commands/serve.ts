@@ -16,6 +16,9 @@ interface ServeFlags {
   conformance?: boolean;
   maxCallsInFlight?: string;
   maxInputBytes?: string;
+  allowOrigin: string[];
+  allowHost: string[];
+  keepalive: string;
 }
 
 export function registerServe(program: Command): void {
@@ -34,6 +37,9 @@ export function registerServe(program: Command): void {
     .option('--conformance', 'also offer the conformance/* operations the conformance suite drives')
     .option('--max-calls-in-flight <n>', 'live calls per connection (spec §9; default 4096)')
     .option('--max-input-bytes <n>', 'largest call.requested frame in bytes (spec §9; default 4 MiB)')
+    .option('--allow-origin <origin>', 'a web page origin allowed to connect besides the server\'s own, e.g. https://app.example (repeatable; "*" only with tokens)', collect, [])
+    .option('--allow-host <name>', 'a Host name accepted besides loopback names while listening on loopback (repeatable)', collect, [])
+    .option('--keepalive <seconds>', 'WebSocket ping interval; a peer silent for a whole interval after a ping is dropped and its calls aborted (0: off)', '30')
     .action(async (flags: ServeFlags) => {
       // Loaded here: the server's dependencies (Docker, TLS, transports) would slow every other command's start.
       const { loadTokens, startServer } = await import('../../server/index.js');
@@ -51,6 +57,9 @@ export function registerServe(program: Command): void {
           ...(flags.maxInputBytes ? { maxInputBytes: positive(flags.maxInputBytes, '--max-input-bytes') } : {}),
         },
         logger: stderrLogger(flags.logLevel),
+        allowOrigins: flags.allowOrigin,
+        allowHosts: flags.allowHost,
+        keepaliveMs: seconds(flags.keepalive, '--keepalive') * 1000,
         ...(tls ? { tls } : {}),
       });
       printBanner(server, tokens.length);
@@ -61,6 +70,16 @@ export function registerServe(program: Command): void {
 function port(value: string, flag: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`${flag} must be a port number, not "${value}"`);
+  return n;
+}
+
+function collect(value: string, all: string[]): string[] {
+  return [...all, value];
+}
+
+function seconds(value: string, flag: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0) throw new Error(`${flag} must be a number of seconds (0 or more), not "${value}"`);
   return n;
 }
 
@@ -79,6 +98,7 @@ function printBanner(server: RunningServer, tokenCount: number): void {
     out(`  certificate   sha256 ${server.certHash}${server.certNotAfter ? `  (self-signed, valid until ${server.certNotAfter.toISOString()})` : ''}`);
   }
   out(`  auth          ${tokenCount === 0 ? 'none: loopback only, local callers have full access' : `${tokenCount} token(s)`}`);
+  out(`  browsers      ${server.allowedOrigins.length === 0 ? 'pages of this server only' : `this server's pages and ${server.allowedOrigins.join(', ')}`}`);
   out(`  docker        ${server.docker.on ? `on: ${server.docker.reason}` : `off: ${server.docker.reason} (set DOCKER_HOST, or run scripts/docker-engine.sh up)`}`);
   out(`  operations    ${server.registry.list().map((op) => op.name).join(', ')}`);
   out('connect:');

@@ -6,6 +6,8 @@ export interface DockerEngine {
   readonly address: string;
   /** True when the engine's process ids are this host's (a local unix socket). */
   readonly local: boolean;
+  /** Exec kills that failed (spec §12, EXEC-5); services/stats reports them. */
+  readonly counters: { execKillFailures: number };
 }
 
 /** Finds the engine through DOCKER_HOST, or the default socket (what the docker CLI does). */
@@ -13,13 +15,14 @@ export function dockerEngine(dockerHost: string | undefined = process.env['DOCKE
   const address = dockerHost && dockerHost.length > 0 ? dockerHost : 'unix:///var/run/docker.sock';
   if (address.startsWith('unix://')) {
     const socketPath = address.slice('unix://'.length);
-    return { docker: new Docker({ socketPath, timeout: 60_000 }), address, local: true };
+    return { docker: new Docker({ socketPath, timeout: 60_000 }), address, local: true, counters: { execKillFailures: 0 } };
   }
   const url = new URL(address.replace(/^tcp:/, 'http:'));
   return {
     docker: new Docker({ host: url.hostname, port: Number(url.port || 2375), protocol: url.protocol === 'https:' ? 'https' : 'http', timeout: 60_000 }),
     address,
     local: false,
+    counters: { execKillFailures: 0 },
   };
 }
 

@@ -6,7 +6,7 @@ import { RpcError } from '../../protocol/index.js';
 import { DockerDemuxer, mergeAdjacent } from './demux.js';
 import type { DockerEngine } from './engine.js';
 import { containerError, dockerErrors, engineError } from './errors.js';
-import { killProcessTree } from './kill-tree.js';
+import { innermostPid, killAll, processTree } from './kill-tree.js';
 import { inspectOwned } from './ownership.js';
 
 const streamName = z.enum(['stdout', 'stderr']);
@@ -45,7 +45,10 @@ export function execOperation(engine: DockerEngine, labelPrefix: string): Operat
     kind: 'subscription',
     description:
       'Runs a command in a running container (non-interactive). Streams {stream, text} (or {stream, data} with encoding binary), ' +
-      'then {exitCode, terminal: true, stdoutBytes, stderrBytes}, then call.completed. Abort kills the process.',
+      'then {exitCode, terminal: true, stdoutBytes, stderrBytes}, then call.completed. Abort or disconnect kills the process ' +
+      'when the engine is local (a unix socket) and its processes are visible to the server (same pid namespace), as root or ' +
+      'as a member of the socket\'s group; with a remote engine (tcp://) or one in another pid namespace only the stream is ' +
+      'closed, and the process may run on. Failed kills are logged and counted in services/stats.',
     input: execInput,
     output: execOutput,
     errors: dockerErrors,
@@ -80,11 +83,21 @@ async function* runExec(engine: DockerEngine, labelPrefix: string, input: ExecIn
   })) as Duplex;
 
   let finished = false;
+  let killed = false;
   const kill = (): void => {
+    if (killed) return;
+    killed = true;
     socket.destroy();
-    void killExec(engine, exec);
+    void killExec(engine, container, exec).then((failure) => {
+      if (failure === undefined) return;
+      engine.counters.execKillFailures++;
+      ctx.logger.warn('could not kill an exec process', { reason: failure });
+    });
   };
-  ctx.signal.addEventListener('abort', kill, { once: true });
+  // An abort that came while the engine was starting the exec must still kill it:
+  // a listener added now would never fire, and a silent command would live on.
+  if (ctx.signal.aborted) kill();
+  else ctx.signal.addEventListener('abort', kill, { once: true });
   try {
     // The command's stdin: given bytes, then end of file (a half-close of the stream).
     if (input.stdin !== undefined) socket.end(input.stdin);
@@ -138,16 +151,37 @@ async function exitCodeOf(exec: Docker.Exec, signal: AbortSignal): Promise<numbe
 }
 
 /**
- * Docker cannot kill an exec by id: its inspect gives the host pid, and on a local
- * engine we kill that process tree (spec §12, EXEC-5). A remote engine's pids are
- * not ours; there, closing the stream is all we can do.
+ * Kills an exec's processes (spec §12, EXEC-5); resolves the reason it could not,
+ * or undefined. Docker cannot kill an exec by id, but its inspect gives the host
+ * pid: as root we SIGKILL the host process tree; as an unprivileged user in the
+ * engine socket's group (EPERM), the engine runs `kill` inside the container as
+ * root, with the pids the processes have there (NSpid). A remote engine's pids are
+ * not ours, nor are those of an engine in another pid namespace: there, closing
+ * the stream is all we can do, and services/schema says so.
  */
-async function killExec(engine: DockerEngine, exec: Docker.Exec): Promise<void> {
-  if (!engine.local) return;
+async function killExec(engine: DockerEngine, container: Docker.Container, exec: Docker.Exec): Promise<string | undefined> {
+  if (!engine.local) return `the engine at ${engine.address} is remote: its process ids are not this host's`;
+  let reason = 'the process was still running 2 s after the kill';
   for (let attempt = 0; attempt < 40; attempt++) {
     const state = await exec.inspect().catch(() => undefined);
-    if (!state || !state.Running) return;
-    if (state.Pid > 0) killProcessTree(state.Pid);
+    if (!state || !state.Running) return undefined;
+    if (state.Pid > 0) {
+      const tree = processTree(state.Pid);
+      const { denied, missing } = killAll(tree);
+      if (missing.includes(state.Pid)) reason = `pid ${state.Pid} is not visible here (another pid namespace?)`;
+      if (denied.length > 0) {
+        const inside = denied.map(innermostPid).filter((pid): pid is number => pid !== undefined);
+        reason = await killInside(container, inside).catch((error: unknown) => `kill inside the container failed: ${String(error)}`) ?? reason;
+      }
+    }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+  return reason;
+}
+
+async function killInside(container: Docker.Container, pids: readonly number[]): Promise<string | undefined> {
+  if (pids.length === 0) return 'not permitted, and the processes\' container pids are unreadable';
+  const killer = await container.exec({ Cmd: ['kill', '-9', ...pids.map(String)], User: '0', AttachStdout: false, AttachStderr: false });
+  await killer.start({ Detach: true });
+  return undefined;
 }

@@ -1,11 +1,11 @@
 import { readdirSync, readFileSync } from 'node:fs';
 
 /**
- * SIGKILLs a process and all its descendants on this host. Docker cannot kill an
- * exec by id, but its inspect gives the exec's host pid; the tree matters because
- * `sh -c 'a; b'` runs its commands as children.
+ * A process and all its descendants on this host, root first. Docker cannot kill
+ * an exec by id, but its inspect gives the exec's host pid; the tree matters
+ * because `sh -c 'a; b'` runs its commands as children.
  */
-export function killProcessTree(rootPid: number): number[] {
+export function processTree(rootPid: number): number[] {
   const children = new Map<number, number[]>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -27,12 +27,42 @@ export function killProcessTree(rootPid: number): number[] {
     for (const child of children.get(pid) ?? []) visit(child);
   };
   visit(rootPid);
-  for (const pid of tree) {
+  return tree;
+}
+
+/**
+ * SIGKILLs each pid. Returns those this process may not signal (EPERM: the server
+ * is not root) and those that could not be found (ESRCH before we even tried
+ * means another pid namespace; after, simply gone), for the caller to escalate.
+ */
+export function killAll(pids: readonly number[]): { denied: number[]; missing: number[] } {
+  const denied: number[] = [];
+  const missing: number[] = [];
+  for (const pid of pids) {
     try {
       process.kill(pid, 'SIGKILL');
-    } catch {
-      // ESRCH: already gone.
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EPERM') denied.push(pid);
+      else missing.push(pid);
     }
   }
-  return tree;
+  return { denied, missing };
+}
+
+/**
+ * The pid a host process has inside its own (innermost) pid namespace, from the
+ * `NSpid` line of /proc/<pid>/status; undefined when it is gone or unreadable.
+ * The engine runs `kill` inside the container with that pid.
+ */
+export function innermostPid(hostPid: number): number | undefined {
+  let status: string;
+  try {
+    status = readFileSync(`/proc/${hostPid}/status`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const line = /^NSpid:\s*(.+)$/m.exec(status)?.[1];
+  const last = line?.trim().split(/\s+/).pop();
+  return last === undefined ? undefined : Number(last);
 }
