@@ -93,7 +93,15 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
 
   // spec §10: with no tokens the server is loopback-only, and local callers have full access.
   const anonymousIdentity: Identity | null = tokens.length === 0 ? { subject: 'local', scopes: ['*'] } : null;
-  const common = { registry, authenticate, anonymousIdentity, logger, originPolicy, ...(options.limits ? { limits: options.limits } : {}) };
+  const common = {
+    registry,
+    authenticate,
+    anonymousIdentity,
+    logger,
+    originPolicy,
+    ...(options.limits ? { limits: options.limits } : {}),
+    ...(options.keepaliveMs === undefined ? {} : { keepaliveMs: options.keepaliveMs }),
+  };
 
   const http: HttpServer = options.tls
     ? createHttpsServer({ cert: options.tls.certPem, key: options.tls.keyPem })
@@ -101,7 +109,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   http.on('request', (_req, res) => {
     res.writeHead(426, { 'content-type': 'text/plain' }).end('callwire speaks WebSocket at /callwire\n');
   });
-  const ws = attachWebSocket(http, { ...common, ...(options.keepaliveMs === undefined ? {} : { keepaliveMs: options.keepaliveMs }) });
+  const ws = attachWebSocket(http, common);
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);
     http.listen(options.port ?? 7070, host, () => resolve());

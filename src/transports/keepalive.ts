@@ -1,3 +1,4 @@
+import type { Http2Session } from 'node:http2';
 import type { WebSocket } from 'ws';
 
 /**
@@ -31,4 +32,29 @@ export function startKeepalive(ws: WebSocket, intervalMs: number, onDead: () => 
       ws.off('message', hear);
     },
   };
+}
+
+/**
+ * The same rule for WebTransport over HTTP/2: an HTTP/2 PING every `intervalMs`;
+ * a PING still unanswered an interval later means the peer is gone, and the whole
+ * HTTP/2 connection (every WebTransport session on it) is destroyed (§5.5).
+ */
+export function startHttp2Keepalive(session: Http2Session, intervalMs: number, onDead: () => void): void {
+  if (intervalMs <= 0) return;
+  let waiting = false;
+  const timer = setInterval(() => {
+    if (session.destroyed || session.closed) return clearInterval(timer);
+    if (waiting) {
+      clearInterval(timer);
+      onDead();
+      session.destroy();
+      return;
+    }
+    waiting = true;
+    session.ping((error) => {
+      if (!error) waiting = false;
+    });
+  }, intervalMs);
+  timer.unref();
+  session.once('close', () => clearInterval(timer));
 }

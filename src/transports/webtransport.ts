@@ -1,3 +1,4 @@
+import type { Http2SecureServer, Http2Session } from 'node:http2';
 import { randomBytes } from 'node:crypto';
 import { Session, type Identity, type Logger, type Registry, type SessionLimits, type SessionTransport } from '../dispatcher/index.js';
 import {
@@ -13,6 +14,7 @@ import {
   type Codec,
 } from '../protocol/index.js';
 import type { Authenticate } from './auth.js';
+import { startHttp2Keepalive } from './keepalive.js';
 import { checkBrowserRequest, type OriginPolicy } from './origin.js';
 
 export interface WebTransportServerOptions {
@@ -30,6 +32,8 @@ export interface WebTransportServerOptions {
   readonly logger?: Logger;
   /** Which browser pages may open a session (§10.1); by default none. */
   readonly originPolicy?: OriginPolicy;
+  /** HTTP/2 PING interval; a connection that leaves one unanswered for an interval is dropped (§5.5). 0: off. */
+  readonly keepaliveMs?: number;
 }
 
 export interface WebTransportListener {
@@ -115,6 +119,11 @@ export async function listenWebTransport(options: WebTransportServerOptions): Pr
   http2.setRequestCallback(answer);
   http2.startServer();
   await http2.ready;
+  // The library keeps its node:http2 server inside; PINGs are the HTTP/2 keepalive.
+  const h2 = (http2 as unknown as { transportInt?: { serverInt?: Http2SecureServer } }).transportInt?.serverInt;
+  h2?.on('session', (session: Http2Session) =>
+    startHttp2Keepalive(session, options.keepaliveMs ?? limits.keepaliveMs, () => options.logger?.info('closing a silent WebTransport connection', { after: 'keepalive' })),
+  );
   const port = http2.port ?? options.port;
   const servers: WtServer[] = [http2];
   const probe = await probeHttp3();

@@ -1,0 +1,73 @@
+import { readFileSync } from 'node:fs';
+import type { Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { codecs } from '../../src/protocol/index.js';
+import { runCli, type CliRun } from '../support/cli.js';
+import { sleep, until } from '../support/wait.js';
+
+const CALLS = 100_000;
+const MIB = 1024 * 1024;
+/** The stated bound: 8 MiB of outbound bytes per connection (spec §9) plus the bookkeeping of the frames read meanwhile. */
+const RSS_GROWTH_BOUND = 64 * MIB;
+
+function rssOf(pid: number): number {
+  const kb = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  return Number(kb) * 1024;
+}
+
+/**
+ * A peer that pipelines requests and never reads (spec §8, BP-3). Unary answers and
+ * refusals belong to no live call, so only the per-connection bound holds them: the
+ * server must stop reading the peer, and TCP must push back on it.
+ */
+describe('outbound bytes are bounded per connection', () => {
+  let server: CliRun;
+  let url = '';
+  beforeAll(async () => {
+    server = runCli(['serve', '--port', '0', '--no-webtransport', '--conformance'], { stdin: 'ignore', env: { DOCKER_HOST: 'unix:///nonexistent.sock' } });
+    url = await server.waitFor(/ws:\/\/\S+/, 'stdout', 15_000);
+  });
+  afterAll(async () => {
+    server.child.kill('SIGKILL');
+    await server.exited;
+  });
+
+  it(`${CALLS.toLocaleString('en')} pipelined calls from a peer that does not read: server RSS stays bounded, and every answer arrives once it reads`, async () => {
+    const ws = new WebSocket(url);
+    await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+    const socket = (ws as unknown as { _socket: Socket })._socket;
+    // Warm up the paths the flood takes, so the baseline includes their code.
+    const warm = new Promise((resolve) => ws.once('message', resolve));
+    ws.send(codecs.msgpack.encode({ type: 'call.requested', id: 'warm', payload: { operationId: 'services/list', input: null } }));
+    await warm;
+    await sleep(300);
+    const before = rssOf(server.child.pid!);
+
+    socket.pause(); // never read again, until the end
+    for (let i = 0; i < CALLS; i++) {
+      ws.send(codecs.msgpack.encode({ type: 'call.requested', id: `c${i}`, payload: { operationId: 'services/list', input: null } }));
+    }
+    // Long enough for the server to take every request if nothing held it back.
+    let peak = 0;
+    for (let t = 0; t < 16; t++) {
+      await sleep(500);
+      peak = Math.max(peak, rssOf(server.child.pid!) - before);
+    }
+    console.log(`server RSS growth while the peer did not read: ${(peak / MIB).toFixed(1)} MiB (bound ${RSS_GROWTH_BOUND / MIB} MiB)`);
+    expect(peak).toBeLessThan(RSS_GROWTH_BOUND);
+
+    // Nothing was lost: once the peer reads, every call is answered, in the order asked.
+    const seen: string[] = [];
+    ws.on('message', (data: Buffer) => {
+      const frame = codecs.msgpack.decode(data) as { id: string; type: string };
+      if (frame.type === 'call.responded') seen.push(frame.id);
+    });
+    socket.resume();
+    await until(() => seen.length === CALLS, `${CALLS} answers (got ${seen.length})`, 60_000);
+    expect(seen[0]).toBe('c0');
+    expect(seen.at(-1)).toBe(`c${CALLS - 1}`);
+    expect(new Set(seen).size).toBe(CALLS);
+    ws.close();
+  }, 120_000);
+});
