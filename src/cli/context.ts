@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { connect, type Client } from '../client/index.js';
+import { connect, RpcError, type Client } from '../client/index.js';
 import { codecs } from '../protocol/index.js';
 import { CliInputError } from './outcome.js';
 
@@ -26,13 +26,50 @@ export function tokenOf(flags: GlobalFlags): string | undefined {
   return token && token.length > 0 ? token : undefined;
 }
 
-export async function connectFrom(flags: GlobalFlags): Promise<Client> {
+/** Connects, unless `signal` (SIGINT/SIGTERM) fires first: then the attempt is closed and it rejects with CANCELLED. */
+export async function connectFrom(flags: GlobalFlags, signal?: AbortSignal): Promise<Client> {
   const token = tokenOf(flags);
-  return connect(flags.url, {
-    codec: flags.codec,
-    ...(token ? { token } : {}),
-    ...(flags.certHash ? { certHash: flags.certHash } : {}),
-    connectTimeoutMs: 10_000,
+  try {
+    return await connect(flags.url, {
+      codec: flags.codec,
+      ...(token ? { token } : {}),
+      ...(flags.certHash ? { certHash: flags.certHash } : {}),
+      ...(signal ? { signal } : {}),
+      connectTimeoutMs: 10_000,
+    });
+  } catch (error) {
+    if (error instanceof RpcError && error.code === 'CANCELLED') throw new RpcError('CANCELLED', 'cancelled by a signal while connecting');
+    throw error;
+  }
+}
+
+/**
+ * `work`, or CANCELLED as soon as `signal` fires (also when it fired already): a
+ * signal is honoured at every point, not only once a call is running.
+ * `discard` gets a result that arrives after the cancellation.
+ */
+export function unlessCancelled<T>(work: Promise<T>, signal: AbortSignal, what: string, discard?: (late: T) => void): Promise<T> {
+  const cancelled = (): RpcError => new RpcError('CANCELLED', `cancelled by a signal while ${what}`);
+  if (signal.aborted) {
+    void work.then(discard, () => undefined);
+    return Promise.reject(cancelled());
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => {
+      void work.then(discard, () => undefined);
+      reject(cancelled());
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error as Error);
+      },
+    );
   });
 }
 

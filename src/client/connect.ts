@@ -11,6 +11,8 @@ export interface ConnectOptions {
   /** Node only: PEM certificate(s) to trust for wss:// (a private CA or a self-signed server). */
   readonly ca?: string;
   readonly connectTimeoutMs?: number;
+  /** Gives up connecting when it fires: the attempt is closed and connect rejects with CANCELLED. */
+  readonly signal?: AbortSignal;
   /** WebTransport over HTTP/3 instead of HTTP/2 (needs the optional native transport). */
   readonly http3?: boolean;
 }
@@ -30,6 +32,7 @@ export async function connect(url: string, options: ConnectOptions = {}): Promis
     ...(options.codec ? { codec: options.codec } : {}),
     ...(options.token === undefined ? {} : { token: options.token }),
     ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
+    ...(options.signal ? { signal: options.signal } : {}),
   };
   if (protocol === 'ws:' || protocol === 'wss:') {
     const connection = await connectWebSocket(url, { ...common, ...(options.ca ? { ca: options.ca } : {}) });

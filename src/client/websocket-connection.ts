@@ -19,6 +19,7 @@ export interface WebSocketConnectOptions {
   readonly connectTimeoutMs?: number;
   /** Node only: PEM certificate(s) to trust for wss:// (a private CA, or the server's own self-signed one). */
   readonly ca?: string;
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -53,13 +54,22 @@ export async function connectWebSocket(url: string, options: WebSocketConnectOpt
       socket.close();
       reject(new RpcError('UNAVAILABLE', `could not connect to ${redact(url)} within ${options.connectTimeoutMs ?? 10_000} ms`));
     }, options.connectTimeoutMs ?? 10_000);
+    const cancel = (): void => {
+      clearTimeout(timer);
+      socket.close();
+      reject(new RpcError('CANCELLED', `cancelled while connecting to ${redact(url)}`));
+    };
+    if (options.signal?.aborted) return cancel();
+    options.signal?.addEventListener('abort', cancel, { once: true });
     socket.addEventListener('open', () => {
       clearTimeout(timer);
+      options.signal?.removeEventListener('abort', cancel);
       resolve();
     });
     socket.addEventListener('error', (event: { message?: string }) => {
       clearTimeout(timer);
-      reject(new RpcError('UNAVAILABLE', `could not connect to ${redact(url)}: ${event.message ?? 'connection failed'}`));
+      options.signal?.removeEventListener('abort', cancel);
+      reject(upgradeError(url, event.message));
     });
   });
 
@@ -118,4 +128,16 @@ export function redact(url: string): string {
   } catch {
     return '(invalid url)';
   }
+}
+
+/**
+ * Why the upgrade failed. A refusal of the caller's credentials (401) or origin
+ * (403) is FORBIDDEN, not retryable: trying again cannot help (spec §10). Only
+ * Node's `ws` reports the status; a browser learns nothing but "failed".
+ */
+function upgradeError(url: string, message: string | undefined): RpcError {
+  const status = /Unexpected server response: (\d{3})/.exec(message ?? '')?.[1];
+  if (status === '401') return new RpcError('FORBIDDEN', `the server refused the token (HTTP 401) at ${redact(url)}`);
+  if (status === '403') return new RpcError('FORBIDDEN', `the server refused the connection (HTTP 403: origin or host not allowed) at ${redact(url)}`);
+  return new RpcError('UNAVAILABLE', `could not connect to ${redact(url)}: ${message ?? 'connection failed'}`);
 }

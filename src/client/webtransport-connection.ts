@@ -19,6 +19,7 @@ export interface WebTransportConnectOptions {
   readonly connectTimeoutMs?: number;
   /** Use HTTP/3 (QUIC) instead of HTTP/2; needs the optional native transport. */
   readonly http3?: boolean;
+  readonly signal?: AbortSignal;
 }
 
 interface WtStream {
@@ -61,10 +62,13 @@ export async function connectWebTransport(
       wt.ready,
       new Promise((_, reject) => {
         timer = setTimeout(() => reject(new Error(`no session within ${timeoutMs} ms`)), timeoutMs);
+        if (options.signal?.aborted) reject(new RpcError('CANCELLED', 'cancelled while connecting'));
+        options.signal?.addEventListener('abort', () => reject(new RpcError('CANCELLED', 'cancelled while connecting')), { once: true });
       }),
     ]);
   } catch (error) {
     wt.close();
+    if (error instanceof RpcError) throw error;
     throw new RpcError('UNAVAILABLE', `could not connect to ${redact(url)}: ${error instanceof Error ? error.message : String(error)}`);
   } finally {
     clearTimeout(timer);

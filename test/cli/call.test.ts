@@ -113,7 +113,7 @@ describe('callwire call: one outcome per run, exit code and envelope agree', () 
     const byEnv = runCli(['--url', lockedUrl, 'call', 'test/secret', '--input', 'null'], { stdin: 'ignore', env: { CALLWIRE_TOKEN: TOKEN } });
     expect(await byEnv.exited).toMatchObject({ code: 0 });
     const wrong = runCli(['--url', lockedUrl, '--token', `${TOKEN}-wrong`, 'call', 'test/secret', '--input', 'null'], { stdin: 'ignore' });
-    expect((await wrong.exited).code).toBe(2); // refused at the upgrade: the connection never opens
+    expect((await wrong.exited).code).toBe(7); // refused at the upgrade (HTTP 401): forbidden, not a transport failure
     for (const r of [denied, byFlag, byEnv, wrong]) expect(r.stdout + r.stderr).not.toContain(TOKEN);
   });
 

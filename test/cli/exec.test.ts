@@ -26,11 +26,22 @@ describe('callwire exec: docker exec from anywhere', () => {
     expect(run.stderr).toBe('err\n');
   });
 
-  it("printf 'abc' | callwire exec c -- wc -c prints 3", async () => {
-    const run = runCli(['--url', url, 'exec', c, '--', 'wc', '-c']);
+  it("printf 'abc' | callwire exec -i c -- wc -c prints 3", async () => {
+    const run = runCli(['--url', url, 'exec', '-i', c, '--', 'wc', '-c']);
     run.child.stdin.end('abc');
     expect((await run.exited).code).toBe(0);
     expect(run.stdout.trim()).toBe('3');
+  });
+
+  it('without -i stdin is never read: an inherited pipe that stays open does not hold the run (sleep 8 | callwire exec …)', async () => {
+    const started = Date.now();
+    const run = runCli(['--url', url, 'exec', c, '--', 'sh', '-c', 'echo ran; wc -c']); // stdin: a pipe we never close
+    run.child.stdin.write('never sent');
+    expect((await run.exited).code).toBe(0);
+    // The command's own stdin was empty, and the run did not wait for ours to end.
+    expect(run.stdout).toBe('ran\n0\n');
+    expect(Date.now() - started).toBeLessThan(8000);
+    run.child.stdin.destroy();
   });
 
   it('passes bytes through unchanged (binary output), with --env, --workdir and --user', async () => {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
 import { RpcError, type Client } from '../../client/index.js';
-import { connectFrom, globalFlags, parseCount, parseDuration, readInput, toJsonLine, writeErr, writeOut } from '../context.js';
+import { connectFrom, globalFlags, parseCount, parseDuration, readInput, toJsonLine, unlessCancelled, writeErr, writeOut } from '../context.js';
 import { envelope } from '../envelope.js';
 import { classify, outcomes, type Classified } from '../outcome.js';
 import { signalController } from '../signals.js';
@@ -52,8 +52,8 @@ export function registerCall(program: Command): void {
       try {
         const retries = Math.min(parseCount(opts.retries, '--retries', 0), MAX_RETRIES);
         const deadlineMs = flags.timeout ? parseDuration(flags.timeout, '--timeout') : undefined;
-        const input = await readInput(opts.input);
-        client = await connectFrom(flags);
+        const input = await unlessCancelled(readInput(opts.input), stop.signal, 'reading the input');
+        client = await connectFrom(flags, stop.signal);
         for (let attempt = 0; ; attempt++) {
           try {
             const output = await client.call(operation, input, {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
 import { RpcError, type Client } from '../../client/index.js';
-import { connectFrom, globalFlags, parseDuration, readStdin, toJsonLine, writeErr, writeOut } from '../context.js';
+import { connectFrom, globalFlags, parseDuration, readStdin, toJsonLine, unlessCancelled, writeErr, writeOut } from '../context.js';
 import { envelope } from '../envelope.js';
 import { classify, CliInputError, outcomes, type Classified } from '../outcome.js';
 import { signalController } from '../signals.js';
@@ -11,7 +11,7 @@ interface ExecFlags {
   workdir?: string;
   user?: string;
   binary?: boolean;
-  stdin: boolean;
+  interactive?: boolean;
 }
 
 interface Terminal {
@@ -35,7 +35,7 @@ export function registerExec(program: Command): void {
     .option('-w, --workdir <dir>', 'working directory inside the container')
     .option('-u, --user <user>', 'user (name or uid[:gid])')
     .option('--binary', 'with --json: captured output as base64 instead of UTF-8 text')
-    .option('--no-stdin', 'do not send local stdin (by default it is sent when it is not a terminal)')
+    .option('-i, --interactive', 'send local stdin to the command (read to its end first, at most 4 MiB); without -i stdin is never read, as with docker exec')
     .addHelpText('after', '\nPut -- before the command when it has flags of its own: callwire exec web -- ls -la /')
     .action(async (containerId: string, cmd: string[], opts: ExecFlags, command: Command) => {
       const flags = globalFlags(command);
@@ -49,8 +49,9 @@ export function registerExec(program: Command): void {
       try {
         for (const e of opts.env) if (!/^[^=]+=/.test(e)) throw new CliInputError(`--env must be KEY=VALUE, not "${e}"`);
         const deadlineMs = flags.timeout ? parseDuration(flags.timeout, '--timeout') : undefined;
-        const stdin = opts.stdin && !process.stdin.isTTY ? await readStdin(4 * 1024 * 1024 - 64 * 1024) : undefined;
-        client = await connectFrom(flags);
+        // Like docker exec: stdin only with -i, so an inherited pipe that stays open never blocks a run.
+        const stdin = opts.interactive ? await unlessCancelled(readStdin(4 * 1024 * 1024 - 64 * 1024), stop.signal, 'reading stdin') : undefined;
+        client = await connectFrom(flags, stop.signal);
         const input = {
           containerId,
           cmd,

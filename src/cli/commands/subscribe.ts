@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
 import { RpcError, type Client } from '../../client/index.js';
-import { connectFrom, globalFlags, parseCount, parseDuration, readInput, toJsonLine, writeErr } from '../context.js';
+import { connectFrom, globalFlags, parseCount, parseDuration, readInput, toJsonLine, unlessCancelled, writeErr } from '../context.js';
 import { classify, outcomes } from '../outcome.js';
 import { signalController } from '../signals.js';
 
@@ -36,10 +36,10 @@ export function registerSubscribe(program: Command): void {
       try {
         const maxEvents = opts.maxEvents === undefined ? undefined : parseCount(opts.maxEvents, '--max-events');
         const durationMs = opts.duration === undefined ? undefined : parseDuration(opts.duration, '--duration');
-        const input = opts.input === undefined ? null : await readInput(opts.input);
-        client = await connectFrom(flags);
+        const input = opts.input === undefined ? null : await unlessCancelled(readInput(opts.input), stop.signal, 'reading the input');
+        client = await connectFrom(flags, stop.signal);
         // "Admitted": the operation exists, the caller may call it, and it streams.
-        const spec = (await client.schema(operation)) as { kind: string };
+        const spec = (await unlessCancelled(client.schema(operation), stop.signal, 'looking up the operation')) as { kind: string };
         if (spec.kind !== 'subscription') throw new RpcError('INVALID_OPERATION_TYPE', `${operation} is a ${spec.kind}, not a subscription: use callwire call`);
 
         const callId = randomUUID();
@@ -60,7 +60,9 @@ export function registerSubscribe(program: Command): void {
             resolve(why);
           };
           if (durationMs !== undefined) timers.push(setTimeout(() => end('timeout'), durationMs));
-          stop.signal.addEventListener('abort', () => end('signal'), { once: true });
+          // A signal that came while connecting ends the run here, as a controlled stop.
+          if (stop.signal.aborted) end('signal');
+          else stop.signal.addEventListener('abort', () => end('signal'), { once: true });
           process.stdin.on('end', () => end('stdin'));
           process.stdin.on('error', () => end('stdin'));
           process.stdin.resume();
@@ -71,6 +73,13 @@ export function registerSubscribe(program: Command): void {
         writeErr(`[callwire] exited — received ${received} event(s) in ${((Date.now() - started) / 1000).toFixed(1)}s (reason: ${reason})`);
         process.exitCode = 0;
       } catch (error) {
+        if (error instanceof RpcError && error.code === 'CANCELLED' && stop.which()) {
+          // SIGINT/SIGTERM before the call started: still a controlled stop (cli-contracts §B.5).
+          await client?.close().catch(() => undefined);
+          writeErr(`[callwire] exited — received ${received} event(s) in ${((Date.now() - started) / 1000).toFixed(1)}s (reason: signal)`);
+          process.exitCode = 0;
+          return;
+        }
         const { outcome } = classify(error);
         const rpc = error instanceof RpcError ? ` (${error.code})` : '';
         writeErr(`Error: ${error instanceof Error ? error.message : String(error)}${rpc}`);
