@@ -18,6 +18,8 @@ export interface OperationSummary {
   readonly name: string;
   readonly namespace: string;
   readonly kind: 'query' | 'mutation' | 'subscription';
+  /** Safe to retry after a retryable error (spec §6.1). */
+  readonly idempotent: boolean;
   readonly description: string;
 }
 

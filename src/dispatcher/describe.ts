@@ -1,11 +1,14 @@
 import { z } from 'zod';
-import type { Operation } from './operation.js';
+import { isIdempotent, type Operation } from './operation.js';
 
 /** The discovery form of an operation (spec/PROTOCOL.md §11.8), JSON Schemas from zod. */
 export interface OperationSpec {
   readonly name: string;
   readonly namespace: string;
   readonly kind: Operation['kind'];
+  /** The reference's name for `kind` (spec §13). */
+  readonly op_type: Operation['kind'];
+  readonly idempotent: boolean;
   readonly visibility: 'external' | 'internal';
   readonly description: string;
   readonly input_schema: unknown;
@@ -45,6 +48,8 @@ export function describeOperation(op: Operation): OperationSpec {
     name: op.name,
     namespace: namespaceOf(op.name),
     kind: op.kind,
+    op_type: op.kind,
+    idempotent: isIdempotent(op),
     visibility: op.visibility ?? 'external',
     description: op.description ?? '',
     input_schema: toJsonSchema(op.input, 'input'),

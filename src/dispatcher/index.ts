@@ -5,6 +5,7 @@
 export {
   defineOperation,
   isUnary,
+  isIdempotent,
   type Operation,
   type OperationKind,
   type UnaryOperation,

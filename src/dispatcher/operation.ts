@@ -46,6 +46,12 @@ interface OperationBase<I extends z.ZodType, O extends z.ZodType> {
   readonly errors?: Readonly<Record<string, DeclaredError>>;
   readonly access?: AccessControl;
   readonly visibility?: 'external' | 'internal';
+  /**
+   * Running it twice has the effect of running it once, so a caller may retry it
+   * after a retryable error such as TIMEOUT (spec §6.1). Default: queries are,
+   * mutations and subscriptions are not.
+   */
+  readonly idempotent?: boolean;
 }
 
 export interface UnaryOperation<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> extends OperationBase<I, O> {
@@ -102,6 +108,10 @@ export function assertOperationShape(def: Operation): void {
     if (isProtocolCode(code)) throw new TypeError(`${where}: error code ${code} is a protocol code and cannot be declared`);
     if (!/^[A-Z][A-Z0-9_]*$/.test(code)) throw new TypeError(`${where}: error code ${code} must be UPPER_SNAKE_CASE`);
   }
+}
+
+export function isIdempotent(op: Operation): boolean {
+  return op.idempotent ?? op.kind === 'query';
 }
 
 export function isUnary(op: Operation): op is UnaryOperation {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { checkAccess, defineOperation, describeOperation, namespaceOf, type Operation, type Registry } from '../dispatcher/index.js';
+import { checkAccess, defineOperation, describeOperation, isIdempotent, namespaceOf, type Operation, type Registry } from '../dispatcher/index.js';
 import { RpcError } from '../protocol/index.js';
 import type { Identity } from '../dispatcher/index.js';
 
@@ -8,14 +8,19 @@ function callable(op: Operation, identity: Identity | null): boolean {
   return op.visibility !== 'internal' && checkAccess(op.access, identity) === undefined;
 }
 
+const kind = z.enum(['query', 'mutation', 'subscription']);
+
+// `op_type` repeats `kind` under the reference's name, for its clients (spec §13).
 const listOutput = z.object({
-  operations: z.array(z.object({ name: z.string(), namespace: z.string(), kind: z.enum(['query', 'mutation', 'subscription']), description: z.string() })),
+  operations: z.array(z.object({ name: z.string(), namespace: z.string(), kind, op_type: kind, idempotent: z.boolean(), description: z.string() })),
 });
 
 const schemaOutput = z.object({
   name: z.string(),
   namespace: z.string(),
-  kind: z.enum(['query', 'mutation', 'subscription']),
+  kind,
+  op_type: kind,
+  idempotent: z.boolean(),
   visibility: z.enum(['external', 'internal']),
   description: z.string(),
   input_schema: z.unknown(),
@@ -43,7 +48,7 @@ export function discoveryOperations(registry: Registry): Operation[] {
         .list()
         .filter((op) => callable(op, ctx.identity))
         .filter((op) => !input?.namespace || namespaceOf(op.name) === input.namespace)
-        .map((op) => ({ name: op.name, namespace: namespaceOf(op.name), kind: op.kind, description: op.description ?? '' })),
+        .map((op) => ({ name: op.name, namespace: namespaceOf(op.name), kind: op.kind, op_type: op.kind, idempotent: isIdempotent(op), description: op.description ?? '' })),
     }),
   });
   const schema = defineOperation({

@@ -124,4 +124,11 @@ describe('callwire call: one outcome per run, exit code and envelope agree', () 
     const retryable = await call(['--json', '--timeout', '50ms', 'call', 'test/sleep', '--retries', '5', '--input', '{"ms":60000}']);
     expect(parseEnvelope(retryable.stdout)).toMatchObject({ outcome: 'timeout', exit_code: 4, events_seen: 3 });
   });
+
+  it('--retries retries only idempotent operations: a mutation that timed out may have run, so it is tried once (spec §6.1)', async () => {
+    const started = fx.probe.started;
+    const mutation = await call(['--json', '--timeout', '50ms', 'call', 'test/slow-mutation', '--retries', '2', '--input', '{"ms":60000}']);
+    expect(parseEnvelope(mutation.stdout)).toMatchObject({ outcome: 'timeout', exit_code: 4, events_seen: 1 });
+    expect(fx.probe.started - started).toBe(1);
+  });
 });

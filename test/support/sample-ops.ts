@@ -212,5 +212,18 @@ export function sampleOperations(probe: Probe): Operation[] {
           });
         }),
     }),
+      defineOperation({
+      name: 'test/slow-mutation',
+      kind: 'mutation',
+      description: 'Like test/sleep, but a mutation: not idempotent, so never retried after TIMEOUT.',
+      input: z.object({ ms: z.number().int() }),
+      output: z.string(),
+      handler: ({ ms }, ctx) =>
+        new Promise<string>((resolve) => {
+          probe.started++;
+          const timer = setTimeout(() => resolve('done'), ms);
+          ctx.signal.addEventListener('abort', () => clearTimeout(timer));
+        }),
+    }),
   ];
 }

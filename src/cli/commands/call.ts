@@ -66,7 +66,7 @@ export function registerCall(program: Command): void {
             return;
           } catch (error) {
             if (error instanceof RpcError && error.code !== 'CANCELLED' && error.code !== 'UNAVAILABLE') eventsSeen++;
-            const retry = error instanceof RpcError && error.retryable && attempt < retries && !stop.signal.aborted;
+            const retry = error instanceof RpcError && error.retryable && attempt < retries && !stop.signal.aborted && (await mayRetry(client, operation, error));
             if (!retry) throw error;
             await new Promise((resolve) => setTimeout(resolve, retryDelayMs(error, attempt)));
           }
@@ -78,6 +78,17 @@ export function registerCall(program: Command): void {
         await client?.close().catch(() => undefined);
       }
     });
+}
+
+/**
+ * A retryable error says trying again may succeed, not that it is harmless: after
+ * TIMEOUT a mutation may have run. Only idempotent operations are retried, and any
+ * operation refused at admission (LIMIT_EXCEEDED: its handler never ran; spec §6.1).
+ */
+async function mayRetry(client: Client, operation: string, error: RpcError): Promise<boolean> {
+  if (error.code === 'LIMIT_EXCEEDED') return true;
+  const spec = await client.schema(operation).catch(() => undefined);
+  return spec?.['idempotent'] === true;
 }
 
 /** The server's hint (`details.retryAfterMs`) when given, else a short growing pause. */
