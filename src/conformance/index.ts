@@ -5,3 +5,4 @@ export { table, jsonReport, junitReport } from './report.js';
 export { coverage, statementIds, type Coverage } from './coverage.js';
 export { rawConnect, type RawConnection } from './raw-connection.js';
 export { mismatch } from './match.js';
+export { discoverFeatures, type DiscoverOptions } from './discover.js';

@@ -28,6 +28,8 @@ export interface RawConnectOptions {
   readonly certHash?: string | undefined;
   /** WebSocket only: subprotocols to offer instead of the codec's. */
   readonly subprotocols?: readonly string[];
+  /** WebSocket only: never answer pings, as a peer that vanished would not (§5.5). */
+  readonly silent?: boolean;
 }
 
 export async function rawConnect(url: string, options: RawConnectOptions): Promise<RawConnection> {
@@ -57,7 +59,7 @@ async function rawWebSocket(url: string, options: RawConnectOptions): Promise<Ra
   const codec = codecs[options.codec];
   const events = new EventQueue();
   const headers = options.token ? { Authorization: `Bearer ${options.token}` } : undefined;
-  const ws = new WebSocket(url, [...(options.subprotocols ?? [subprotocols[codec.name]])], { ...(headers ? { headers } : {}), perMessageDeflate: false });
+  const ws = new WebSocket(url, [...(options.subprotocols ?? [subprotocols[codec.name]])], { ...(headers ? { headers } : {}), perMessageDeflate: false, autoPong: options.silent !== true });
   await new Promise<void>((resolve, reject) => {
     ws.once('open', () => resolve());
     ws.once('unexpected-response', (_req, res) => reject(new Error(`WebSocket upgrade refused: HTTP ${res.statusCode}`)));

@@ -36,8 +36,24 @@ export function claimed(features: Features, transport: 'websocket' | 'webtranspo
   if (features.auth) set.add('auth');
   else set.add('no-auth');
   if (features.docker) set.add('docker');
+  if (features.limits.keepaliveMs > 0 && features.limits.keepaliveMs <= MAX_KEEPALIVE_UNDER_TEST_MS) set.add('keepalive');
   return set;
 }
+
+const MAX_KEEPALIVE_UNDER_TEST_MS = 5000;
+
+/** Why a feature is missing, for the skip message: the report must not blame the server. */
+const WHY_MISSING: Readonly<Record<string, string>> = {
+  auth: 'the server has no tokens, so it has no anonymous callers to refuse',
+  'no-auth': 'the server has tokens configured',
+  docker: 'the server offers no docker/container/exec',
+  'scopeless-token': 'no --scopeless-token was given',
+  keepalive: `the server's keepalive is off or longer than ${MAX_KEEPALIVE_UNDER_TEST_MS} ms (serve --keepalive 1 runs it)`,
+  websocket: 'this run is over WebTransport',
+  webtransport: 'this run is over WebSocket',
+  msgpack: 'this run uses the json codec',
+  json: 'this run uses the msgpack codec',
+};
 
 export async function runScenario(area: string, scenario: Scenario, options: RunOptions): Promise<ScenarioResult> {
   const started = Date.now();
@@ -45,7 +61,7 @@ export async function runScenario(area: string, scenario: Scenario, options: Run
   const have = claimed(options.features, transport, options.codec, options.scopelessToken !== undefined);
   const base = { id: scenario.id, area, title: scenario.title, covers: scenario.covers };
   const missing = scenario.requires.filter((f) => !have.has(f));
-  if (missing.length > 0) return { ...base, status: 'skip', message: `needs ${missing.join(', ')}`, ms: 0 };
+  if (missing.length > 0) return { ...base, status: 'skip', message: `needs ${missing.map((f) => `${f} (${WHY_MISSING[f] ?? 'not claimed'})`).join(', ')}`, ms: 0 };
   const run = new ScenarioRun(scenario, options);
   try {
     await run.setUp();
@@ -86,9 +102,13 @@ class ScenarioRun {
     if (this.container) await this.unary('docker/container/remove', { containerId: this.container, force: true }).catch(() => undefined);
   }
 
-  private open(withToken: boolean | 'scopeless'): Promise<RawConnection> {
-    return rawConnect(this.options.url, {
-      codec: this.options.codec,
+  private open(withToken: boolean | 'scopeless', how: { silent?: boolean; path?: string; offer?: string[]; codec?: CodecName } = {}): Promise<RawConnection> {
+    const url = new URL(this.options.url);
+    if (how.path !== undefined) url.pathname = how.path;
+    return rawConnect(url.toString(), {
+      codec: how.codec ?? this.options.codec,
+      silent: how.silent === true,
+      ...(how.offer === undefined ? {} : { subprotocols: how.offer }),
       token: withToken === 'scopeless' ? this.options.scopelessToken : withToken ? this.options.token : undefined,
       certHash: this.options.certHash,
     });
@@ -121,10 +141,7 @@ class ScenarioRun {
     if ('sendHex' in step) return this.conn(step.on).sendBytes(new Uint8Array(Buffer.from(step.sendHex, 'hex')), step.id);
     if ('sendText' in step) return this.conn(step.on).sendText(step.sendText);
     if ('expect' in step) return this.expectOne(this.conn(step.on), step.expect, step.timeoutMs);
-    if ('expectUnordered' in step) {
-      for (const expected of step.expectUnordered) await this.expectOne(this.conn(step.on), expected, step.timeoutMs, true);
-      return;
-    }
+    if ('expectUnordered' in step) return this.expectUnordered(this.conn(step.on), step.expectUnordered, step.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     if ('expectNone' in step) {
       await new Promise((resolve) => setTimeout(resolve, step.expectNone.forMs));
       const extra = this.conn(step.on).events.pending((e) => e.kind === 'frame' && e.id === step.expectNone.id);
@@ -147,7 +164,15 @@ class ScenarioRun {
       return;
     }
     if ('connect' in step) {
-      this.connections.set(step.connect, await this.open(step.token ?? false));
+      this.connections.set(
+        step.connect,
+        await this.open(step.token ?? false, {
+          silent: step.silent === true,
+          ...(step.path === undefined ? {} : { path: step.path }),
+          ...(step.offer === undefined ? {} : { offer: step.offer }),
+          ...(step.codec === undefined ? {} : { codec: step.codec }),
+        }),
+      );
       return;
     }
     if ('disconnect' in step) {
@@ -177,7 +202,7 @@ class ScenarioRun {
     }
     if ('sendFilled' in step) return this.conn(step.on).sendBytes(new Uint8Array(Number(step.sendFilled.length) + step.sendFilled.plus));
     if ('wait' in step) {
-      await new Promise((resolve) => setTimeout(resolve, step.wait));
+      await new Promise((resolve) => setTimeout(resolve, Number(step.wait)));
       return;
     }
     if ('handshake' in step) {
@@ -197,20 +222,37 @@ class ScenarioRun {
     }
   }
 
-  /** The next frame of the expected call (by id) must match; with `anyOrder`, any pending one may. */
-  private async expectOne(c: RawConnection, expected: unknown, timeoutMs = DEFAULT_TIMEOUT_MS, anyOrder = false): Promise<void> {
+  /** The next frame of the expected call (by id) must match. */
+  private async expectOne(c: RawConnection, expected: unknown, timeoutMs = DEFAULT_TIMEOUT_MS): Promise<void> {
     const id = idOf(expected);
     const belongs = (e: RawEvent): boolean => e.kind === 'close' || (e.kind === 'frame' && (id === undefined || e.id === id)) || (e.kind === 'stream-reset' && e.id === id);
-    if (anyOrder) {
-      const event = await c.events.take((e) => belongs(e) && e.kind === 'frame' && mismatch(expected, e.value) === undefined, timeoutMs);
-      if (!event) throw new ScenarioFailure(`no frame matching ${JSON.stringify(expected)}; pending: ${c.events.pending(belongs).map(describe).join(' | ') || 'none'}`);
-      return;
-    }
     const event = await c.events.take(belongs, timeoutMs);
     if (!event) throw new ScenarioFailure(`expected ${JSON.stringify(expected)} within ${timeoutMs} ms; nothing came`);
     if (event.kind !== 'frame') throw new ScenarioFailure(`expected ${JSON.stringify(expected)}, got ${describe(event)}`);
     const m = mismatch(expected, event.value);
     if (m) throw new ScenarioFailure(`frame ${describe(event)} does not match: ${m}`);
+  }
+
+  /**
+   * The next N frames of the expected ids, in some order, must be exactly the N
+   * expected ones: a frame that came before them (a terminal frame sent too early)
+   * is one of the N and fails the match, rather than being passed over.
+   */
+  private async expectUnordered(c: RawConnection, expected: readonly unknown[], timeoutMs: number): Promise<void> {
+    const ids = new Set(expected.map(idOf));
+    const belongs = (e: RawEvent): boolean => e.kind === 'close' || (e.kind === 'frame' && (ids.has(undefined) || ids.has(e.id))) || (e.kind === 'stream-reset' && ids.has(e.id));
+    const got: RawEvent[] = [];
+    const deadline = Date.now() + timeoutMs;
+    while (got.length < expected.length) {
+      const event = await c.events.take(belongs, Math.max(0, deadline - Date.now()));
+      if (!event) throw new ScenarioFailure(`expected ${expected.length} frames in any order, got ${got.length} within ${timeoutMs} ms: ${got.map(describe).join(' | ') || 'none'}`);
+      if (event.kind !== 'frame') throw new ScenarioFailure(`expected ${expected.length} frames in any order, got ${describe(event)} after ${got.length}`);
+      got.push(event);
+    }
+    const values = got.map((e) => (e.kind === 'frame' ? e.value : undefined));
+    if (!assignable(expected, values)) {
+      throw new ScenarioFailure(`the next ${expected.length} frames ${got.map(describe).join(' | ')} are not, in any order, ${JSON.stringify(expected)}`);
+    }
   }
 
   /** Reads a call's responded frames up to its terminal event, checking count, shape and order. */
@@ -273,6 +315,18 @@ class ScenarioRun {
   }
 
   private inMatcher = false;
+}
+
+/** Whether each expected matcher can take a distinct value (a perfect matching, by backtracking; N is small). */
+function assignable(expected: readonly unknown[], values: readonly unknown[], used = new Set<number>(), at = 0): boolean {
+  if (at === expected.length) return true;
+  for (let i = 0; i < values.length; i++) {
+    if (used.has(i) || mismatch(expected[at], values[i]) !== undefined) continue;
+    used.add(i);
+    if (assignable(expected, values, used, at + 1)) return true;
+    used.delete(i);
+  }
+  return false;
 }
 
 function describe(event: RawEvent): string {

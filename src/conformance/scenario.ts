@@ -23,7 +23,18 @@ const step = z.union([
     timeoutMs: z.number().optional(),
   }),
   z.strictObject({ sideCall: z.strictObject({ operationId: z.string(), input: z.unknown().optional(), expectOutput: z.unknown() }) }),
-  z.strictObject({ connect: z.string(), token: z.union([z.boolean(), z.literal('scopeless')]).optional() }),
+  z.strictObject({
+    connect: z.string(),
+    token: z.union([z.boolean(), z.literal('scopeless')]).optional(),
+    /** Never answer pings (WebSocket): a peer that vanished (§5.5). */
+    silent: z.boolean().optional(),
+    /** Another URL path on the same server, e.g. the reference's /alknet/call (§13). */
+    path: z.string().optional(),
+    /** WebSocket subprotocols to offer instead of the codec's; [] offers none. */
+    offer: z.array(z.string()).optional(),
+    /** The codec this connection speaks, when it differs from the run's. */
+    codec: z.enum(['msgpack', 'json']).optional(),
+  }),
   z.strictObject({ disconnect: z.string().optional() }),
   z.strictObject({ pause: z.number(), on: z.string().optional() }),
   z.strictObject({ drain: z.strictObject({ id: z.string(), afterMs: z.number() }), on: z.string().optional() }),
@@ -31,7 +42,7 @@ const step = z.union([
   z.strictObject({ expectEnd: z.strictObject({ id: z.string() }), on: z.string().optional(), timeoutMs: z.number().optional() }),
   z.strictObject({ sendPrefix: z.strictObject({ length: z.union([z.number(), z.string()]), plus: z.number().default(0) }), on: z.string().optional() }),
   z.strictObject({ sendFilled: z.strictObject({ length: z.union([z.number(), z.string()]), plus: z.number().default(0) }), on: z.string().optional() }),
-  z.strictObject({ wait: z.number() }),
+  z.strictObject({ wait: z.union([z.number(), z.string()]) }),
   z.strictObject({ handshake: z.strictObject({ subprotocols: z.array(z.string()), expectProtocol: z.string().optional(), expectStatus: z.number().optional() }) }),
   z.strictObject({ repeat: z.strictObject({ times: z.union([z.number().int(), z.string()]), steps: z.array(z.unknown()) }) }),
 ]);
@@ -58,7 +69,13 @@ export const featuresSchema = z.strictObject({
   /** The server has tokens configured; the runner's token holds `*`. */
   auth: z.boolean(),
   docker: z.union([z.literal(false), z.strictObject({ image: z.string() })]),
-  limits: z.strictObject({ maxInputBytes: z.number().int(), maxCallsInFlight: z.number().int(), maxFrameBytes: z.number().int() }),
+  limits: z.strictObject({
+    maxInputBytes: z.number().int(),
+    maxCallsInFlight: z.number().int(),
+    maxFrameBytes: z.number().int(),
+    /** 0: the server sends no keepalive, or its interval is unknown. */
+    keepaliveMs: z.number().int().default(0),
+  }),
 });
 
 export type Features = z.infer<typeof featuresSchema>;

@@ -1,4 +1,5 @@
 import {
+  calleeEvents,
   closeCodes,
   decodeEnvelope,
   describeZodError,
@@ -7,6 +8,7 @@ import {
   RpcError,
   type Envelope,
   type EnvelopeOf,
+  type EventType,
 } from '../protocol/index.js';
 import { checkAccess } from './access.js';
 import { bindLogger, silentLogger, type Identity, type Logger } from './identity.js';
@@ -18,6 +20,8 @@ import type { SessionTransport } from './transport.js';
 import { toWireError } from './wire-error.js';
 
 export interface SessionLimits {
+  /** Largest frame either side sends; an output that encodes larger ends its call (§9, LIM-1). */
+  readonly maxFrameBytes: number;
   readonly maxInputBytes: number;
   readonly maxCallsInFlight: number;
   readonly maxBufferedBytesPerCall: number;
@@ -64,6 +68,7 @@ export class Session implements PumpSink {
 
   constructor(private readonly options: SessionOptions) {
     this.limits = {
+      maxFrameBytes: options.limits?.maxFrameBytes ?? protocolLimits.maxFrameBytes,
       maxInputBytes: options.limits?.maxInputBytes ?? protocolLimits.maxInputBytes,
       maxCallsInFlight: options.limits?.maxCallsInFlight ?? protocolLimits.maxCallsInFlight,
       maxBufferedBytesPerCall: options.limits?.maxBufferedBytesPerCall ?? protocolLimits.maxBufferedBytesPerCall,
@@ -76,6 +81,11 @@ export class Session implements PumpSink {
     return { liveCalls: this.calls.size, ...this.counters };
   }
 
+  /** Whether `id` names a live call (ID-1, ID-3). */
+  isLive(id: string): boolean {
+    return this.calls.has(id);
+  }
+
   /** Handles one encoded envelope from the caller. */
   receive(bytes: Uint8Array): void {
     if (this.closed) return;
@@ -86,8 +96,13 @@ export class Session implements PumpSink {
         this.logger.debug('ignored frame of unknown type', { type: parsed.type });
         return;
       case 'invalid':
+        // DIR-1 before ENV-6: an event of the callee's is ignored whatever its payload.
+        if (parsed.type !== undefined && calleeEvents.has(parsed.type as EventType)) {
+          this.counters.wrongDirectionFrames++;
+          return;
+        }
         this.counters.invalidFrames++;
-        this.rejectInvalid(parsed.error.message, parsed.error.callId);
+        this.rejectInvalid(parsed.error.message, parsed.error.callId, parsed.type);
         return;
       case 'event':
         this.dispatch(parsed.envelope, bytes.byteLength);
@@ -154,13 +169,18 @@ export class Session implements PumpSink {
     }
   }
 
-  private rejectInvalid(message: string, callId: string | undefined): void {
+  private rejectInvalid(message: string, callId: string | undefined, type: string | undefined): void {
     if (callId === undefined) {
       // ENV-5: nothing to answer; the connection cannot be trusted to stay in step.
       this.options.transport.close(closeCodes.UNDECODABLE_FRAME, truncate(message, 120));
       return;
     }
     const live = this.calls.get(callId);
+    if (live && type === 'call.requested') {
+      // ID-2 before ENV-6: a request reusing a live id, malformed or not, leaves that call alone.
+      this.sendError(callId, RpcError.of('DUPLICATE_CALL_ID', `call id "${truncate(callId, 40)}" is already live on this connection`));
+      return;
+    }
     const error = RpcError.of('INVALID_FRAME', message);
     if (live) this.fail(live, error, true);
     else this.sendError(callId, error);
@@ -293,6 +313,13 @@ export class Session implements PumpSink {
       return;
     }
     const size = bytes.byteLength;
+    if (size > this.limits.maxFrameBytes) {
+      // LIM-1: the callee never sends what the peer must refuse; the call ends, the connection serves on.
+      const error = new RpcError('INTERNAL', `an output frame of ${size} bytes exceeds maxFrameBytes ${this.limits.maxFrameBytes}`);
+      if (call && !call.ended) this.fail(call, error, true);
+      else this.write(undefined, id, frames.error(id, error.toPayload()), true); // a unary answer: its call ended already
+      return;
+    }
     if (call) call.pendingBytes += size;
     transport.send(id, bytes, final).then(
       () => call?.released(size),

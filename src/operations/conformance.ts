@@ -9,6 +9,13 @@ import { RpcError } from '../protocol/index.js';
  */
 export function conformanceOperations(): Operation[] {
   const flood = { produced: 0 };
+  // Tags of handlers whose teardown has run: a second call can then observe it (ABT-1, DL-1).
+  const tornDown = new Set<string>();
+  const remember = (tag: string | undefined): void => {
+    if (tag === undefined) return;
+    if (tornDown.size >= 10_000) tornDown.clear(); // bounded: a test reads its tag right away
+    tornDown.add(tag);
+  };
   return [
     defineOperation({
       name: 'conformance/echo',
@@ -96,13 +103,16 @@ export function conformanceOperations(): Operation[] {
     defineOperation({
       name: 'conformance/sleep',
       kind: 'query',
-      description: 'Answers "slept" after ms milliseconds; stops at once when cancelled.',
-      input: z.object({ ms: z.number().int().min(0) }),
+      description: 'Answers "slept" after ms milliseconds; stops at once when cancelled, and then conformance/torn-down reports its tag.',
+      input: z.object({ ms: z.number().int().min(0), tag: z.string().max(200).optional() }),
       output: z.literal('slept'),
-      handler: ({ ms }, ctx) =>
+      handler: ({ ms, tag }, ctx) =>
         new Promise<'slept'>((resolve) => {
           const timer = setTimeout(() => resolve('slept'), ms);
-          ctx.signal.addEventListener('abort', () => clearTimeout(timer));
+          ctx.signal.addEventListener('abort', () => {
+            clearTimeout(timer);
+            remember(tag);
+          });
         }),
     }),
     defineOperation({
@@ -138,6 +148,34 @@ export function conformanceOperations(): Operation[] {
       input: z.null(),
       output: z.object({ produced: z.number().int() }),
       handler: () => ({ produced: flood.produced }),
+    }),
+      defineOperation({
+      name: 'conformance/hold',
+      kind: 'subscription',
+      description: 'Emits {tag} once, then holds the call open until it is cancelled; its teardown records the tag for conformance/torn-down.',
+      input: z.object({ tag: z.string().min(1).max(200) }),
+      output: z.object({ tag: z.string() }),
+      handler: ({ tag }) =>
+        new Observable<{ tag: string }>((subscriber) => {
+          subscriber.next({ tag });
+          return () => remember(tag);
+        }),
+    }),
+    defineOperation({
+      name: 'conformance/torn-down',
+      kind: 'query',
+      description: 'Whether the handler of conformance/hold or conformance/sleep with this tag has been torn down.',
+      input: z.object({ tag: z.string().min(1).max(200) }),
+      output: z.object({ tornDown: z.boolean() }),
+      handler: ({ tag }) => ({ tornDown: tornDown.has(tag) }),
+    }),
+    defineOperation({
+      name: 'conformance/blob',
+      kind: 'query',
+      description: 'Returns {data} of the given number of zero bytes: an output as large as asked, for the outbound frame limit.',
+      input: z.object({ bytes: z.number().int().min(0).max(64 * 1024 * 1024) }),
+      output: z.object({ data: bytesSchema }),
+      handler: ({ bytes }) => ({ data: new Uint8Array(bytes) }),
     }),
   ];
 }

@@ -55,9 +55,11 @@ export type RespondedPayload = z.infer<typeof respondedPayloadSchema>;
 export type ErrorPayload = z.infer<typeof errorPayloadSchema>;
 export type EnvelopeOf<T extends Envelope['type']> = Extract<Envelope, { type: T }>;
 
-/** The envelope before its type is known: used to read the id of a frame we reject. */
-export const rawEnvelopeSchema = z.looseObject({
-  type: z.string(),
-  id: callIdSchema,
-  payload: z.record(z.string(), z.unknown()),
-});
+/**
+ * The envelope before its type is known: used to read the id of a frame we reject,
+ * and to ignore a frame of an unknown type whatever its payload is (ENV-4: the
+ * payload's shape belongs to that type, which this version does not know).
+ */
+export const rawEnvelopeSchema = z
+  .looseObject({ type: z.string(), id: callIdSchema, payload: z.unknown() })
+  .refine((frame) => Object.hasOwn(frame, 'payload'), { message: 'payload is required', path: ['payload'] });

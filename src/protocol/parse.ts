@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { envelopeSchema, rawEnvelopeSchema, type Envelope } from './envelope.js';
+import { callIdSchema, envelopeSchema, rawEnvelopeSchema, type Envelope } from './envelope.js';
 import { isEventType } from './event-types.js';
 import { ProtocolError } from './protocol-error.js';
 
@@ -10,27 +10,39 @@ import { ProtocolError } from './protocol-error.js';
 export type ParseResult =
   | { readonly kind: 'event'; readonly envelope: Envelope }
   | { readonly kind: 'unknown-type'; readonly type: string; readonly id: string }
-  | { readonly kind: 'invalid'; readonly error: ProtocolError };
+  /** `type` is the frame's type when it was readable (a string), for the precedence rules of §3.4. */
+  | { readonly kind: 'invalid'; readonly error: ProtocolError; readonly type?: string };
 
 export function parseEnvelope(value: unknown): ParseResult {
   const raw = rawEnvelopeSchema.safeParse(value);
   if (!raw.success) {
-    return { kind: 'invalid', error: toProtocolError(raw.error, readId(value)) };
+    const type = readType(value);
+    return { kind: 'invalid', error: toProtocolError(raw.error, readId(value)), ...(type === undefined ? {} : { type }) };
   }
   if (!isEventType(raw.data.type)) {
     return { kind: 'unknown-type', type: raw.data.type, id: raw.data.id };
   }
   const full = envelopeSchema.safeParse(value);
   if (!full.success) {
-    return { kind: 'invalid', error: toProtocolError(full.error, raw.data.id) };
+    return { kind: 'invalid', error: toProtocolError(full.error, raw.data.id), type: raw.data.type };
   }
   return { kind: 'event', envelope: full.data };
 }
 
+/**
+ * A readable id (spec §3.4): the frame is a map whose `id` is a string of 1 to
+ * `maxCallIdBytes` UTF-8 bytes. Only a readable id can be answered.
+ */
 function readId(value: unknown): string | undefined {
-  if (typeof value !== 'object' || value === null) return undefined;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
   const id: unknown = (value as Record<string, unknown>)['id'];
-  return typeof id === 'string' && id.length > 0 && id.length <= 128 ? id : undefined;
+  return callIdSchema.safeParse(id).success ? (id as string) : undefined;
+}
+
+function readType(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const type: unknown = (value as Record<string, unknown>)['type'];
+  return typeof type === 'string' ? type : undefined;
 }
 
 /** Names the first offending field, e.g. `payload.operationId: expected string`. */

@@ -4,7 +4,9 @@ import type { AddressInfo } from 'node:net';
 import { Registry, silentLogger, type Identity, type Logger, type Operation, type Session, type SessionLimits } from '../dispatcher/index.js';
 import { conformanceOperations, discoveryOperations, dockerEngine, dockerOperations, probeDocker, type DockerEngine } from '../operations/index.js';
 import { attachWebSocket, listenWebTransport, validatePolicy, type OriginPolicy, type WebTransportListener } from '../transports/index.js';
+import { limits as protocolLimits } from '../protocol/index.js';
 import { certificateSha256, selfSignedCertificate } from './certificate.js';
+import { infoOperation } from './info-operation.js';
 import { statsOperation } from './stats-operation.js';
 import { tokenAuthenticator, type TokenEntry } from './tokens.js';
 
@@ -89,7 +91,11 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   }
   // The open sessions are the transports' own sets; each drops a session when its connection closes.
   const sessions = (): Session[] => [...ws.sessions, ...(wt?.sessions ?? [])];
-  registry.register(...discoveryOperations(registry), statsOperation(sessions, () => engine?.counters.execKillFailures ?? 0));
+  registry.register(
+    ...discoveryOperations(registry),
+    statsOperation(sessions, () => engine?.counters.execKillFailures ?? 0),
+    infoOperation({ ...protocolLimits, ...options.limits, keepaliveMs: options.keepaliveMs ?? protocolLimits.keepaliveMs }),
+  );
 
   // spec §10: with no tokens the server is loopback-only, and local callers have full access.
   const anonymousIdentity: Identity | null = tokens.length === 0 ? { subject: 'local', scopes: ['*'] } : null;

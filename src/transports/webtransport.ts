@@ -219,7 +219,8 @@ export async function listenWebTransport(options: WebTransportServerOptions): Pr
         for (const body of decoder.push(value)) {
           if (callId === undefined) {
             callId = firstFrameId(codec, body);
-            if (writers.has(callId)) {
+            // ID-3: an id whose call the session has ended (an abort included) is free again.
+            if (writers.has(callId) && session.isLive(callId)) {
               // Another stream owns this live id: answer here, leave that one alone (ID-2).
               const error = RpcError.of('DUPLICATE_CALL_ID', 'call id is already live in this session');
               await writer.write(encodeFrame(codec.encode(frames.error(callId, error.toPayload()))));

@@ -2,7 +2,11 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocketServer } from 'ws';
 import { loadFeatures, loadScenarios, runScenario } from '../../src/conformance/index.js';
+import { defineOperation } from '../../src/dispatcher/index.js';
+import { dockerOperations } from '../../src/operations/index.js';
 import { codecs, subprotocols } from '../../src/protocol/index.js';
+import { startServer, type RunningServer } from '../../src/server/index.js';
+import { DockerFixture } from '../support/docker.js';
 
 /**
  * A deliberately broken server: it answers every call.requested with the input
@@ -40,3 +44,45 @@ describe('the conformance runner catches a broken server', () => {
     expect(result.message).toMatch(/expected nothing more for .* got .*"type":"call\.completed"/);
   });
 });
+
+/**
+ * exec-001 over a server whose exec sends its terminal frame before the output
+ * (EXEC-1 broken): the ordered matcher must see it. A matcher that takes frames
+ * from anywhere in the queue would pass this server.
+ */
+describe('the conformance runner catches a terminal frame sent too early', () => {
+  const docker = new DockerFixture();
+  let server: RunningServer;
+  beforeAll(async () => {
+    const operations = dockerOperations(docker.engine).map((op) => {
+      if (op.name !== 'docker/container/exec' || op.kind !== 'subscription') return op;
+      const real = op.handler;
+      return defineOperation({
+        ...op,
+        handler: (input, ctx) =>
+          (async function* () {
+            const frames: unknown[] = [];
+            for await (const frame of real(input, ctx) as AsyncIterable<unknown>) frames.push(frame);
+            const terminal = frames.findIndex((f) => (f as { terminal?: boolean }).terminal === true);
+            yield frames[terminal];
+            yield* frames.filter((_f, i) => i !== terminal);
+          })(),
+      });
+    });
+    server = await startServer({ port: 0, webTransportPort: false, docker: false, operations });
+  });
+  afterAll(async () => {
+    await server.close();
+    await docker.cleanup();
+  });
+
+  it('fails exec-001, naming the early terminal frame', async () => {
+    const exec = loadScenarios().find((s) => s.scenario.id === 'exec-001')!;
+    const features = { ...loadFeatures(), auth: false };
+    const result = await runScenario(exec.area, exec.scenario, { url: server.wsUrl, codec: 'msgpack', features });
+    expect(result.status).toBe('fail');
+    expect(result.covers).toContain('EXEC-1');
+    expect(result.message).toMatch(/^the next 2 frames \{[^|]*"terminal":true.*are not, in any order/);
+  });
+});
+

@@ -17,7 +17,7 @@ describe('callwire conformance <url> against callwire serve --conformance (both 
   beforeAll(async () => {
     const tokens = join(dir, `callwire-conformance-tokens-${process.pid}.json`);
     writeFileSync(tokens, JSON.stringify({ tokens: conformanceTokens }));
-    server = runCli(['serve', '--port', '0', '--wt-port', '0', '--conformance', '--tokens', tokens, '--max-calls-in-flight', '64'], { env: { DOCKER_HOST: dockerHost } });
+    server = runCli(['serve', '--port', '0', '--wt-port', '0', '--conformance', '--tokens', tokens, '--max-calls-in-flight', '64', '--keepalive', '2'], { env: { DOCKER_HOST: dockerHost } });
     wsUrl = (await server.waitFor(/ws:\/\/127\.0\.0\.1:\d+\/callwire/, 'stdout')).trim();
     wtUrl = (await server.waitFor(/https:\/\/127\.0\.0\.1:\d+\/callwire/, 'stdout')).trim();
     certHash = (await server.waitFor(/sha256 [0-9a-f]{64}/, 'stdout')).split(' ')[1]!;
@@ -41,15 +41,39 @@ describe('callwire conformance <url> against callwire serve --conformance (both 
       const { code } = await run.exited;
       expect(run.stdout.split('\n').filter((l) => l.startsWith('FAIL'))).toEqual([]);
       expect(code).toBe(0);
-      const results = (JSON.parse(readFileSync(report, 'utf8')) as { results: { id: string; status: string }[] }).results;
+      const results = (JSON.parse(readFileSync(report, 'utf8')) as { results: { id: string; status: string; message: string }[] }).results;
       expect(results).toHaveLength(loadScenarios().length);
       const passed = results.filter((r) => r.status === 'pass').length;
       const skipped = results.filter((r) => r.status === 'skip').map((r) => r.id);
-      // What is skipped is only what belongs to the other transport.
-      expect(skipped.every((id) => (url().startsWith('https') ? /^(websocket|subscription-003|backpressure-002)/ : /^(webtransport|subscription-004)/).test(id))).toBe(true);
+      // What is skipped is only what belongs to the other transport, and it says so.
+      const other = url().startsWith('https') ? 'needs websocket (this run is over WebTransport)' : 'needs webtransport (this run is over WebSocket)';
+      expect(results.filter((r) => r.status === 'skip' && r.message !== other)).toEqual([]);
       expect(passed + skipped.length).toBe(results.length);
       expect(readFileSync(junit, 'utf8')).toMatch(/<testsuite name="conformance msgpack" tests="\d+" failures="0"/);
       expect(run.stdout).toMatch(new RegExp(`^${passed} passed, 0 failed, ${skipped.length} skipped$`, 'm'));
     }, 240_000);
   }
+
+  it('a newcomer\'s run against serve --conformance with default flags (no tokens, no engine): no failure, and each skip says why', async () => {
+    const plain = runCli(['serve', '--port', '0', '--no-webtransport', '--conformance'], { env: { DOCKER_HOST: 'unix:///nonexistent.sock' } });
+    try {
+      const url = (await plain.waitFor(/ws:\/\/127\.0\.0\.1:\d+\/callwire/, 'stdout')).trim();
+      const report = join(dir, `callwire-conformance-${process.pid}-newcomer.json`);
+      const run = runCli(['conformance', url, '--report', report], { stdin: 'ignore' });
+      const { code } = await run.exited;
+      expect(run.stdout.split('\n').filter((l) => l.startsWith('FAIL'))).toEqual([]);
+      expect(code).toBe(0);
+      expect(run.stderr).toMatch(/server: auth: no tokens/);
+      const results = (JSON.parse(readFileSync(report, 'utf8')) as { results: { id: string; status: string; message: string }[] }).results;
+      const skip = (id: string): string | undefined => results.find((r) => r.id === id && r.status === 'skip')?.message;
+      expect(skip('exec-001')).toMatch(/needs docker \(the server offers no docker\/container\/exec\)/);
+      expect(skip('auth-001')).toMatch(/needs auth \(the server has no tokens/);
+      expect(skip('websocket-020')).toMatch(/needs keepalive/);
+      // limits-002 runs against the limit the server reports (4096 by default), not an assumed one.
+      expect(results.find((r) => r.id === 'limits-002')?.status).toBe('pass');
+    } finally {
+      plain.child.kill('SIGTERM');
+      await plain.exited;
+    }
+  }, 240_000);
 });

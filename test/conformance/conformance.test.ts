@@ -44,6 +44,7 @@ for (const target of targets) {
         operations: conformanceOperations(),
         tokens: conformanceTokens,
         limits: { maxCallsInFlight: features.limits.maxCallsInFlight },
+        keepaliveMs: features.limits.keepaliveMs,
       });
       options = { url: target.url(server), codec: target.codec, features, token: RUNNER_TOKEN, scopelessToken: SCOPELESS_TOKEN, certHash: server.certHash };
     });

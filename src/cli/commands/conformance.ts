@@ -15,7 +15,7 @@ export function registerConformance(program: Command): void {
   program
     .command('conformance <url>')
     .description("run the conformance scenarios (spec/conformance) against any server, over the raw protocol; exits 1 when one fails")
-    .option('--features <file>', 'what the server claims (default spec/conformance/features.json)')
+    .option('--features <file>', 'what the server claims, for servers without services/info (default: asked of the server through services/info and services/list)')
     .option('--scenarios <dir>', 'scenario directory (default spec/conformance/scenarios)')
     .option('--only <pattern>', 'run only scenarios whose id or area contains this')
     .option('--report <file>', 'write a JSON report')
@@ -24,12 +24,18 @@ export function registerConformance(program: Command): void {
     .action(async (url: string, opts: ConformanceFlags, command: Command) => {
       const flags = globalFlags(command);
       const c = await import('../../conformance/index.js');
-      const features = c.loadFeatures(opts.features);
+      const options = { url, codec: flags.codec, token: tokenOf(flags), certHash: flags.certHash };
+      let features = c.loadFeatures(opts.features);
+      if (!opts.features) {
+        const found = await c.discoverFeatures(options, features);
+        features = found.features;
+        for (const note of found.notes) writeErr(`[callwire] server: ${note}`);
+      }
       const all = c.loadScenarios(opts.scenarios);
       const chosen = opts.only ? all.filter((s) => s.scenario.id.includes(opts.only!) || s.area.includes(opts.only!)) : all;
       const results = [];
       for (const { area, scenario } of chosen) {
-        results.push(await c.runScenario(area, scenario, { url, codec: flags.codec, features, token: tokenOf(flags), scopelessToken: opts.scopelessToken, certHash: flags.certHash }));
+        results.push(await c.runScenario(area, scenario, { ...options, features, scopelessToken: opts.scopelessToken }));
       }
       await writeOut(`${c.table(results)}\n`);
       const meta = { url: url.replace(/\/\/[^@/]*@/, '//'), codec: flags.codec, implementation: features.implementation };

@@ -1,0 +1,57 @@
+import { randomUUID } from 'node:crypto';
+import type { CodecName } from '../protocol/index.js';
+import { rawConnect } from './raw-connection.js';
+import type { Features } from './scenario.js';
+
+export interface DiscoverOptions {
+  readonly url: string;
+  readonly codec: CodecName;
+  readonly token?: string | undefined;
+  readonly certHash?: string | undefined;
+}
+
+interface Info {
+  limits: { maxInputBytes: number; maxCallsInFlight: number; maxFrameBytes: number; keepaliveMs: number };
+  identity: { subject: string; scopes: string[] } | null;
+}
+
+/**
+ * What the server under test offers, asked of the server itself (services/info and
+ * services/list) rather than assumed, so a scenario that does not apply is skipped
+ * with its reason instead of blaming a correct server. A server without
+ * services/info keeps the features file's claims (`base`).
+ */
+export async function discoverFeatures(options: DiscoverOptions, base: Features): Promise<{ features: Features; notes: string[] }> {
+  const anonymous = await ask<Info>(options, 'services/info', undefined);
+  if (!anonymous.ok) return { features: base, notes: [`services/info: ${anonymous.error}; using the features file`] };
+  const list = await ask<{ operations: { name: string }[] }>(options, 'services/list', options.token);
+  const names = new Set(list.ok ? list.value.operations.map((o) => o.name) : []);
+  const { limits, identity } = anonymous.value;
+  const features: Features = {
+    ...base,
+    // Tokens configured: a caller without one is anonymous. Without tokens, local callers hold `*`.
+    auth: identity === null,
+    docker: names.has('docker/container/exec') ? base.docker || { image: 'callwire-test:busybox' } : false,
+    limits: { maxInputBytes: limits.maxInputBytes, maxCallsInFlight: limits.maxCallsInFlight, maxFrameBytes: limits.maxFrameBytes, keepaliveMs: limits.keepaliveMs },
+  };
+  const notes = [
+    `auth: ${features.auth ? 'tokens configured (callers without one are anonymous)' : `no tokens: callers are "${identity?.subject ?? '?'}" with ${identity?.scopes.join(' ') ?? 'no scopes'}`}`,
+    `docker: ${features.docker ? 'docker/container/exec offered' : 'no docker/container/exec'}`,
+    `limits: maxCallsInFlight ${limits.maxCallsInFlight}, maxInputBytes ${limits.maxInputBytes}, maxFrameBytes ${limits.maxFrameBytes}, keepalive ${limits.keepaliveMs} ms`,
+  ];
+  return { features, notes };
+}
+
+async function ask<T>(options: DiscoverOptions, operationId: string, token: string | undefined): Promise<{ ok: true; value: T } | { ok: false; error: string }> {
+  const c = await rawConnect(options.url, { codec: options.codec, token, certHash: options.certHash });
+  try {
+    const id = `discover-${randomUUID()}`;
+    c.sendValue({ type: 'call.requested', id, payload: { operationId, input: null } });
+    const event = await c.events.take((e) => e.kind === 'close' || (e.kind === 'frame' && e.id === id), 5000);
+    const frame = event?.kind === 'frame' ? (event.value as { type?: string; payload?: { output?: unknown; code?: string; message?: string } }) : undefined;
+    if (frame?.type === 'call.responded') return { ok: true, value: frame.payload?.output as T };
+    return { ok: false, error: frame?.payload?.code ? `${frame.payload.code} ${frame.payload.message ?? ''}`.trim() : 'no answer' };
+  } finally {
+    await c.close();
+  }
+}
