@@ -125,7 +125,9 @@ describe('callwire subscribe: the long-running consumer contract', () => {
   });
 
   it('a canary token never appears in output, errors, or any child process', async () => {
+    // The probe itself sees children where there are some: our own CLI child is one of ours.
     const run = runCli(['--token', TOKEN, ...ticker(1_000_000, 20)], { env: { CALLWIRE_TOKEN: TOKEN } });
+    expect(descendants(process.pid)).toContain(run.child.pid);
     await run.waitFor(/ready/, 'stderr');
     const children = descendants(run.child.pid!);
     for (const pid of children) {
@@ -149,14 +151,16 @@ describe('callwire subscribe: the long-running consumer contract', () => {
   });
 });
 
-function descendants(pid: number): number[] {
+/** Child processes, recursively. Throws when /proc cannot tell (an empty answer must mean "none"). */
+function descendants(pid: number, root = true): number[] {
   const out: number[] = [];
-  let children: string[] = [];
+  let children: string[];
   try {
     children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
-  } catch {
-    return out;
+  } catch (error) {
+    if (root) throw new Error(`cannot list the children of ${pid}: ${String(error)}`);
+    return out; // a descendant that exited while we looked
   }
-  for (const c of children) out.push(Number(c), ...descendants(Number(c)));
+  for (const c of children) out.push(Number(c), ...descendants(Number(c), false));
   return out;
 }

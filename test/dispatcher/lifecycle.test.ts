@@ -26,11 +26,11 @@ describe('unary lifecycle (spec §11.1, §11.2)', () => {
     expect((await client.nextFor('u2')).type).toBe('call.responded');
   });
 
-  it('treats a missing input as null', async () => {
+  it('treats a missing input as null (REQ, §4.1): the handler sees null, not undefined', async () => {
     const { client } = setup();
-    client.request('u3', 'test/any-scope');
+    client.request('u3', 'test/input-of');
     const e = await client.nextFor('u3');
-    expect(e.type === 'call.error' && e.payload.code).toBe('FORBIDDEN');
+    expect(e.type === 'call.responded' && e.payload.output).toEqual({ inputWas: 'null' });
   });
 });
 

@@ -1,7 +1,8 @@
 import { firstValueFrom, take, toArray } from 'rxjs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { RpcError } from '../../src/client/index.js';
+import { connect, RpcError } from '../../src/client/index.js';
 import { ServerFixture, transportCases } from '../support/server-fixture.js';
+import { TcpProxy } from '../support/tcp-proxy.js';
 import { until } from '../support/wait.js';
 
 // One suite, every transport that runs here: the same lifecycles over real sockets.
@@ -86,14 +87,21 @@ for (const transport of transportCases) {
       subs.forEach((s) => s.unsubscribe());
     });
 
-    it('a lost connection fails the calls on it with UNAVAILABLE', async () => {
-      const client = await fx.client(transport);
-      const pending = client.call('test/sleep', { ms: 10_000 });
-      await until(() => fx.liveCalls() === 1, 'call started');
-      for (const session of fx.server.sessions()) session.close();
-      // Closing the session server-side leaves the socket; close it to drop the connection.
-      await client.close();
-      await expect(pending).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+    it('a lost connection (the network drops it; neither side closes) fails the calls on it with UNAVAILABLE, and the server aborts them', async () => {
+      const url = transport.url(fx.server);
+      const proxy = await new TcpProxy().start(Number(new URL(url).port));
+      try {
+        const client = await connect(proxy.via(url), transport.options(fx.server));
+        const aborts = fx.probe.aborts;
+        const pending = client.call('test/sleep', { ms: 10_000 });
+        await until(() => fx.liveCalls() === 1, 'call started');
+        proxy.cut();
+        await expect(pending).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+        await until(() => fx.liveCalls() === 0 && fx.probe.aborts === aborts + 1, 'the server aborted the call (ABT-4)');
+        await client.close();
+      } finally {
+        await proxy.stop();
+      }
     });
   });
 }

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { codecs, decodeEnvelope, FrameDecoder, ProtocolError } from '../../src/protocol/index.js';
+import { callIdSchema, codecs, decodeEnvelope, envelopeSchema, eventTypes, FrameDecoder, ProtocolError } from '../../src/protocol/index.js';
 import { fromHex, loadVectors } from '../support/vectors.js';
 
 // Random and mutated inputs: the decoder and parser may only ever fail with ProtocolError.
@@ -55,10 +55,29 @@ describe('decoder and parser under random input', () => {
         ),
         (value) => {
           const r = roundTrip(value);
-          expect(['event', 'invalid', 'unknown-type']).toContain(r.kind);
+          // What the parser says must agree with the frame's own shape, not merely be one of its answers.
+          const readable = isMap(value) && callIdSchema.safeParse(value['id']).success;
+          switch (r.kind) {
+            case 'event':
+              expect(envelopeSchema.safeParse(codecs.msgpack.decode(codecs.msgpack.encode(value))).success).toBe(true);
+              break;
+            case 'unknown-type':
+              expect(readable).toBe(true);
+              expect(eventTypes).not.toContain(r.type);
+              break;
+            case 'invalid':
+              // ENV-5/ENV-6: an id is reported exactly when the frame has a readable one.
+              expect(r.error.callId !== undefined).toBe(readable);
+              expect(r.error.message).toMatch(/^[\w.()]+: /);
+              break;
+          }
         },
       ),
       { numRuns: 10_000 },
     );
   });
 });
+
+function isMap(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Uint8Array);
+}

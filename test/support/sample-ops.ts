@@ -225,5 +225,13 @@ export function sampleOperations(probe: Probe): Operation[] {
           ctx.signal.addEventListener('abort', () => clearTimeout(timer));
         }),
     }),
+      defineOperation({
+      name: 'test/input-of',
+      kind: 'query',
+      description: 'Says what input the handler received.',
+      input: z.unknown(),
+      output: z.object({ inputWas: z.string() }),
+      handler: (input) => ({ inputWas: input === null ? 'null' : typeof input }),
+    }),
   ];
 }
