@@ -2,7 +2,7 @@ import { isProtocolCode, RpcError } from '../protocol/index.js';
 
 /**
  * Terminal outcomes of a one-shot invocation and their exit codes
- * (../shared/design/cli-contracts.md §A; README "Exit codes").
+ * (README "Exit codes").
  */
 export const outcomes = {
   success: { exit: 0, execExit: 0, meaning: 'the call reached its terminal event without error' },
@@ -60,7 +60,7 @@ export class CliInputError extends Error {
 
 /**
  * Deadline beats cancellation, which beats an ordinary error, when several
- * happened (cli-contracts §A).
+ * happened (README "Outcome mapping").
  */
 export function precedence(candidates: readonly Classified[]): Classified | undefined {
   const rank = (c: Classified): number => (c.outcome === 'timeout' ? 0 : c.outcome === 'cancelled' ? 1 : 2);

@@ -6,7 +6,7 @@ import { envelope } from '../envelope.js';
 import { classify, outcomes, type Classified } from '../outcome.js';
 import { signalController } from '../signals.js';
 
-// cli-contracts §B.8: a retryable error gets at most two more attempts.
+// README "The command line": a retryable error gets at most two more attempts.
 const MAX_RETRIES = 2;
 
 export function registerCall(program: Command): void {
@@ -44,7 +44,7 @@ export function registerCall(program: Command): void {
         } else {
           writeErr(`Error: ${message}${rpc ? ` (${rpc.code})` : ''}`);
         }
-        // One output attempt: a failed write is reported, never retried (cli-contracts §A).
+        // One output attempt: a failed write is reported, never retried (README "Exit codes").
         process.exitCode = written ? outcomes[failure.outcome].exit : outcomes.infrastructure_failure.exit;
         if (!written) writeErr('Error: could not write the result to stdout');
       };

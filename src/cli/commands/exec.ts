@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { RpcError, type Client } from '../../client/index.js';
 import { connectFrom, globalFlags, parseDuration, readStdin, toJsonLine, unlessCancelled, writeErr, writeOut } from '../context.js';
 import { envelope } from '../envelope.js';
-import { classify, CliInputError, outcomes, type Classified } from '../outcome.js';
+import { classify, CliInputError, outcomes, precedence, type Classified } from '../outcome.js';
 import { signalController } from '../signals.js';
 
 interface ExecFlags {
@@ -92,7 +92,8 @@ export function registerExec(program: Command): void {
         await client?.close().catch(() => undefined);
       }
 
-      if (failure && stop.which() && failure.classified.outcome !== 'timeout') failure.classified = { outcome: 'cancelled', boundary: 'execution' };
+      // A signal makes whatever failed after it a cancellation, unless a deadline passed first.
+      if (failure && stop.which()) failure.classified = precedence([failure.classified, { outcome: 'cancelled', boundary: 'execution' }])!;
       const remoteExit = terminal?.exitCode ?? null;
       const outcome: Classified = failure?.classified ?? (remoteExit === 0 ? { outcome: 'success', boundary: 'none' } : { outcome: 'operation_failure', boundary: 'execution' });
       // The remote code when the command ran to its end; ours otherwise (never 0 without a terminal frame).

@@ -22,7 +22,7 @@ export const execInput = z.strictObject({
   encoding: z.enum(['utf8', 'binary']).default('utf8'),
 });
 
-/** spec/PROTOCOL.md §12: output frames, then the terminal frame (ADR-063). */
+/** spec/PROTOCOL.md §12: output frames, then the terminal frame. */
 export const execOutput = z.union([
   z.strictObject({ stream: streamName, text: z.string() }).describe('output, encoding utf8'),
   z.strictObject({ stream: streamName, data: bytesSchema }).describe('output, encoding binary'),
