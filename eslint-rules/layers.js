@@ -10,9 +10,10 @@ const allowed = {
   dispatcher: ['protocol'],
   operations: ['dispatcher', 'protocol'],
   testing: ['dispatcher', 'protocol'],
-  transports: ['dispatcher', 'protocol'],
-  client: ['protocol'],
-  conformance: ['protocol'],
+  webtransport: ['protocol'],
+  transports: ['dispatcher', 'protocol', 'webtransport'],
+  client: ['protocol', 'webtransport'],
+  conformance: ['protocol', 'webtransport'],
   server: ['dispatcher', 'protocol', 'transports', 'operations'],
   cli: ['server', 'client', 'protocol', 'conformance'],
 };

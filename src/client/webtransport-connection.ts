@@ -5,10 +5,10 @@ import {
   FrameDecoder,
   frames,
   RpcError,
-  webTransportWindows,
   type Codec,
   type CodecName,
 } from '../protocol/index.js';
+import { openWebTransport } from '../webtransport/index.js';
 import type { CallSink, ClientConnection } from './connection.js';
 import { redact } from './websocket-connection.js';
 
@@ -20,17 +20,6 @@ export interface WebTransportConnectOptions {
   /** Use HTTP/3 (QUIC) instead of HTTP/2; needs the optional native transport. */
   readonly http3?: boolean;
   readonly signal?: AbortSignal;
-}
-
-interface WtStream {
-  readable: ReadableStream<Uint8Array>;
-  writable: WritableStream<Uint8Array>;
-}
-interface WtClient {
-  ready: Promise<void>;
-  closed: Promise<unknown>;
-  createBidirectionalStream(options?: { waitUntilAvailable?: boolean }): Promise<WtStream>;
-  close(info?: { closeCode?: number; reason?: string }): void;
 }
 
 /**
@@ -45,16 +34,7 @@ export async function connectWebTransport(
   const target = new URL(url);
   if (target.pathname === '/callwire' && options.codec === 'json') target.pathname = '/callwire/json';
   const codec: Codec = target.pathname.endsWith('/json') ? codecs.json : codecs.msgpack;
-  const { WebTransport } = (await import('@fails-components/webtransport')) as unknown as {
-    WebTransport: new (url: string, init: Record<string, unknown>) => WtClient;
-  };
-  const init: Record<string, unknown> = { forceReliable: options.http3 !== true, ...webTransportWindows };
-  if (options.certHash) {
-    init['serverCertificateHashes'] = [{ algorithm: 'sha-256', value: Buffer.from(options.certHash.replace(/:/g, ''), 'hex') }];
-  }
-  const wt = new WebTransport(target.toString(), init);
-  // A failed handshake also rejects `closed`; it is reported through `ready` below.
-  wt.closed.catch(() => undefined);
+  const wt = await openWebTransport(target.toString(), { certHash: options.certHash, http3: options.http3 });
   const timeoutMs = options.connectTimeoutMs ?? 10_000;
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {

@@ -1,5 +1,6 @@
 import WebSocket from 'ws';
-import { codecs, encodeFrame, FrameDecoder, subprotocols, webTransportWindows, type Codec, type CodecName } from '../protocol/index.js';
+import { codecs, encodeFrame, FrameDecoder, subprotocols, type Codec, type CodecName } from '../protocol/index.js';
+import { openWebTransport } from '../webtransport/index.js';
 import { EventQueue, idOf } from './events.js';
 
 /**
@@ -10,8 +11,11 @@ export interface RawConnection {
   readonly transport: 'websocket' | 'webtransport';
   readonly codec: Codec;
   readonly events: EventQueue;
-  /** Encodes `value` with the codec and sends it as one frame (on WebTransport, on the stream of its id). */
-  sendValue(value: unknown): void;
+  /**
+   * Encodes `value` with the codec and sends it as one frame. On WebTransport it goes
+   * on the stream of its id (a request opens a new one), or on `streamOf`'s stream.
+   */
+  sendValue(value: unknown, streamOf?: string): void;
   /** Raw bytes: one WebSocket message, or raw stream bytes (prefix included) on WebTransport. */
   sendBytes(bytes: Uint8Array, id?: string): void;
   sendText(text: string): void;
@@ -101,25 +105,11 @@ async function rawWebSocket(url: string, options: RawConnectOptions): Promise<Ra
   };
 }
 
-interface WtStream {
-  readable: ReadableStream<Uint8Array>;
-  writable: WritableStream<Uint8Array>;
-}
-interface WtClient {
-  ready: Promise<void>;
-  closed: Promise<{ closeCode?: number; reason?: string } | undefined>;
-  createBidirectionalStream(options?: { waitUntilAvailable?: boolean }): Promise<WtStream>;
-  close(info?: { closeCode?: number; reason?: string }): void;
-}
-
 async function rawWebTransport(url: string, options: RawConnectOptions): Promise<RawConnection> {
   const codec = codecs[options.codec];
   const target = new URL(url);
   if (target.pathname === '/callwire') target.pathname = `/callwire/${codec.name}`;
-  const { WebTransport } = (await import('@fails-components/webtransport')) as unknown as { WebTransport: new (url: string, init: Record<string, unknown>) => WtClient };
-  const init: Record<string, unknown> = { forceReliable: true, ...webTransportWindows };
-  if (options.certHash) init['serverCertificateHashes'] = [{ algorithm: 'sha-256', value: Buffer.from(options.certHash, 'hex') }];
-  const wt = new WebTransport(target.toString(), init);
+  const wt = await openWebTransport(target.toString(), { certHash: options.certHash });
   const events = new EventQueue();
   const closed = wt.closed.then(
     (info) => events.push({ kind: 'close', code: info?.closeCode ?? 0, reason: info?.reason ?? '' }),
@@ -194,8 +184,9 @@ async function rawWebTransport(url: string, options: RawConnectOptions): Promise
     transport: 'webtransport',
     codec,
     events,
-    sendValue: (value) => {
+    sendValue: (value, streamOf) => {
       const isRequest = (value as { type?: unknown } | null)?.type === 'call.requested';
+      if (streamOf !== undefined) return write(streamOf, encodeFrame(codec.encode(withToken(value))));
       write(idOf(value), encodeFrame(codec.encode(withToken(value))), isRequest);
     },
     sendBytes: (bytes, id) => write(id, bytes),

@@ -137,7 +137,7 @@ class ScenarioRun {
 
   async step(raw: Step, index?: number): Promise<void> {
     const step = this.substitute(raw, index) as Step;
-    if ('send' in step) return this.conn(step.on).sendValue(step.send);
+    if ('send' in step) return this.conn(step.on).sendValue(step.send, step.onStreamOf);
     if ('sendHex' in step) return this.conn(step.on).sendBytes(new Uint8Array(Buffer.from(step.sendHex, 'hex')), step.id);
     if ('sendText' in step) return this.conn(step.on).sendText(step.sendText);
     if ('expect' in step) return this.expectOne(this.conn(step.on), step.expect, step.timeoutMs);

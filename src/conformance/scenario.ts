@@ -4,7 +4,8 @@ import { z } from 'zod';
 
 /** One step of a scenario (spec/conformance/README.md lists them with examples). */
 const step = z.union([
-  z.strictObject({ send: z.unknown(), on: z.string().optional() }),
+  /** `onStreamOf` (WebTransport): send on the stream of that call id instead of the frame's own. */
+  z.strictObject({ send: z.unknown(), on: z.string().optional(), onStreamOf: z.string().optional() }),
   z.strictObject({ sendHex: z.string(), id: z.string().optional(), on: z.string().optional() }),
   z.strictObject({ sendText: z.string(), on: z.string().optional() }),
   z.strictObject({ expect: z.unknown(), on: z.string().optional(), timeoutMs: z.number().optional() }),

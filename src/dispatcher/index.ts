@@ -17,8 +17,10 @@ export {
 } from './operation.js';
 export { Registry } from './registry.js';
 export { checkAccess, holdsScope } from './access.js';
-export { Session, type SessionOptions, type SessionLimits, type SessionStats } from './session.js';
-export type { SessionTransport } from './transport.js';
+export { Session, type SessionOptions, type SessionStats } from './session.js';
+export { createDispatcher, type Dispatcher, type DispatcherOptions } from './dispatcher.js';
+export { resolveLimits, type SessionLimits } from './limits.js';
+export type { SessionTransport, StreamSink, StreamEntry } from './transport.js';
 export { silentLogger, bindLogger, type Identity, type Logger } from './identity.js';
 export { describeOperation, toJsonSchema, namespaceOf, type OperationSpec } from './describe.js';
 export { bytesSchema } from './bytes.js';

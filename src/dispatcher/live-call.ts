@@ -1,5 +1,11 @@
 import type { Operation } from './operation.js';
 
+/** Where a call's frames go: the connection (WebSocket) or the call's own stream (WebTransport). */
+export interface Outlet {
+  /** `final`: the call's terminal frame, after which a per-call stream ends. */
+  send(frame: Uint8Array, final: boolean): Promise<void>;
+}
+
 /**
  * Server-side state of one admitted call: its cancellation, its teardown and the
  * bytes it has handed to the transport that the transport has not taken yet (§8).
@@ -8,7 +14,7 @@ export class LiveCall {
   readonly controller = new AbortController();
   ended = false;
   pendingBytes = 0;
-  deadlineTimer: ReturnType<typeof setTimeout> | undefined;
+  private deadlineTimer: ReturnType<typeof setTimeout> | undefined;
   private teardownFn: (() => void) | undefined;
   private roomWaiters: (() => void)[] = [];
 
@@ -16,7 +22,15 @@ export class LiveCall {
     readonly id: string,
     readonly op: Operation,
     readonly maxBufferedBytes: number,
+    readonly outlet: Outlet,
   ) {}
+
+  /** Ends the call through `onExpiry` after `ms`, unless it ended first (DL-1); the timer dies with the call. */
+  setDeadline(ms: number, onExpiry: () => void): void {
+    this.deadlineTimer = setTimeout(() => {
+      if (!this.ended) onExpiry();
+    }, ms);
+  }
 
   get full(): boolean {
     return this.pendingBytes >= this.maxBufferedBytes;

@@ -4,29 +4,21 @@ import {
   decodeEnvelope,
   describeZodError,
   frames,
-  limits as protocolLimits,
   RpcError,
   type Envelope,
   type EnvelopeOf,
   type EventType,
+  type ParseResult,
 } from '../protocol/index.js';
 import { checkAccess } from './access.js';
 import { bindLogger, silentLogger, type Identity, type Logger } from './identity.js';
-import { LiveCall } from './live-call.js';
+import type { SessionLimits } from './limits.js';
+import { LiveCall, type Outlet } from './live-call.js';
 import { isUnary, type CallContext, type Operation } from './operation.js';
 import { pumpStream, pumpUnary, type PumpSink } from './pump.js';
 import type { Registry } from './registry.js';
-import type { SessionTransport } from './transport.js';
+import type { SessionTransport, StreamEntry, StreamSink } from './transport.js';
 import { toWireError } from './wire-error.js';
-
-export interface SessionLimits {
-  /** Largest frame either side sends; an output that encodes larger ends its call (§9, LIM-1). */
-  readonly maxFrameBytes: number;
-  readonly maxInputBytes: number;
-  readonly maxCallsInFlight: number;
-  readonly maxBufferedBytesPerCall: number;
-  readonly maxDeadlineMs: number;
-}
 
 export interface SessionOptions {
   readonly registry: Registry;
@@ -34,11 +26,13 @@ export interface SessionOptions {
   /** The connection's identity; `null` (the default) is anonymous. */
   readonly identity?: Identity | null;
   /** Resolves a per-call `auth_token` (spec/PROTOCOL.md §10); unknown tokens → undefined. */
-  readonly authenticate?: (token: string) => Identity | undefined;
-  readonly limits?: Partial<SessionLimits>;
+  readonly authenticate?: ((token: string) => Identity | undefined) | undefined;
+  readonly limits: SessionLimits;
   readonly logger?: Logger;
   /** Validate every output against the operation's output schema (RES-4). Default true. */
   readonly validateOutput?: boolean;
+  /** Called once, when the session has closed. */
+  readonly onClose?: () => void;
 }
 
 export interface SessionStats {
@@ -56,25 +50,24 @@ export interface SessionStats {
 /**
  * One connection's calls: admission, checks, the pump, abort and deadlines
  * (spec/PROTOCOL.md §4–§9). Calls run concurrently; each is correlated by id only.
+ * Frames arrive on the connection itself (`receive`, WebSocket) or on a stream
+ * that carries one call (`openStream`, WebTransport); either way each frame is
+ * decoded here, once.
  */
 export class Session implements PumpSink {
   private readonly calls = new Map<string, LiveCall>();
   private readonly limits: SessionLimits;
   private readonly logger: Logger;
+  private readonly connection: Outlet;
   private accepting = true;
   private closed = false;
   private idleWaiters: (() => void)[] = [];
   private counters = { callsStarted: 0, unknownIdFrames: 0, unknownTypeFrames: 0, wrongDirectionFrames: 0, invalidFrames: 0 };
 
   constructor(private readonly options: SessionOptions) {
-    this.limits = {
-      maxFrameBytes: options.limits?.maxFrameBytes ?? protocolLimits.maxFrameBytes,
-      maxInputBytes: options.limits?.maxInputBytes ?? protocolLimits.maxInputBytes,
-      maxCallsInFlight: options.limits?.maxCallsInFlight ?? protocolLimits.maxCallsInFlight,
-      maxBufferedBytesPerCall: options.limits?.maxBufferedBytesPerCall ?? protocolLimits.maxBufferedBytesPerCall,
-      maxDeadlineMs: options.limits?.maxDeadlineMs ?? protocolLimits.maxDeadlineMs,
-    };
+    this.limits = options.limits;
     this.logger = options.logger ?? silentLogger;
+    this.connection = { send: (frame) => options.transport.send(frame) };
   }
 
   get stats(): SessionStats {
@@ -86,37 +79,94 @@ export class Session implements PumpSink {
     return this.calls.has(id);
   }
 
-  /** Handles one encoded envelope from the caller. */
+  /** Handles one encoded envelope from the caller, on the connection itself. */
   receive(bytes: Uint8Array): void {
     if (this.closed) return;
-    const parsed = decodeEnvelope(this.options.transport.codec, bytes);
-    switch (parsed.kind) {
-      case 'unknown-type':
-        this.counters.unknownTypeFrames++;
-        this.logger.debug('ignored frame of unknown type', { type: parsed.type });
+    const parsed = this.decode(bytes);
+    if (parsed?.kind === 'invalid') {
+      if (parsed.error.callId === undefined) {
+        // ENV-5: nothing to answer; the connection cannot be trusted to stay in step.
+        this.options.transport.close(closeCodes.UNDECODABLE_FRAME, truncate(parsed.error.message, 120));
         return;
-      case 'invalid':
-        // DIR-1 before ENV-6: an event of the callee's is ignored whatever its payload.
-        if (parsed.type !== undefined && calleeEvents.has(parsed.type as EventType)) {
-          this.counters.wrongDirectionFrames++;
-          return;
-        }
-        this.counters.invalidFrames++;
-        this.rejectInvalid(parsed.error.message, parsed.error.callId, parsed.type);
-        return;
-      case 'event':
-        this.dispatch(parsed.envelope, bytes.byteLength);
-        return;
+      }
+      return this.rejectInvalid(parsed.error.message, parsed.error.callId, parsed.type, this.connection);
     }
+    if (parsed?.kind === 'event') this.dispatch(parsed.envelope, bytes.byteLength, this.connection);
   }
 
   /**
-   * Cancels one live call as `call.aborted` would (ABT-1), for transports where the
-   * caller can abort without a frame, such as resetting a WebTransport stream (WT-2).
+   * A stream that carries one call (WT-1). Its first frame must be the call's
+   * `call.requested`; the session binds the call to the stream when it admits it,
+   * answers on the stream, and ends the stream after the terminal event. A frame
+   * without a readable id resets this stream only (ENV-5, WT-3).
    */
-  abortCall(id: string): void {
-    const call = this.calls.get(id);
-    if (call) this.endCall(call, true);
+  openStream(sink: StreamSink): StreamEntry {
+    // A write that fails (the caller reset the stream) ends this stream's call, not the session.
+    const outlet: Outlet = {
+      send: (frame, final) =>
+        sink.write(frame).then(
+          () => {
+            if (final) sink.end();
+          },
+          () => cancelBound(),
+        ),
+    };
+    let bound: string | undefined;
+    let first = true;
+    let open = true;
+    const reset = (reason: string): void => {
+      open = false;
+      sink.reset(reason);
+      cancelBound();
+    };
+    // WT-2: the caller's side ended (or broke) before the call did: that is an abort.
+    const cancelBound = (): void => {
+      const call = bound === undefined ? undefined : this.calls.get(bound);
+      if (call?.outlet === outlet) this.endCall(call, true);
+    };
+    return {
+      receive: (bytes) => {
+        if (!open || this.closed) return;
+        if (first) {
+          // WT-1 before everything: a stream is opened by its call's request, and by nothing else.
+          first = false;
+          const request = decodeEnvelope(this.options.transport.codec, bytes);
+          if (request.kind === 'invalid' && request.type === 'call.requested' && request.error.callId !== undefined) {
+            // A request with a readable id but a bad field: answered on its stream (ENV-6, ID-4), which then ends.
+            this.counters.invalidFrames++;
+            const id = request.error.callId;
+            return this.sendError(id, this.calls.has(id) ? this.duplicate(id) : RpcError.of('INVALID_FRAME', request.error.message), outlet);
+          }
+          if (request.kind !== 'event' || request.envelope.type !== 'call.requested') {
+            this.counters.invalidFrames++;
+            return reset('the first frame on a stream must be a call.requested with a readable id (WT-1)');
+          }
+          const id = request.envelope.id;
+          // ID-2: a live id is refused on this new stream, which then ends; the live call is left alone.
+          if (this.calls.has(id)) return this.sendError(id, this.duplicate(id), outlet);
+          bound = id;
+          return this.dispatch(request.envelope, bytes.byteLength, outlet);
+        }
+        const parsed = this.decode(bytes);
+        if (parsed === undefined) return;
+        if (parsed.kind === 'invalid' && parsed.error.callId === undefined) return reset(parsed.error.message);
+        if (parsed.kind === 'invalid') return this.rejectInvalid(parsed.error.message, parsed.error.callId!, parsed.type, outlet);
+        const envelope = parsed.envelope;
+        if (envelope.type === 'call.requested' && envelope.id !== bound) {
+          // §5.4: one call per stream. The new id is refused here; the stream's own call runs on.
+          return this.sendError(envelope.id, RpcError.of('INVALID_FRAME', 'a stream carries one call: open a new stream for a new call (§5.4)'), this.connectionless(outlet));
+        }
+        this.dispatch(envelope, bytes.byteLength, outlet);
+      },
+      end: () => {
+        open = false;
+        cancelBound();
+      },
+      reset: () => {
+        open = false;
+        cancelBound();
+      },
+    };
   }
 
   /** The connection is gone: every live call is cancelled (ABT-4). */
@@ -125,6 +175,7 @@ export class Session implements PumpSink {
     this.closed = true;
     this.accepting = false;
     for (const call of [...this.calls.values()]) this.endCall(call, true);
+    this.options.onClose?.();
   }
 
   /**
@@ -147,10 +198,28 @@ export class Session implements PumpSink {
     }
   }
 
-  private dispatch(envelope: Envelope, frameBytes: number): void {
+  /** Decodes one frame; unknown types and wrong-direction events are counted and dropped here. */
+  private decode(bytes: Uint8Array): Exclude<ParseResult, { kind: 'unknown-type' }> | undefined {
+    const parsed = decodeEnvelope(this.options.transport.codec, bytes);
+    if (parsed.kind === 'unknown-type') {
+      this.counters.unknownTypeFrames++;
+      this.logger.debug('ignored frame of unknown type', { type: parsed.type });
+      return undefined;
+    }
+    // DIR-1 and DIR-2: an event of the callee's is ignored whatever its payload.
+    const type = parsed.kind === 'event' ? parsed.envelope.type : parsed.type;
+    if (type !== undefined && calleeEvents.has(type as EventType)) {
+      this.counters.wrongDirectionFrames++;
+      return undefined;
+    }
+    if (parsed.kind === 'invalid') this.counters.invalidFrames++;
+    return parsed;
+  }
+
+  private dispatch(envelope: Envelope, frameBytes: number, outlet: Outlet): void {
     switch (envelope.type) {
       case 'call.requested':
-        this.admit(envelope, frameBytes);
+        this.admit(envelope, frameBytes, outlet);
         return;
       case 'call.aborted': {
         const call = this.calls.get(envelope.id);
@@ -161,78 +230,65 @@ export class Session implements PumpSink {
         this.endCall(call, true); // ABT-1, ABT-2: cancel now, send nothing more
         return;
       }
-      case 'call.responded':
-      case 'call.completed':
-      case 'call.error':
-        this.counters.wrongDirectionFrames++; // DIR-1
-        return;
+      default:
+        return; // callee events never get here (decode drops them, DIR-1)
     }
   }
 
-  private rejectInvalid(message: string, callId: string | undefined, type: string | undefined): void {
-    if (callId === undefined) {
-      // ENV-5: nothing to answer; the connection cannot be trusted to stay in step.
-      this.options.transport.close(closeCodes.UNDECODABLE_FRAME, truncate(message, 120));
-      return;
-    }
+  private rejectInvalid(message: string, callId: string, type: string | undefined, outlet: Outlet): void {
     const live = this.calls.get(callId);
     if (live && type === 'call.requested') {
-      // ID-2 before ENV-6: a request reusing a live id, malformed or not, leaves that call alone.
-      this.sendError(callId, RpcError.of('DUPLICATE_CALL_ID', `call id "${truncate(callId, 40)}" is already live on this connection`));
-      return;
+      // ID-4: a request reusing a live id, malformed or not, leaves that call alone.
+      return this.sendError(callId, this.duplicate(callId), this.connectionless(outlet));
     }
     const error = RpcError.of('INVALID_FRAME', message);
     if (live) this.fail(live, error, true);
-    else this.sendError(callId, error);
+    else this.sendError(callId, error, outlet);
   }
 
   /** spec/PROTOCOL.md §4.1: REQ-1 … REQ-7, in order. */
-  private admit(envelope: EnvelopeOf<'call.requested'>, frameBytes: number): void {
+  private admit(envelope: EnvelopeOf<'call.requested'>, frameBytes: number, outlet: Outlet): void {
     const { id, payload } = envelope;
-    if (this.calls.has(id)) {
-      this.sendError(id, RpcError.of('DUPLICATE_CALL_ID', `call id "${truncate(id, 40)}" is already live on this connection`));
-      return;
-    }
-    if (!this.accepting) return this.sendError(id, RpcError.of('UNAVAILABLE', 'the server is shutting down'));
+    // ID-2: the answer to a duplicate must not end the stream the live call may be using.
+    if (this.calls.has(id)) return this.sendError(id, this.duplicate(id), this.connectionless(outlet));
+    if (!this.accepting) return this.sendError(id, RpcError.of('UNAVAILABLE', 'the server is shutting down'), outlet);
     if (this.calls.size >= this.limits.maxCallsInFlight) {
-      return this.sendError(id, RpcError.of('LIMIT_EXCEEDED', `at most ${this.limits.maxCallsInFlight} calls may be in flight on one connection`));
+      return this.sendError(id, RpcError.of('LIMIT_EXCEEDED', `at most ${this.limits.maxCallsInFlight} calls may be in flight on one connection`), outlet);
     }
     if (frameBytes > this.limits.maxInputBytes) {
-      return this.sendError(id, RpcError.of('PAYLOAD_TOO_LARGE', `request of ${frameBytes} bytes exceeds maxInputBytes ${this.limits.maxInputBytes}`));
+      return this.sendError(id, RpcError.of('PAYLOAD_TOO_LARGE', `request of ${frameBytes} bytes exceeds maxInputBytes ${this.limits.maxInputBytes}`), outlet);
     }
     const op = this.options.registry.lookup(payload.operationId);
     if (!op || op.visibility === 'internal') {
-      return this.sendError(id, RpcError.of('NOT_FOUND', `unknown operation: ${truncate(payload.operationId, 200)}`));
+      return this.sendError(id, RpcError.of('NOT_FOUND', `unknown operation: ${truncate(payload.operationId, 200)}`), outlet);
     }
     let identity = this.options.identity ?? null;
     if (payload.auth_token !== undefined) {
       const fromToken = this.options.authenticate?.(payload.auth_token);
-      if (!fromToken) return this.sendError(id, RpcError.of('FORBIDDEN', 'invalid token'));
+      if (!fromToken) return this.sendError(id, RpcError.of('FORBIDDEN', 'invalid token'), outlet);
       identity = fromToken;
     }
     const denied = checkAccess(op.access, identity);
-    if (denied) return this.sendError(id, denied);
+    if (denied) return this.sendError(id, denied, outlet);
     const shape = isUnary(op) ? 'unary' : 'stream';
     if (payload.expect !== undefined && payload.expect !== shape) {
-      return this.sendError(id, RpcError.of('INVALID_OPERATION_TYPE', `${op.name} is a ${op.kind}: expect "${shape}", not "${payload.expect}"`));
+      return this.sendError(id, RpcError.of('INVALID_OPERATION_TYPE', `${op.name} is a ${op.kind}: expect "${shape}", not "${payload.expect}"`), outlet);
     }
     const input = op.input.safeParse(payload.input ?? null);
-    if (!input.success) return this.sendError(id, RpcError.of('INVALID_INPUT', describeZodError(input.error)));
+    if (!input.success) return this.sendError(id, RpcError.of('INVALID_INPUT', describeZodError(input.error)), outlet);
 
-    this.start(id, op, input.data, identity, payload.deadline_ms);
+    this.start(id, op, input.data, identity, payload.deadline_ms, outlet);
   }
 
-  private start(id: string, op: Operation, input: unknown, identity: Identity | null, deadlineMs: number | undefined): void {
-    const call = new LiveCall(id, op, this.limits.maxBufferedBytesPerCall);
+  private start(id: string, op: Operation, input: unknown, identity: Identity | null, deadlineMs: number | undefined, outlet: Outlet): void {
+    const call = new LiveCall(id, op, this.limits.maxBufferedBytesPerCall, outlet);
     this.calls.set(id, call);
     this.counters.callsStarted++;
     let deadlineAt: number | undefined;
     if (deadlineMs !== undefined) {
       const budget = Math.min(deadlineMs, this.limits.maxDeadlineMs);
       deadlineAt = Date.now() + budget;
-      call.deadlineTimer = setTimeout(() => {
-        if (!call.ended) this.fail(call, RpcError.of('TIMEOUT', `deadline of ${budget} ms passed`), true); // DL-1
-      }, budget);
+      call.setDeadline(budget, () => this.fail(call, RpcError.of('TIMEOUT', `deadline of ${budget} ms passed`), true)); // DL-1
     }
     const ctx: CallContext = {
       callId: id,
@@ -260,13 +316,13 @@ export class Session implements PumpSink {
       value = checked.data;
     }
     if (final) this.endCall(call, false);
-    this.send(call, frames.responded(call.id, value), final);
+    this.write(call, call.id, frames.responded(call.id, value), final, call.outlet);
   }
 
   complete(call: LiveCall): void {
     if (call.ended) return;
     this.endCall(call, false);
-    this.send(call, frames.completed(call.id), true);
+    this.write(call, call.id, frames.completed(call.id), true, call.outlet);
   }
 
   fail(call: LiveCall, error: unknown, byMachinery: boolean): void {
@@ -276,14 +332,14 @@ export class Session implements PumpSink {
     const wire = byMachinery ? RpcError.from(error) : toWireError(call.op, error);
     if (!byMachinery) this.logUnexpected(call, error, wire);
     this.endCall(call, byMachinery);
-    this.send(call, frames.error(call.id, wire.toPayload()), true);
+    this.write(call, call.id, frames.error(call.id, wire.toPayload()), true, call.outlet);
   }
 
   // ---------------------------------------------------------------------------
 
   private endCall(call: LiveCall, cancel: boolean): void {
     call.end(cancel);
-    this.calls.delete(call.id);
+    if (this.calls.get(call.id) === call) this.calls.delete(call.id);
     if (this.calls.size === 0) {
       const waiters = this.idleWaiters;
       this.idleWaiters = [];
@@ -291,24 +347,29 @@ export class Session implements PumpSink {
     }
   }
 
-  private sendError(id: string, error: RpcError): void {
-    this.write(undefined, id, frames.error(id, error.toPayload()), true);
+  private duplicate(id: string): RpcError {
+    return RpcError.of('DUPLICATE_CALL_ID', `call id "${truncate(id, 40)}" is already live on this connection`);
   }
 
-  private send(call: LiveCall, envelope: Envelope, final: boolean): void {
-    this.write(call, call.id, envelope, final);
+  /** An outlet that writes without ending a stream: for answers that are not the stream's own terminal event. */
+  private connectionless(outlet: Outlet): Outlet {
+    return { send: (frame) => outlet.send(frame, false) };
   }
 
-  private write(call: LiveCall | undefined, id: string, envelope: Envelope, final: boolean): void {
+  private sendError(id: string, error: RpcError, outlet: Outlet): void {
+    this.write(undefined, id, frames.error(id, error.toPayload()), true, outlet);
+  }
+
+  private write(call: LiveCall | undefined, id: string, envelope: Envelope, final: boolean, outlet: Outlet): void {
     if (this.closed) return;
-    const transport = this.options.transport;
+    const codec = this.options.transport.codec;
     let bytes: Uint8Array;
     try {
-      bytes = transport.codec.encode(envelope);
+      bytes = codec.encode(envelope);
     } catch (error) {
       // e.g. a BigInt under the JSON codec: the call fails, the connection lives.
-      const message = `output cannot be encoded with ${transport.codec.name}: ${error instanceof Error ? error.message : String(error)}`;
-      if (envelope.type !== 'call.error') this.write(call, id, frames.error(id, new RpcError('INTERNAL', message).toPayload()), true);
+      const message = `output cannot be encoded with ${codec.name}: ${error instanceof Error ? error.message : String(error)}`;
+      if (envelope.type !== 'call.error') this.write(call, id, frames.error(id, new RpcError('INTERNAL', message).toPayload()), true, outlet);
       if (call && !call.ended) this.endCall(call, true);
       return;
     }
@@ -317,11 +378,11 @@ export class Session implements PumpSink {
       // LIM-1: the callee never sends what the peer must refuse; the call ends, the connection serves on.
       const error = new RpcError('INTERNAL', `an output frame of ${size} bytes exceeds maxFrameBytes ${this.limits.maxFrameBytes}`);
       if (call && !call.ended) this.fail(call, error, true);
-      else this.write(undefined, id, frames.error(id, error.toPayload()), true); // a unary answer: its call ended already
+      else this.write(undefined, id, frames.error(id, error.toPayload()), true, outlet); // a unary answer: its call ended already
       return;
     }
     if (call) call.pendingBytes += size;
-    transport.send(id, bytes, final).then(
+    outlet.send(bytes, final).then(
       () => call?.released(size),
       (error: unknown) => {
         call?.released(size);

@@ -1,19 +1,40 @@
 import type { Codec } from '../protocol/index.js';
 
 /**
- * The tiny interface a session needs from a connection. Transports implement it;
- * the dispatcher never imports a transport.
+ * What a session needs from a connection. Transports implement it; the dispatcher
+ * never imports a transport, and no transport looks inside a frame.
  */
 export interface SessionTransport {
   readonly codec: Codec;
   /**
-   * Writes one encoded envelope for call `callId`. Resolves when the transport has
-   * taken the bytes off the session's hands (flushed to the socket, accepted by the
-   * stream); the session counts unresolved bytes per call for backpressure (§8).
-   * `final` marks the call's terminal frame, after which a per-call stream may close.
-   * Rejects when the connection is gone.
+   * Writes one encoded envelope on the connection (WebSocket: one message). Resolves
+   * when the transport has taken the bytes off the session's hands; the session
+   * counts unresolved bytes per call for backpressure (§8). Rejects when the
+   * connection is gone.
    */
-  send(callId: string, frame: Uint8Array, final: boolean): Promise<void>;
+  send(frame: Uint8Array): Promise<void>;
   /** Closes the whole connection with a close code of spec/PROTOCOL.md §5.2. */
   close(code: number, reason: string): void;
+}
+
+/**
+ * A byte stream that carries one call (a WebTransport bidirectional stream, §5.4),
+ * as the transport offers it to the session.
+ */
+export interface StreamSink {
+  /** Writes one encoded envelope (the transport adds the length prefix). */
+  write(frame: Uint8Array): Promise<void>;
+  /** Ends our sending side (FIN), after the call's terminal event. */
+  end(): void;
+  /** Resets the stream: its first frame is no request, or a frame on it is unreadable (WT-1, ENV-5, WT-3). */
+  reset(reason: string): void;
+}
+
+/** The session's side of one stream: the transport hands it every frame body it reads. */
+export interface StreamEntry {
+  receive(body: Uint8Array): void;
+  /** The caller ended its sending side (FIN). */
+  end(): void;
+  /** The caller reset the stream, or it failed. */
+  reset(): void;
 }

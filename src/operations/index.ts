@@ -1,4 +1,5 @@
-/** callwire operations: discovery and the Docker operations. */
+/** callwire operations: discovery, services, conformance and the Docker operations. */
 export { discoveryOperations } from './discovery.js';
+export { serviceOperations, type ServiceSources } from './services.js';
 export { conformanceOperations } from './conformance.js';
 export { dockerOperations, dockerEngine, probeDocker, execInput, execOutput, type DockerEngine } from './docker/index.js';

@@ -4,13 +4,20 @@ export { loadTokens, tokenAuthenticator, type TokenEntry } from './tokens.js';
 export { selfSignedCertificate, certificateSha256, type Certificate } from './certificate.js';
 export {
   bytesSchema,
+  createDispatcher,
   defineOperation,
   Registry,
   Session,
+  type Dispatcher,
+  type DispatcherOptions,
+  type SessionTransport,
+  type StreamSink,
+  type StreamEntry,
   type Operation,
   type CallContext,
   type Identity,
   type Logger,
 } from '../dispatcher/index.js';
 export { RpcError } from '../protocol/index.js';
-export { dockerEngine, type DockerEngine } from '../operations/index.js';
+export { discoveryOperations, dockerEngine, dockerOperations, serviceOperations, type DockerEngine } from '../operations/index.js';
+export { createWebSocketTransport, listenWebTransport, type WebSocketTransport, type WebTransportListener, type OriginPolicy } from '../transports/index.js';

@@ -1,13 +1,11 @@
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { Registry, silentLogger, type Identity, type Logger, type Operation, type Session, type SessionLimits } from '../dispatcher/index.js';
-import { conformanceOperations, discoveryOperations, dockerEngine, dockerOperations, probeDocker, type DockerEngine } from '../operations/index.js';
-import { attachWebSocket, listenWebTransport, validatePolicy, type OriginPolicy, type WebTransportListener } from '../transports/index.js';
+import { createDispatcher, Registry, silentLogger, type Identity, type Logger, type Operation, type Session, type SessionLimits } from '../dispatcher/index.js';
+import { conformanceOperations, discoveryOperations, dockerOperations, probeDocker, serviceOperations, type DockerEngine } from '../operations/index.js';
 import { limits as protocolLimits } from '../protocol/index.js';
+import { createWebSocketTransport, listenWebTransport, validatePolicy, type OriginPolicy, type WebTransportListener } from '../transports/index.js';
 import { certificateSha256, selfSignedCertificate } from './certificate.js';
-import { infoOperation } from './info-operation.js';
-import { statsOperation } from './stats-operation.js';
 import { tokenAuthenticator, type TokenEntry } from './tokens.js';
 
 export interface ServerOptions {
@@ -24,9 +22,9 @@ export interface ServerOptions {
   readonly operations?: readonly Operation[];
   /** Offer the `conformance/*` operations the conformance suite drives. */
   readonly conformance?: boolean;
-  /** The Docker engine: found through DOCKER_HOST by default; false for none. */
+  /** A Docker engine whose operations to offer (`dockerEngine()` finds one as the docker CLI does); none by default. */
   readonly docker?: DockerEngine | false;
-  readonly limits?: Partial<SessionLimits> & { maxFrameBytes?: number; maxOutboundBytesPerConnection?: number };
+  readonly limits?: Partial<SessionLimits>;
   readonly logger?: Logger;
   /** Web page origins allowed to connect besides the server's own (spec §10.1); `*` needs tokens. */
   readonly allowOrigins?: readonly string[];
@@ -49,7 +47,7 @@ export interface RunningServer {
   readonly registry: Registry;
   /** Origins allowed besides the server's own (spec §10.1). */
   readonly allowedOrigins: readonly string[];
-  readonly sessions: () => Iterable<Session>;
+  readonly sessions: () => ReadonlySet<Session>;
   /** Stops accepting, lets live calls end within `graceMs`, then aborts the rest. */
   close(graceMs?: number): Promise<void>;
 }
@@ -77,37 +75,26 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   };
   validatePolicy(originPolicy, tokens.length > 0);
   const logger = options.logger ?? silentLogger;
-  const authenticate = tokenAuthenticator(tokens);
   const registry = new Registry();
   registry.register(...(options.operations ?? []));
   if (options.conformance) registry.register(...conformanceOperations());
-  let docker = { on: false, reason: 'disabled' };
-  let engine: DockerEngine | undefined;
-  if (options.docker !== false) {
-    engine = options.docker ?? dockerEngine();
+  // Docker is opt-in: a library user's server exposes only the operations it was given.
+  let docker = { on: false, reason: 'not asked for (pass docker: dockerEngine())' };
+  const engine = options.docker === false ? undefined : options.docker;
+  if (engine) {
     const probe = await probeDocker(engine);
     docker = { on: probe.ok, reason: probe.reason };
     if (probe.ok) registry.register(...dockerOperations(engine));
   }
-  // The open sessions are the transports' own sets; each drops a session when its connection closes.
-  const sessions = (): Session[] => [...ws.sessions, ...(wt?.sessions ?? [])];
-  registry.register(
-    ...discoveryOperations(registry),
-    statsOperation(sessions, () => engine?.counters.execKillFailures ?? 0),
-    infoOperation({ ...protocolLimits, ...options.limits, keepaliveMs: options.keepaliveMs ?? protocolLimits.keepaliveMs }),
-  );
-
   // spec §10: with no tokens the server is loopback-only, and local callers have full access.
   const anonymousIdentity: Identity | null = tokens.length === 0 ? { subject: 'local', scopes: ['*'] } : null;
-  const common = {
-    registry,
-    authenticate,
-    anonymousIdentity,
-    logger,
-    originPolicy,
-    ...(options.limits ? { limits: options.limits } : {}),
-    ...(options.keepaliveMs === undefined ? {} : { keepaliveMs: options.keepaliveMs }),
-  };
+  const dispatcher = createDispatcher({ registry, authenticate: tokenAuthenticator(tokens), anonymousIdentity, logger, ...(options.limits ? { limits: options.limits } : {}) });
+  const keepaliveMs = options.keepaliveMs ?? protocolLimits.keepaliveMs;
+  registry.register(
+    ...discoveryOperations(registry),
+    ...serviceOperations({ sessions: () => dispatcher.sessions, execKillFailures: () => engine?.counters.execKillFailures ?? 0, limits: { ...dispatcher.limits, maxCallIdBytes: protocolLimits.maxCallIdBytes, keepaliveMs } }),
+  );
+  const common = { dispatcher, originPolicy, keepaliveMs };
 
   const http: HttpServer = options.tls
     ? createHttpsServer({ cert: options.tls.certPem, key: options.tls.keyPem })
@@ -115,7 +102,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   http.on('request', (_req, res) => {
     res.writeHead(426, { 'content-type': 'text/plain' }).end('callwire speaks WebSocket at /callwire\n');
   });
-  const ws = attachWebSocket(http, common);
+  const ws = createWebSocketTransport(common, http);
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);
     http.listen(options.port ?? 7070, host, () => resolve());
@@ -151,9 +138,10 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     docker,
     registry,
     allowedOrigins: originPolicy.allowOrigins,
-    sessions,
+    sessions: () => dispatcher.sessions,
     async close(graceMs = 0) {
-      await Promise.all([ws.close(graceMs), wt?.close(graceMs)]);
+      await dispatcher.shutdown(graceMs);
+      await Promise.all([ws.close(), wt?.close()]);
       http.closeAllConnections?.();
       await new Promise((resolve) => http.close(resolve));
     },

@@ -1,4 +1,4 @@
-import { Session, type Registry, type Identity, type Logger, type SessionLimits, type SessionTransport } from '../dispatcher/index.js';
+import { createDispatcher, type Identity, type Logger, type Registry, type Session, type SessionLimits, type SessionTransport } from '../dispatcher/index.js';
 import { codecs, type Codec } from '../protocol/index.js';
 import { RawFrameClient } from './raw-frame-client.js';
 
@@ -26,14 +26,13 @@ export class MemoryConnection implements SessionTransport {
 
   constructor(options: MemoryConnectionOptions) {
     this.codec = options.codec ?? codecs.msgpack;
-    this.session = new Session({
+    const dispatcher = createDispatcher({
       registry: options.registry,
-      transport: this,
-      ...(options.identity === undefined ? {} : { identity: options.identity }),
       ...(options.authenticate ? { authenticate: options.authenticate } : {}),
       ...(options.limits ? { limits: options.limits } : {}),
       ...(options.logger ? { logger: options.logger } : {}),
     });
+    this.session = dispatcher.open(this, options.identity ?? null);
     // Each hop waits a turn of the event loop, as socket I/O would; order is kept.
     this.client = new RawFrameClient((bytes) => {
       if (this.open) setImmediate(() => this.session.receive(bytes));
@@ -41,7 +40,7 @@ export class MemoryConnection implements SessionTransport {
   }
 
   // SessionTransport
-  send(_callId: string, frame: Uint8Array): Promise<void> {
+  send(frame: Uint8Array): Promise<void> {
     if (!this.open) return Promise.reject(new Error('connection closed'));
     const deliver = (): void => {
       if (this.open) this.client.deliver(frame);

@@ -2,33 +2,33 @@ import type { IncomingMessage, Server as HttpServer } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { Session, type Identity, type Logger, type Registry, type SessionLimits, type SessionTransport } from '../dispatcher/index.js';
+import type { Dispatcher, Identity, SessionTransport } from '../dispatcher/index.js';
 import { closeCodes, codecForSubprotocol, codecs, limits, sniffCodec, subprotocols, type Codec } from '../protocol/index.js';
-import { bearerToken, type Authenticate } from './auth.js';
+import { bearerToken } from './auth.js';
 import { startKeepalive } from './keepalive.js';
 import { checkBrowserRequest, type OriginPolicy } from './origin.js';
 
 export interface WebSocketTransportOptions {
-  readonly registry: Registry;
+  /** Sessions, limits, auth: one dispatcher for every transport of a server. */
+  readonly dispatcher: Dispatcher;
   /** URL paths served; spec/PROTOCOL.md §5.2. Default `/callwire` and the reference's `/alknet/call` (§13). */
   readonly paths?: readonly string[];
   /** Which browser pages may connect (§10.1); by default none but the server's own. */
   readonly originPolicy?: OriginPolicy;
   /** Ping interval; a connection silent for a whole interval after a ping is closed (§5.5). 0: off. */
   readonly keepaliveMs?: number;
-  readonly authenticate?: Authenticate;
-  /** Identity of callers without a token; default anonymous (`null`). */
-  readonly anonymousIdentity?: Identity | null;
-  readonly limits?: Partial<SessionLimits> & { maxFrameBytes?: number; maxOutboundBytesPerConnection?: number };
-  readonly logger?: Logger;
   /** Per-message compression; off by default (spec §5.2). */
   readonly perMessageDeflate?: boolean;
 }
 
 export interface WebSocketTransport {
-  readonly sessions: ReadonlySet<Session>;
-  /** Stops accepting, lets live calls end within `graceMs`, then closes every socket with 1001. */
-  close(graceMs?: number): Promise<void>;
+  /**
+   * Handles one HTTP upgrade request; false when it is not for one of our paths, so
+   * an embedder with a `noServer` setup can pass it on to its own handlers.
+   */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;
+  /** Stops accepting and closes every socket with 1001 (after the dispatcher's shutdown). */
+  close(): Promise<void>;
 }
 
 const SUPPORTED = new Set(Object.values(subprotocols));
@@ -36,51 +36,53 @@ const DEFAULT_PATHS = ['/callwire', '/alknet/call'];
 const SAME_ORIGIN_ONLY: OriginPolicy = { allowOrigins: [], allowHosts: [], checkHost: false };
 
 /**
- * Serves the protocol over WebSocket on an existing HTTP(S) server: one envelope per
- * binary message, codec by subprotocol, calls multiplexed by id (spec §5.2).
+ * The protocol over WebSocket: one envelope per binary message, codec by subprotocol,
+ * calls multiplexed by id (spec §5.2). `server`: attach to its `upgrade` event;
+ * without it, call `handleUpgrade` from your own (as `ws`'s `noServer` does).
  */
-export function attachWebSocket(server: HttpServer | HttpsServer, options: WebSocketTransportOptions): WebSocketTransport {
+export function createWebSocketTransport(options: WebSocketTransportOptions, server?: HttpServer | HttpsServer): WebSocketTransport {
+  const { dispatcher } = options;
   const paths = new Set(options.paths ?? DEFAULT_PATHS);
   const policy = options.originPolicy ?? SAME_ORIGIN_ONLY;
-  const maxOutbound = options.limits?.maxOutboundBytesPerConnection ?? limits.maxOutboundBytesPerConnection;
-  const sessions = new Set<Session>();
+  const maxOutbound = dispatcher.limits.maxOutboundBytesPerConnection;
   const sockets = new Set<WebSocket>();
-  let closing = false;
   const wss = new WebSocketServer({
     noServer: true,
-    maxPayload: options.limits?.maxFrameBytes ?? limits.maxFrameBytes,
+    maxPayload: dispatcher.limits.maxFrameBytes,
     perMessageDeflate: options.perMessageDeflate ?? false,
     // WS-4: the first offered protocol we speak, in the caller's order.
     handleProtocols: (offered) => [...offered].find((p) => SUPPORTED.has(p)) ?? false,
   });
 
-  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
-    if (!paths.has(new URL(req.url ?? '/', 'http://x').pathname)) return; // another handler's
-    if (closing) return refuse(socket, 503, 'server is shutting down');
+  const handleUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): boolean => {
+    if (!paths.has(new URL(req.url ?? '/', 'http://x').pathname)) return false; // another handler's
+    if (!dispatcher.accepting) return refuse(socket, 503, 'server is shutting down');
     const verdict = checkBrowserRequest(policy, req.headers.origin, req.headers.host);
     if (!verdict.ok) {
-      options.logger?.warn('refused a connection', { reason: verdict.reason });
+      dispatcher.logger?.warn('refused a connection', { reason: verdict.reason });
       return refuse(socket, verdict.status, verdict.reason);
     }
     const offered = (req.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim()).filter(Boolean);
     if (offered.length > 0 && !offered.some((p) => SUPPORTED.has(p))) {
       return refuse(socket, 400, `unsupported subprotocol; offer one of: ${[...SUPPORTED].join(', ')}`); // WS-6
     }
-    let identity: Identity | null = options.anonymousIdentity ?? null;
+    let identity: Identity | null = dispatcher.anonymousIdentity;
     const token = bearerToken(req.headers.authorization);
     if (token !== undefined) {
-      const found = options.authenticate?.(token);
+      const found = dispatcher.authenticate?.(token);
       if (!found) return refuse(socket, 401, 'invalid token'); // the token itself is never echoed
       identity = found;
     }
     wss.handleUpgrade(req, socket, head, (ws) => serve(ws, req, codecForSubprotocol(ws.protocol), identity));
+    return true;
   };
-  server.on('upgrade', onUpgrade);
+  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => void handleUpgrade(req, socket, head);
+  server?.on('upgrade', onUpgrade);
 
   function serve(ws: WebSocket, req: IncomingMessage, negotiated: Codec | undefined, identity: Identity | null): void {
     req.socket.setNoDelay(true);
     sockets.add(ws);
-    // WS-5: without a subprotocol, the first frame's first byte picks the codec (§13).
+    // WS-5, REF-2: without a subprotocol, the first frame's first byte picks the codec.
     let codec = negotiated;
     // Bytes handed to ws that the socket has not taken: unary answers and refusals
     // included, which no call accounts for. Over the bound, stop reading the peer (BP-3).
@@ -89,7 +91,7 @@ export function attachWebSocket(server: HttpServer | HttpsServer, options: WebSo
       get codec() {
         return codec ?? codecs.msgpack;
       },
-      send: (_callId, frame) =>
+      send: (frame) =>
         new Promise<void>((resolve, reject) => {
           if (ws.readyState !== ws.OPEN) return reject(new Error('socket closed'));
           outbound += frame.byteLength;
@@ -103,17 +105,9 @@ export function attachWebSocket(server: HttpServer | HttpsServer, options: WebSo
         }),
       close: (code, reason) => ws.close(code, reason),
     };
-    const session = new Session({
-      registry: options.registry,
-      transport,
-      identity,
-      ...(options.authenticate ? { authenticate: options.authenticate } : {}),
-      ...(options.limits ? { limits: options.limits } : {}),
-      ...(options.logger ? { logger: options.logger } : {}),
-    });
-    sessions.add(session);
+    const session = dispatcher.open(transport, identity);
     const keepalive = startKeepalive(ws, options.keepaliveMs ?? limits.keepaliveMs, () => {
-      options.logger?.info('closing a silent connection', { after: 'keepalive' });
+      dispatcher.logger?.info('closing a silent connection', { after: 'keepalive' });
     });
     ws.on('message', (data, isBinary) => {
       if (!isBinary) {
@@ -127,17 +121,14 @@ export function attachWebSocket(server: HttpServer | HttpsServer, options: WebSo
     ws.on('close', () => {
       keepalive.stop();
       sockets.delete(ws);
-      sessions.delete(session);
       session.close(); // ABT-4
     });
-    ws.on('error', (error) => options.logger?.debug('websocket error', { error: error.message }));
+    ws.on('error', (error) => dispatcher.logger?.debug('websocket error', { error: error.message }));
   }
 
   return {
-    sessions,
-    async close(graceMs = 0) {
-      closing = true;
-      await Promise.all([...sessions].map((s) => s.shutdown(graceMs)));
+    handleUpgrade,
+    async close() {
       for (const ws of sockets) ws.close(closeCodes.GOING_AWAY, 'server shutting down');
       await Promise.all(
         [...sockets].map(
@@ -154,7 +145,7 @@ export function attachWebSocket(server: HttpServer | HttpsServer, options: WebSo
             }),
         ),
       );
-      server.off('upgrade', onUpgrade);
+      server?.off('upgrade', onUpgrade);
       wss.close();
     },
   };
@@ -165,7 +156,8 @@ function toBytes(data: Buffer | ArrayBuffer | Buffer[]): Uint8Array {
   return data instanceof ArrayBuffer ? new Uint8Array(data) : data;
 }
 
-function refuse(socket: Duplex, status: number, message: string): void {
+function refuse(socket: Duplex, status: number, message: string): true {
   const reason = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 503: 'Service Unavailable' }[status] ?? 'Error';
   socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(message)}\r\n\r\n${message}`);
+  return true;
 }

@@ -1,35 +1,19 @@
 import type { Http2SecureServer, Http2Session } from 'node:http2';
 import { randomBytes } from 'node:crypto';
-import { Session, type Identity, type Logger, type Registry, type SessionLimits, type SessionTransport } from '../dispatcher/index.js';
-import {
-  codecs,
-  decodeEnvelope,
-  encodeFrame,
-  frames,
-  FrameDecoder,
-  limits,
-  ProtocolError,
-  RpcError,
-  webTransportWindows,
-  type Codec,
-} from '../protocol/index.js';
-import type { Authenticate } from './auth.js';
+import type { Dispatcher, SessionTransport, StreamEntry, StreamSink } from '../dispatcher/index.js';
+import { closeCodes, codecs, encodeFrame, FrameDecoder, limits, ProtocolError, type Codec } from '../protocol/index.js';
 import { startHttp2Keepalive } from './keepalive.js';
 import { checkBrowserRequest, type OriginPolicy } from './origin.js';
+import { loadWebTransport, webTransportWindows, type WtServer, type WtSession, type WtSessionAnswer, type WtStream } from '../webtransport/index.js';
 
 export interface WebTransportServerOptions {
-  readonly registry: Registry;
+  /** Sessions, limits, auth: one dispatcher for every transport of a server. */
+  readonly dispatcher: Dispatcher;
   readonly host: string;
   /** 0 picks a free port. */
   readonly port: number;
   readonly certPem: string;
   readonly keyPem: string;
-  /** WebTransport has no upgrade header here: callers authenticate per call (`auth_token`). */
-  readonly authenticate?: Authenticate;
-  /** Identity of callers without a token; default anonymous (`null`). */
-  readonly anonymousIdentity?: Identity | null;
-  readonly limits?: Partial<SessionLimits> & { maxFrameBytes?: number };
-  readonly logger?: Logger;
   /** Which browser pages may open a session (§10.1); by default none. */
   readonly originPolicy?: OriginPolicy;
   /** HTTP/2 PING interval; a connection that leaves one unanswered for an interval is dropped (§5.5). 0: off. */
@@ -41,8 +25,8 @@ export interface WebTransportListener {
   /** Whether HTTP/3 (QUIC) is served too; false when the native transport is missing. */
   readonly http3: boolean;
   readonly http3Reason: string;
-  readonly sessions: ReadonlySet<Session>;
-  close(graceMs?: number): Promise<void>;
+  /** Stops accepting and closes every session with 1001 (after the dispatcher's shutdown). */
+  close(): Promise<void>;
 }
 
 // spec/PROTOCOL.md §5.4: the session path picks the codec.
@@ -51,27 +35,6 @@ const PATHS: Readonly<Record<string, Codec>> = {
   '/callwire/msgpack': codecs.msgpack,
   '/callwire/json': codecs.json,
 };
-
-interface WtStream {
-  readable: ReadableStream<Uint8Array>;
-  writable: WritableStream<Uint8Array>;
-}
-interface WtSession {
-  ready: Promise<void>;
-  closed: Promise<unknown>;
-  incomingBidirectionalStreams: ReadableStream<WtStream>;
-  close(info?: { closeCode?: number; reason?: string }): void;
-}
-interface WtServer {
-  setRequestCallback(callback: (request: { header: Record<string, string | undefined> }) => Promise<SessionAnswer>): void;
-  startServer(): void;
-  stopServer(): void;
-  ready: Promise<void>;
-  port: number | null;
-  sessionStream(path: string): ReadableStream<WtSession>;
-}
-
-type SessionAnswer = { status: 200; path: string; userData: Record<string, never> } | { status: number };
 
 /**
  * HTTP/3 needs the optional native package, which cannot be installed everywhere.
@@ -92,12 +55,14 @@ export async function probeHttp3(timeoutMs = 2000): Promise<{ ok: boolean; reaso
   return Promise.race([attempt, timeout]);
 }
 
-/** Serves the protocol over WebTransport: one bidirectional stream per call (spec §5.4). */
+/**
+ * Serves the protocol over WebTransport: one bidirectional stream per call (spec
+ * §5.4). This adapter only moves bytes: it cuts length-prefixed frames (§5.1) and
+ * hands each stream to the session (`openStream`), which decodes every frame once.
+ */
 export async function listenWebTransport(options: WebTransportServerOptions): Promise<WebTransportListener> {
-  const lib = (await import('@fails-components/webtransport')) as unknown as {
-    Http2Server: new (args: Record<string, unknown>) => WtServer;
-    Http3Server: new (args: Record<string, unknown>) => WtServer;
-  };
+  const { dispatcher } = options;
+  const lib = await loadWebTransport();
   const args = {
     port: options.port,
     host: options.host,
@@ -107,12 +72,12 @@ export async function listenWebTransport(options: WebTransportServerOptions): Pr
     ...webTransportWindows,
   };
   // Every session request passes the origin and host rules before it is accepted (§10.1).
-  const answer = async ({ header }: { header: Record<string, string | undefined> }): Promise<SessionAnswer> => {
+  const answer = async ({ header }: { header: Record<string, string | undefined> }): Promise<WtSessionAnswer> => {
     const path = header[':path'] ?? '';
     if (!(path in PATHS)) return { status: 404 };
     const verdict = checkBrowserRequest(options.originPolicy ?? { allowOrigins: [], allowHosts: [], checkHost: false }, header['origin'], header[':authority'] ?? header['host']);
     if (verdict.ok) return { status: 200, path, userData: {} };
-    options.logger?.warn('refused a WebTransport session', { reason: verdict.reason });
+    dispatcher.logger?.warn('refused a WebTransport session', { reason: verdict.reason });
     return { status: verdict.status };
   };
   const http2 = new lib.Http2Server(args);
@@ -122,7 +87,7 @@ export async function listenWebTransport(options: WebTransportServerOptions): Pr
   // The library keeps its node:http2 server inside; PINGs are the HTTP/2 keepalive.
   const h2 = (http2 as unknown as { transportInt?: { serverInt?: Http2SecureServer } }).transportInt?.serverInt;
   h2?.on('session', (session: Http2Session) =>
-    startHttp2Keepalive(session, options.keepaliveMs ?? limits.keepaliveMs, () => options.logger?.info('closing a silent WebTransport connection', { after: 'keepalive' })),
+    startHttp2Keepalive(session, options.keepaliveMs ?? limits.keepaliveMs, () => dispatcher.logger?.info('closing a silent WebTransport connection', { after: 'keepalive' })),
   );
   const port = http2.port ?? options.port;
   const servers: WtServer[] = [http2];
@@ -135,9 +100,7 @@ export async function listenWebTransport(options: WebTransportServerOptions): Pr
     servers.push(http3);
   }
 
-  const sessions = new Set<Session>();
   const wtSessions = new Set<WtSession>();
-  let closing = false;
   for (const server of servers) {
     for (const [path, codec] of Object.entries(PATHS)) {
       void acceptSessions(server.sessionStream(path), codec);
@@ -149,43 +112,27 @@ export async function listenWebTransport(options: WebTransportServerOptions): Pr
     for (;;) {
       const next = await reader.read().catch(() => ({ done: true as const, value: undefined }));
       if (next.done) return;
-      if (closing) {
-        next.value.close({ closeCode: 1001, reason: 'server shutting down' });
+      if (!dispatcher.accepting) {
+        next.value.close({ closeCode: closeCodes.GOING_AWAY, reason: 'server shutting down' });
         continue;
       }
-      void serveSession(next.value, codec).catch((error: unknown) => options.logger?.debug('webtransport session failed', { error: String(error) }));
+      void serveSession(next.value, codec).catch((error: unknown) => dispatcher.logger?.debug('webtransport session failed', { error: String(error) }));
     }
   }
 
   async function serveSession(wt: WtSession, codec: Codec): Promise<void> {
     await wt.ready;
     wtSessions.add(wt);
-    const writers = new Map<string, WritableStreamDefaultWriter<Uint8Array>>();
-    const maxFrameBytes = options.limits?.maxFrameBytes ?? limits.maxFrameBytes;
     const transport: SessionTransport = {
       codec,
-      async send(callId, frame, final) {
-        const writer = writers.get(callId);
-        if (!writer) return; // the call's stream is already gone
-        if (final) writers.delete(callId);
-        await writer.write(encodeFrame(frame, maxFrameBytes));
-        if (final) await writer.close(); // WT-2: the stream ends with the call
-      },
+      // Every frame of a call goes on its own stream; nothing is sent on the session itself.
+      send: () => Promise.reject(new Error('WebTransport frames travel on their call\'s stream')),
       close: (code, reason) => wt.close({ closeCode: code, reason }),
     };
-    const session = new Session({
-      registry: options.registry,
-      transport,
-      identity: options.anonymousIdentity ?? null,
-      ...(options.authenticate ? { authenticate: options.authenticate } : {}),
-      ...(options.limits ? { limits: options.limits } : {}),
-      ...(options.logger ? { logger: options.logger } : {}),
-    });
-    sessions.add(session);
+    const session = dispatcher.open(transport);
     void wt.closed
       .catch(() => undefined)
       .then(() => {
-        sessions.delete(session);
         wtSessions.delete(wt);
         session.close(); // ABT-4
       });
@@ -194,21 +141,27 @@ export async function listenWebTransport(options: WebTransportServerOptions): Pr
     for (;;) {
       const next = await streams.read().catch(() => ({ done: true as const, value: undefined }));
       if (next.done) return;
-      void serveStream(next.value, session, codec, writers, maxFrameBytes);
+      void serveStream(next.value, session.openStream.bind(session));
     }
   }
 
-  async function serveStream(
-    stream: WtStream,
-    session: Session,
-    codec: Codec,
-    writers: Map<string, WritableStreamDefaultWriter<Uint8Array>>,
-    maxFrameBytes: number,
-  ): Promise<void> {
+  /** Moves one stream's bytes: frames in to the session's entry, frames out with their length prefix. */
+  async function serveStream(stream: WtStream, open: (sink: StreamSink) => StreamEntry): Promise<void> {
     const reader = stream.readable.getReader();
     const writer = stream.writable.getWriter();
+    const maxFrameBytes = dispatcher.limits.maxFrameBytes;
     const decoder = new FrameDecoder(maxFrameBytes);
-    let callId: string | undefined;
+    let reset = false;
+    const entry = open({
+      write: (frame) => writer.write(encodeFrame(frame, maxFrameBytes)),
+      end: () => void writer.close().catch(() => undefined),
+      reset: (reason) => {
+        reset = true;
+        dispatcher.logger?.debug('webtransport stream reset', { reason });
+        void writer.abort(new ProtocolError('UNDECODABLE', reason)).catch(() => undefined);
+        void reader.cancel().catch(() => undefined);
+      },
+    });
     try {
       for (;;) {
         const { value, done } = await reader.read();
@@ -217,36 +170,17 @@ export async function listenWebTransport(options: WebTransportServerOptions): Pr
           break;
         }
         for (const body of decoder.push(value)) {
-          if (callId === undefined) {
-            callId = firstFrameId(codec, body);
-            // ID-3: an id whose call the session has ended (an abort included) is free again.
-            if (writers.has(callId) && session.isLive(callId)) {
-              // Another stream owns this live id: answer here, leave that one alone (ID-2).
-              const error = RpcError.of('DUPLICATE_CALL_ID', 'call id is already live in this session');
-              await writer.write(encodeFrame(codec.encode(frames.error(callId, error.toPayload()))));
-              await writer.close();
-              callId = undefined;
-              return;
-            }
-            writers.set(callId, writer);
-          } else if (unreadable(codec, body)) {
-            // ENV-5 on WebTransport: the stream is reset; the session and its other calls live on.
-            throw new ProtocolError('UNDECODABLE', 'a frame on this stream has no readable id');
-          }
-          session.receive(body);
+          if (reset) return;
+          entry.receive(body);
         }
       }
+      entry.end();
     } catch (error) {
-      // ENV-5 and §5.1: a bad frame or a reset stream ends this stream, not the session.
-      options.logger?.debug('webtransport stream ended', { error: error instanceof ProtocolError ? error.message : String(error) });
+      // §5.1, WT-3: a bad length prefix or a reset from the caller ends this stream, not the session.
+      if (reset) return;
+      dispatcher.logger?.debug('webtransport stream ended', { error: error instanceof ProtocolError ? error.message : String(error) });
+      entry.reset();
       await writer.abort(error).catch(() => undefined);
-    } finally {
-      // WT-2: the caller's side ended before the call did: that is an abort.
-      if (callId !== undefined && writers.get(callId) === writer) {
-        writers.delete(callId);
-        session.abortCall(callId);
-        await writer.close().catch(() => undefined);
-      }
     }
   }
 
@@ -254,27 +188,9 @@ export async function listenWebTransport(options: WebTransportServerOptions): Pr
     port,
     http3: probe.ok,
     http3Reason: probe.reason,
-    sessions,
-    async close(graceMs = 0) {
-      closing = true;
-      await Promise.all([...sessions].map((s) => s.shutdown(graceMs)));
-      for (const wt of wtSessions) wt.close({ closeCode: 1001, reason: 'server shutting down' });
+    async close() {
+      for (const wt of wtSessions) wt.close({ closeCode: closeCodes.GOING_AWAY, reason: 'server shutting down' });
       for (const server of servers) server.stopServer();
     },
   };
-}
-
-/** A frame the session could not answer, because it carries no id to answer. */
-function unreadable(codec: Codec, body: Uint8Array): boolean {
-  const parsed = decodeEnvelope(codec, body);
-  return parsed.kind === 'invalid' && parsed.error.callId === undefined;
-}
-
-/** The first frame on a stream must be the call's request (WT-1). */
-function firstFrameId(codec: Codec, body: Uint8Array): string {
-  const value = codec.decode(body) as { type?: unknown; id?: unknown } | null;
-  if (typeof value !== 'object' || value === null || value.type !== 'call.requested' || typeof value.id !== 'string' || value.id === '') {
-    throw new ProtocolError('INVALID_ENVELOPE', 'the first frame on a stream must be a call.requested with an id');
-  }
-  return value.id;
 }

@@ -76,6 +76,23 @@ describe('the Docker reference surface', () => {
     await expect.poll(() => fx.liveCalls()).toBe(0);
   });
 
+  it('a log line longer than a frame may be goes out in pieces that add up to it (LIM-1), the first with its timestamp', async () => {
+    // 20 MiB in one line: as one frame it would pass maxFrameBytes (16 MiB) and end the call.
+    const containerId = await docker.container({}, ['sh', '-c', 'head -c 20971520 /dev/zero | tr "\\0" a; echo; echo next; sleep 1000000']);
+    let frames: { stream: string; timestamp: string; text: string }[] = [];
+    await expect
+      .poll(async () => {
+        frames = await lastValueFrom(asAlice.subscribe<{ stream: string; timestamp: string; text: string }>('docker/container/logs', { containerId }).pipe(toArray()));
+        return frames.at(-1)?.text;
+      }, { timeout: 20_000, interval: 500 })
+      .toBe('next');
+    const pieces = frames.slice(0, -1);
+    expect(pieces.map((f) => f.text).join('')).toBe('a'.repeat(20 * 1024 * 1024));
+    expect(pieces.length).toBeGreaterThan(1);
+    expect(pieces[0]!.timestamp).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect(pieces.slice(1).every((f) => f.timestamp === '')).toBe(true);
+  }, 60_000);
+
   it('create with an unknown image is IMAGE_NOT_FOUND', async () => {
     await expect(asAlice.call('docker/container/create', { image: 'callwire-missing:nope' })).rejects.toMatchObject({ code: 'IMAGE_NOT_FOUND', details: { image: 'callwire-missing:nope' } });
   });

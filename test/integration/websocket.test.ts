@@ -4,7 +4,8 @@ import { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { connect } from '../../src/client/index.js';
-import { attachWebSocket } from '../../src/transports/index.js';
+import { createDispatcher } from '../../src/dispatcher/index.js';
+import { createWebSocketTransport } from '../../src/transports/index.js';
 import { codecs, frames, subprotocols } from '../../src/protocol/index.js';
 import { startServer } from '../../src/server/index.js';
 import { ServerFixture } from '../support/server-fixture.js';
@@ -89,7 +90,7 @@ describe('WebSocket transport (spec §5.2)', () => {
   it('attaches to an existing HTTP server and leaves its other routes alone', async () => {
     const http = createServer((_req, res) => res.end('app'));
     const { registry } = sampleRegistry();
-    const ws = attachWebSocket(http, { registry, paths: ['/rpc'] });
+    const ws = createWebSocketTransport({ dispatcher: createDispatcher({ registry }), paths: ['/rpc'] }, http);
     await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
     const port = (http.address() as AddressInfo).port;
     try {
@@ -97,6 +98,26 @@ describe('WebSocket transport (spec §5.2)', () => {
       const client = await connect(`ws://127.0.0.1:${port}/rpc`);
       expect(await client.call('test/echo', { text: 'attached' })).toEqual({ text: 'attached' });
       await client.close();
+    } finally {
+      await ws.close();
+      await new Promise((resolve) => http.close(resolve));
+    }
+  });
+
+  it('noServer: an embedder that owns the upgrade handling passes ours on and keeps its own', async () => {
+    const http = createServer();
+    const { registry } = sampleRegistry();
+    const ws = createWebSocketTransport({ dispatcher: createDispatcher({ registry }) });
+    http.on('upgrade', (req, socket, head) => {
+      if (!ws.handleUpgrade(req, socket, head)) socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n');
+    });
+    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+    const port = (http.address() as AddressInfo).port;
+    try {
+      const client = await connect(`ws://127.0.0.1:${port}/callwire`);
+      expect(await client.call('test/echo', { text: 'embedded' })).toEqual({ text: 'embedded' });
+      await client.close();
+      await expect(connect(`ws://127.0.0.1:${port}/elsewhere`, { connectTimeoutMs: 2000 })).rejects.toThrow(/404/);
     } finally {
       await ws.close();
       await new Promise((resolve) => http.close(resolve));

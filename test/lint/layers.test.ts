@@ -26,4 +26,12 @@ describe('layer rule', () => {
   it('forbids operations from importing the server', async () => {
     expect(await layerErrors('src/operations/docker/x.ts', "export { a } from '../../server/index.js';\n")).toHaveLength(1);
   });
+
+  it('lets the client, the transports and the conformance peer share the WebTransport layer, which imports only the protocol', async () => {
+    for (const from of ['src/client/x.ts', 'src/transports/x.ts', 'src/conformance/x.ts']) {
+      expect(await layerErrors(from, "export { openWebTransport } from '../webtransport/index.js';\n")).toEqual([]);
+    }
+    expect(await layerErrors('src/webtransport/x.ts', "export { a } from '../dispatcher/index.js';\n")).toHaveLength(1);
+    expect(await layerErrors('src/operations/x.ts', "export { a } from '../webtransport/index.js';\n")).toHaveLength(1);
+  });
 });

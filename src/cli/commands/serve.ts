@@ -42,7 +42,7 @@ export function registerServe(program: Command): void {
     .option('--keepalive <seconds>', 'WebSocket ping interval; a peer silent for a whole interval after a ping is dropped and its calls aborted (0: off)', '30')
     .action(async (flags: ServeFlags) => {
       // Loaded here: the server's dependencies (Docker, TLS, transports) would slow every other command's start.
-      const { loadTokens, startServer } = await import('../../server/index.js');
+      const { dockerEngine, loadTokens, startServer } = await import('../../server/index.js');
       const tokens = loadTokens({ file: flags.tokens ?? process.env['CALLWIRE_TOKENS_FILE'], json: process.env['CALLWIRE_TOKENS'] });
       if ((flags.cert === undefined) !== (flags.key === undefined)) throw new Error('--cert and --key go together');
       const tls = flags.cert && flags.key ? { certPem: readFileSync(flags.cert, 'utf8'), keyPem: readFileSync(flags.key, 'utf8') } : undefined;
@@ -52,6 +52,8 @@ export function registerServe(program: Command): void {
         webTransportPort: flags.webtransport ? port(flags.wtPort, '--wt-port') : false,
         tokens,
         conformance: flags.conformance === true,
+        // The application offers Docker when an engine answers; the library only when asked.
+        docker: dockerEngine(),
         limits: {
           ...(flags.maxCallsInFlight ? { maxCallsInFlight: positive(flags.maxCallsInFlight, '--max-calls-in-flight') } : {}),
           ...(flags.maxInputBytes ? { maxInputBytes: positive(flags.maxInputBytes, '--max-input-bytes') } : {}),

@@ -6,6 +6,8 @@
 export interface DemuxedFrame {
   readonly stream: 'stdout' | 'stderr';
   readonly data: Uint8Array;
+  /** This piece begins an engine frame (for logs: a log record, which begins with its timestamp). */
+  readonly start?: boolean;
 }
 
 const HEADER = 8;
@@ -15,6 +17,7 @@ export class DockerDemuxer {
   private headerFilled = 0;
   private remaining = 0;
   private stream: 'stdout' | 'stderr' = 'stdout';
+  private starting = false;
 
   push(chunk: Uint8Array): DemuxedFrame[] {
     const out: DemuxedFrame[] = [];
@@ -31,11 +34,13 @@ export class DockerDemuxer {
         if (type !== 1 && type !== 2) throw new Error(`unexpected stream type ${String(type)} in the engine's output`);
         this.stream = type === 1 ? 'stdout' : 'stderr';
         this.remaining = new DataView(this.header.buffer).getUint32(4, false);
+        this.starting = true;
         continue;
       }
       const take = Math.min(this.remaining, chunk.byteLength - at);
       // A view, not a copy: each chunk a Node socket hands out is its own buffer.
-      out.push({ stream: this.stream, data: chunk.subarray(at, at + take) });
+      out.push({ stream: this.stream, data: chunk.subarray(at, at + take), ...(this.starting ? { start: true } : {}) });
+      this.starting = false;
       this.remaining -= take;
       at += take;
     }

@@ -1,0 +1,25 @@
+import { limits as defaults } from '../protocol/index.js';
+
+/** The limits a dispatcher enforces (spec/PROTOCOL.md §9); every name carries its unit. */
+export interface SessionLimits {
+  /** Largest frame either side sends; an output that encodes larger ends its call (LIM-1). */
+  readonly maxFrameBytes: number;
+  readonly maxInputBytes: number;
+  readonly maxCallsInFlight: number;
+  readonly maxBufferedBytesPerCall: number;
+  /** Bytes waiting for one connection's socket; above it the transport stops reading the peer (BP-3). */
+  readonly maxOutboundBytesPerConnection: number;
+  readonly maxDeadlineMs: number;
+}
+
+/** The protocol defaults, overridden by `given`. */
+export function resolveLimits(given: Partial<SessionLimits> = {}): SessionLimits {
+  return {
+    maxFrameBytes: given.maxFrameBytes ?? defaults.maxFrameBytes,
+    maxInputBytes: given.maxInputBytes ?? defaults.maxInputBytes,
+    maxCallsInFlight: given.maxCallsInFlight ?? defaults.maxCallsInFlight,
+    maxBufferedBytesPerCall: given.maxBufferedBytesPerCall ?? defaults.maxBufferedBytesPerCall,
+    maxOutboundBytesPerConnection: given.maxOutboundBytesPerConnection ?? defaults.maxOutboundBytesPerConnection,
+    maxDeadlineMs: given.maxDeadlineMs ?? defaults.maxDeadlineMs,
+  };
+}
