@@ -7,15 +7,16 @@ import path from 'node:path';
 
 const allowed = {
   protocol: [],
-  dispatcher: ['protocol'],
-  operations: ['dispatcher', 'protocol'],
+  contracts: ['protocol'],
+  dispatcher: ['protocol', 'contracts'],
+  operations: ['dispatcher', 'protocol', 'contracts'],
   testing: ['dispatcher', 'protocol'],
   webtransport: ['protocol'],
   transports: ['dispatcher', 'protocol', 'webtransport'],
-  client: ['protocol', 'webtransport'],
+  client: ['protocol', 'webtransport', 'contracts'],
   conformance: ['protocol', 'webtransport'],
   server: ['dispatcher', 'protocol', 'transports', 'operations'],
-  cli: ['server', 'client', 'protocol', 'conformance'],
+  cli: ['server', 'client', 'protocol', 'conformance', 'contracts'],
 };
 
 function layerOf(file, srcRoot) {

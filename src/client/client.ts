@@ -1,4 +1,5 @@
 import { Observable } from 'rxjs';
+import { listContract, schemaContract, type Contract, type InputOf, type OperationSpec, type OperationSummary, type OutputOf, type SubscriptionContract, type UnaryContract } from '../contracts/index.js';
 import { frames, RpcError, type Envelope, type RequestedPayload } from '../protocol/index.js';
 import type { CallChannel, ClientConnection } from './connection.js';
 import { toAsyncIterable } from './async-iterable.js';
@@ -14,19 +15,16 @@ export interface CallOptions {
   readonly id?: string;
 }
 
-export interface OperationSummary {
-  readonly name: string;
-  readonly namespace: string;
-  readonly kind: 'query' | 'mutation' | 'subscription';
-  /** Safe to retry after a retryable error (spec §6.1). */
-  readonly idempotent: boolean;
-  readonly description: string;
-}
+/** An operation named by its contract (types inferred) or by its name (for operations this client does not know). */
+type Target = Contract | string;
+const nameOf = (target: Target): string => (typeof target === 'string' ? target : target.name);
 
 // How long past its deadline the client waits for the server's TIMEOUT before giving up itself.
 const DEADLINE_GRACE_MS = 1000;
 
 /** A connected client: unary calls, subscriptions and discovery over one connection. */
+export type { OperationSummary, OperationSpec };
+
 export class Client {
   constructor(
     private readonly connection: ClientConnection,
@@ -43,7 +41,10 @@ export class Client {
   }
 
   /** One-shot call: resolves with the output, rejects with RpcError. */
-  call<T = unknown>(operation: string, input: unknown = null, options: CallOptions = {}): Promise<T> {
+  call<C extends UnaryContract>(contract: C, input: InputOf<C>, options?: CallOptions): Promise<OutputOf<C>>;
+  call<T = unknown>(operation: string, input?: unknown, options?: CallOptions): Promise<T>;
+  call<T>(target: Target, input: unknown = null, options: CallOptions = {}): Promise<T> {
+    const operation = nameOf(target);
     return new Promise<T>((resolve, reject) => {
       let settled = false;
       const finish = (fn: () => void, abort = false): void => {
@@ -65,7 +66,10 @@ export class Client {
   }
 
   /** A subscription as an Observable; unsubscribing sends `call.aborted`. */
-  subscribe<T = unknown>(operation: string, input: unknown = null, options: CallOptions = {}): Observable<T> {
+  subscribe<C extends SubscriptionContract>(contract: C, input: InputOf<C>, options?: CallOptions): Observable<OutputOf<C>>;
+  subscribe<T = unknown>(operation: string, input?: unknown, options?: CallOptions): Observable<T>;
+  subscribe<T>(target: Target, input: unknown = null, options: CallOptions = {}): Observable<T> {
+    const operation = nameOf(target);
     return new Observable<T>((subscriber) => {
       let ended = false;
       const end = (): void => {
@@ -100,16 +104,18 @@ export class Client {
   }
 
   /** The same subscription as an async iterable; leaving the loop early aborts the call. */
-  iterate<T = unknown>(operation: string, input: unknown = null, options: CallOptions = {}): AsyncIterable<T> {
-    return toAsyncIterable(this.subscribe<T>(operation, input, options));
+  iterate<C extends SubscriptionContract>(contract: C, input: InputOf<C>, options?: CallOptions): AsyncIterable<OutputOf<C>>;
+  iterate<T = unknown>(operation: string, input?: unknown, options?: CallOptions): AsyncIterable<T>;
+  iterate<T>(target: Target, input: unknown = null, options: CallOptions = {}): AsyncIterable<T> {
+    return toAsyncIterable(this.subscribe<T>(nameOf(target), input, options));
   }
 
   listOperations(options: CallOptions = {}): Promise<OperationSummary[]> {
-    return this.call<{ operations: OperationSummary[] }>('services/list', null, options).then((r) => r.operations);
+    return this.call(listContract, null, options).then((r) => r.operations);
   }
 
-  schema(name: string, options: CallOptions = {}): Promise<Record<string, unknown>> {
-    return this.call('services/schema', { name }, options);
+  schema(name: string, options: CallOptions = {}): Promise<OperationSpec> {
+    return this.call(schemaContract, { name }, options);
   }
 
   private start(

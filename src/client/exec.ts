@@ -1,11 +1,10 @@
 import { Observable, Subject } from 'rxjs';
+import { execContract, isTerminalFrame, type ExecOutputFrame, type InputOf } from '../contracts/index.js';
 import { RpcError } from '../protocol/index.js';
 import type { CallOptions, Client } from './client.js';
 
 /** One output frame of `docker/container/exec` (spec/PROTOCOL.md §12). */
-export type ExecOutput =
-  | { readonly stream: 'stdout' | 'stderr'; readonly text: string }
-  | { readonly stream: 'stdout' | 'stderr'; readonly data: Uint8Array };
+export type ExecOutput = ExecOutputFrame;
 
 export interface ExecResult {
   readonly exitCode: number;
@@ -33,54 +32,53 @@ export interface ExecHandle {
   readonly result: Promise<ExecResult>;
 }
 
-interface TerminalFrame {
-  exitCode: number;
-  terminal: true;
-  stdoutBytes: number;
-  stderrBytes: number;
-}
-
-function isTerminal(value: unknown): value is TerminalFrame {
-  return typeof value === 'object' && value !== null && (value as { terminal?: unknown }).terminal === true;
-}
-
-/** Runs a command in a container; starts at once. */
-export function exec(client: Client, containerId: string, cmd: readonly string[], options: ExecOptions = {}): ExecHandle {
-  const { signal, deadlineMs, token, stdin, ...rest } = options;
-  const input: Record<string, unknown> = { containerId, cmd: [...cmd], ...rest };
-  if (stdin !== undefined) input['stdin'] = typeof stdin === 'string' ? new TextEncoder().encode(stdin) : stdin;
+/**
+ * The exec call as a pull stream: yields the output frames in order and returns the
+ * result from the terminal frame (EXEC-4: the terminal flag, never the presence of
+ * `exitCode`). A stream that ends without it throws: the exit code is unknown, never
+ * 0. Leaving the loop early aborts the call, which kills the process. The one place
+ * the terminal-frame rule is written; `exec()` and the CLI both use it.
+ */
+export async function* execFrames(client: Client, containerId: string, cmd: readonly string[], options: ExecOptions = {}): AsyncGenerator<ExecOutput, ExecResult> {
+  const { signal, deadlineMs, token, id, stdin, env, ...rest } = options;
+  const input: InputOf<typeof execContract> = { containerId, cmd: [...cmd], ...rest, ...(env ? { env: [...env] } : {}) };
+  if (stdin !== undefined) input.stdin = typeof stdin === 'string' ? new TextEncoder().encode(stdin) : stdin;
   const callOptions: CallOptions = {
     ...(signal ? { signal } : {}),
     ...(deadlineMs === undefined ? {} : { deadlineMs }),
     ...(token === undefined ? {} : { token }),
+    ...(id === undefined ? {} : { id }),
   };
+  let result: ExecResult | undefined;
+  // Read on to call.completed after the terminal frame: leaving early would abort a call that is ending anyway.
+  for await (const frame of client.iterate(execContract, input, callOptions)) {
+    if (result) continue;
+    if (isTerminalFrame(frame)) result = { exitCode: frame.exitCode, stdoutBytes: frame.stdoutBytes, stderrBytes: frame.stderrBytes };
+    else yield frame;
+  }
+  if (!result) throw new RpcError('INTERNAL', 'the exec stream ended without a terminal frame; the exit code is unknown');
+  return result;
+}
+
+/** Runs a command in a container; starts at once. */
+export function exec(client: Client, containerId: string, cmd: readonly string[], options: ExecOptions = {}): ExecHandle {
   const output = new HeldUntilSubscribed<ExecOutput>();
-  let terminal: TerminalFrame | undefined;
-  const result = new Promise<ExecResult>((resolve, reject) => {
-    client.subscribe<unknown>('docker/container/exec', input, callOptions).subscribe({
-      next(value) {
-        if (terminal) return;
-        if (isTerminal(value)) {
-          terminal = value;
-          resolve({ exitCode: value.exitCode, stdoutBytes: value.stdoutBytes, stderrBytes: value.stderrBytes });
-        } else {
-          output.next(value as ExecOutput);
+  const frames = execFrames(client, containerId, cmd, options);
+  const result = (async (): Promise<ExecResult> => {
+    try {
+      for (;;) {
+        const step = await frames.next();
+        if (step.done) {
+          output.complete();
+          return step.value;
         }
-      },
-      error(error: unknown) {
-        output.error(error);
-        if (!terminal) reject(error);
-      },
-      complete() {
-        if (terminal) output.complete();
-        else {
-          const error = new RpcError('INTERNAL', 'exec stream ended without a terminal frame; the exit code is unknown');
-          output.error(error);
-          reject(error);
-        }
-      },
-    });
-  });
+        output.next(step.value);
+      }
+    } catch (error) {
+      output.error(error);
+      throw error;
+    }
+  })();
   return { output: output.observable, result };
 }
 

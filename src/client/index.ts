@@ -4,5 +4,6 @@
  */
 export { connect, type ConnectOptions } from './connect.js';
 export { Client, type CallOptions, type OperationSummary } from './client.js';
-export { exec, type ExecHandle, type ExecOptions, type ExecOutput, type ExecResult } from './exec.js';
+export { exec, execFrames, type ExecHandle, type ExecOptions, type ExecOutput, type ExecResult } from './exec.js';
+export { execContract, inspectContract, listContract, schemaContract, type Contract, type InputOf, type OutputOf } from '../contracts/index.js';
 export { RpcError, protocolCodes, type ProtocolCode } from '../protocol/index.js';

@@ -1,27 +1,8 @@
 import { z } from 'zod';
+import type { OperationSpec } from '../contracts/index.js';
 import { isIdempotent, type Operation } from './operation.js';
 
-/** The discovery form of an operation (spec/PROTOCOL.md §11.8), JSON Schemas from zod. */
-export interface OperationSpec {
-  readonly name: string;
-  readonly namespace: string;
-  readonly kind: Operation['kind'];
-  /** The reference's name for `kind` (spec §13). */
-  readonly op_type: Operation['kind'];
-  readonly idempotent: boolean;
-  readonly visibility: 'external' | 'internal';
-  readonly description: string;
-  readonly input_schema: unknown;
-  readonly output_schema: unknown;
-  readonly error_schemas: { code: string; description: string; schema: unknown; http_status?: number }[];
-  readonly access_control: {
-    readonly required_scopes: string[];
-    readonly required_scopes_any: string[];
-    readonly resource_type?: string;
-    readonly resource_action?: string;
-    readonly resource_id_path?: string;
-  };
-}
+export type { OperationSpec } from '../contracts/index.js';
 
 export function namespaceOf(name: string): string {
   return name.split('/')[0] ?? name;
@@ -42,6 +23,7 @@ export function toJsonSchema(schema: z.ZodType, io: 'input' | 'output'): unknown
   });
 }
 
+/** The discovery form of an operation (spec/PROTOCOL.md §11.8, `operationSpec` in contracts), JSON Schemas from zod. */
 export function describeOperation(op: Operation): OperationSpec {
   const access = op.access ?? {};
   return {

@@ -23,4 +23,4 @@ export { resolveLimits, type SessionLimits } from './limits.js';
 export type { SessionTransport, StreamSink, StreamEntry } from './transport.js';
 export { silentLogger, bindLogger, type Identity, type Logger } from './identity.js';
 export { describeOperation, toJsonSchema, namespaceOf, type OperationSpec } from './describe.js';
-export { bytesSchema } from './bytes.js';
+export { bytesSchema } from '../contracts/index.js';

@@ -1,29 +1,10 @@
 import type { Observable } from 'rxjs';
 import type { z } from 'zod';
+import type { Contract } from '../contracts/index.js';
 import { isProtocolCode } from '../protocol/index.js';
 import type { Identity, Logger } from './identity.js';
 
-/** spec/PROTOCOL.md §1: query and mutation are unary, subscription streams. */
-export type OperationKind = 'query' | 'mutation' | 'subscription';
-
-export interface DeclaredError {
-  readonly description: string;
-  /** Schema of `details`; a thrown error whose details fail it becomes INTERNAL. */
-  readonly details?: z.ZodType;
-  readonly httpStatus?: number;
-}
-
-/** spec/PROTOCOL.md §10. */
-export interface AccessControl {
-  /** All of these. */
-  readonly requiredScopes?: readonly string[];
-  /** At least one of these. */
-  readonly requiredScopesAny?: readonly string[];
-  readonly resourceType?: string;
-  readonly resourceAction?: string;
-  /** Where the resource id sits in the input, e.g. `containerId`. */
-  readonly resourceIdPath?: string;
-}
+export type { OperationKind, DeclaredError, AccessControl } from '../contracts/index.js';
 
 export interface CallContext {
   readonly callId: string;
@@ -38,29 +19,12 @@ export interface CallContext {
 
 export type StreamSource<T> = Observable<T> | AsyncIterable<T>;
 
-interface OperationBase<I extends z.ZodType, O extends z.ZodType> {
-  readonly name: string;
-  readonly description?: string;
-  readonly input: I;
-  readonly output: O;
-  readonly errors?: Readonly<Record<string, DeclaredError>>;
-  readonly access?: AccessControl;
-  readonly visibility?: 'external' | 'internal';
-  /**
-   * Running it twice has the effect of running it once, so a caller may retry it
-   * after a retryable error such as TIMEOUT (spec §6.1). Default: queries are,
-   * mutations and subscriptions are not.
-   */
-  readonly idempotent?: boolean;
-}
-
-export interface UnaryOperation<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> extends OperationBase<I, O> {
-  readonly kind: 'query' | 'mutation';
+/** An operation is a contract (its name, kind and schemas) and the handler that implements it. */
+export interface UnaryOperation<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> extends Contract<'query' | 'mutation', I, O> {
   readonly handler: (input: z.output<I>, ctx: CallContext) => z.input<O> | Promise<z.input<O>>;
 }
 
-export interface SubscriptionOperation<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> extends OperationBase<I, O> {
-  readonly kind: 'subscription';
+export interface SubscriptionOperation<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> extends Contract<'subscription', I, O> {
   readonly handler: (input: z.output<I>, ctx: CallContext) => StreamSource<z.input<O>>;
 }
 

@@ -2,4 +2,4 @@
 export { discoveryOperations } from './discovery.js';
 export { serviceOperations, type ServiceSources } from './services.js';
 export { conformanceOperations } from './conformance.js';
-export { dockerOperations, dockerEngine, probeDocker, execInput, execOutput, type DockerEngine } from './docker/index.js';
+export { dockerOperations, dockerEngine, probeDocker, type DockerEngine } from './docker/index.js';

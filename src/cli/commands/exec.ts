@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
-import { RpcError, type Client } from '../../client/index.js';
+import { execFrames, RpcError, type Client, type ExecResult } from '../../client/index.js';
+import { envEntry } from '../../contracts/index.js';
 import { connectFrom, globalFlags, parseDuration, readStdin, toJsonLine, unlessCancelled, writeErr, writeOut } from '../context.js';
 import { envelope } from '../envelope.js';
 import { classify, CliInputError, outcomes, precedence, type Classified } from '../outcome.js';
@@ -14,12 +15,6 @@ interface ExecFlags {
   interactive?: boolean;
 }
 
-interface Terminal {
-  exitCode: number;
-  terminal: true;
-  stdoutBytes: number;
-  stderrBytes: number;
-}
 
 const JSON_CAPTURE_MAX_BYTES = 1024 * 1024;
 
@@ -43,36 +38,34 @@ export function registerExec(program: Command): void {
       const stop = signalController();
       let client: Client | undefined;
       let events = 0;
-      let terminal: Terminal | undefined;
+      let terminal: ExecResult | undefined;
       const capture = { stdout: [] as Buffer[], stderr: [] as Buffer[], bytes: 0, truncated: false };
       let failure: { classified: Classified; error: unknown } | undefined;
       try {
-        for (const e of opts.env) if (!/^[^=]+=/.test(e)) throw new CliInputError(`--env must be KEY=VALUE, not "${e}"`);
+        for (const e of opts.env) if (!envEntry.safeParse(e).success) throw new CliInputError(`--env must be KEY=VALUE, not "${e}"`);
         const deadlineMs = flags.timeout ? parseDuration(flags.timeout, '--timeout') : undefined;
         // Like docker exec: stdin only with -i, so an inherited pipe that stays open never blocks a run.
         const stdin = opts.interactive ? await unlessCancelled(readStdin(4 * 1024 * 1024 - 64 * 1024), stop.signal, 'reading stdin') : undefined;
         client = await connectFrom(flags, stop.signal);
-        const input = {
-          containerId,
-          cmd,
-          encoding: 'binary' as const,
+        const frames = execFrames(client, containerId, cmd, {
+          encoding: 'binary',
+          id: callId,
+          signal: stop.signal,
           ...(opts.env.length > 0 ? { env: opts.env } : {}),
           ...(opts.workdir ? { workingDir: opts.workdir } : {}),
           ...(opts.user ? { user: opts.user } : {}),
           ...(stdin ? { stdin: new Uint8Array(stdin) } : {}),
-        };
-        const frames = client.iterate<{ stream?: 'stdout' | 'stderr'; data?: Uint8Array } & Partial<Terminal>>('docker/container/exec', input, {
-          id: callId,
-          signal: stop.signal,
           ...(deadlineMs === undefined ? {} : { deadlineMs }),
         });
-        for await (const frame of frames) {
+        // The SDK's exec holds the terminal-frame rule (EXEC-4); here only the bytes are written.
+        for (let step = await frames.next(); ; step = await frames.next()) {
           events++;
-          if (frame.terminal === true) {
-            terminal = frame as Terminal; // EXEC-4: the terminal flag, never the mere presence of exitCode
-            continue;
+          if (step.done) {
+            terminal = step.value;
+            break;
           }
-          if (!frame.stream || !frame.data) continue;
+          const frame = step.value;
+          if (!('data' in frame)) continue;
           const bytes = Buffer.from(frame.data);
           if (flags.json) {
             if (capture.bytes + bytes.byteLength <= JSON_CAPTURE_MAX_BYTES) capture[frame.stream].push(bytes);
@@ -84,7 +77,6 @@ export function registerExec(program: Command): void {
             if (!out.write(bytes)) await new Promise((resolve) => out.once('drain', resolve));
           }
         }
-        if (!terminal) throw new RpcError('INTERNAL', 'the exec stream ended without a terminal frame; the exit code is unknown');
       } catch (error) {
         failure = { classified: classify(error), error };
       } finally {

@@ -1,10 +1,10 @@
+import { containerAccess, inspectContract } from '../../contracts/index.js';
 import { z } from 'zod';
 import { defineOperation, type CallContext, type Operation } from '../../dispatcher/index.js';
 import type { DockerEngine } from './engine.js';
 import { containerError, dockerErrors, engineError, imageError, imageErrors } from './errors.js';
 import { inspectOwned, ownershipLabels } from './ownership.js';
 
-const containerId = z.strictObject({ containerId: z.string().min(1) });
 
 const summary = z.object({
   id: z.string(),
@@ -16,9 +16,7 @@ const summary = z.object({
   created: z.number(),
 });
 
-function access(action: string) {
-  return { requiredScopes: [`container:${action}`], resourceType: 'container', resourceAction: action, resourceIdPath: 'containerId' };
-}
+const access = containerAccess;
 
 /** list, inspect, create, start, stop, restart, remove (spec §12, reference surface). */
 export function containerOperations(engine: DockerEngine, labelPrefix: string): Operation[] {
@@ -67,16 +65,7 @@ export function containerOperations(engine: DockerEngine, labelPrefix: string): 
         };
       },
     }),
-    defineOperation({
-      name: 'docker/container/inspect',
-      kind: 'query',
-      description: "The engine's full inspect document for one container.",
-      input: containerId,
-      output: z.record(z.string(), z.unknown()),
-      errors: dockerErrors,
-      access: access('inspect'),
-      handler: async ({ containerId: id }, ctx) => (await owned(id, ctx)) as unknown as Record<string, unknown>,
-    }),
+    defineOperation({ ...inspectContract, handler: async ({ containerId: id }, ctx) => (await owned(id, ctx)) as unknown as Record<string, unknown> }),
     defineOperation({
       name: 'docker/container/create',
       kind: 'mutation',

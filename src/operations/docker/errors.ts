@@ -1,18 +1,7 @@
-import { z } from 'zod';
 import { RpcError } from '../../protocol/index.js';
-import type { DeclaredError } from '../../dispatcher/index.js';
 import { describeEngineError } from './engine.js';
 
-/** The reference's declared Docker codes (spec/PROTOCOL.md §12). */
-export const dockerErrors = {
-  CONTAINER_NOT_FOUND: { description: 'No container with that id or name.', details: z.object({ containerId: z.string() }), httpStatus: 404 },
-  DOCKER_ERROR: { description: 'The engine refused or failed the request, or is unreachable.', details: z.object({ statusCode: z.number().optional() }), httpStatus: 500 },
-} as const satisfies Record<string, DeclaredError>;
-
-export const imageErrors = {
-  IMAGE_NOT_FOUND: { description: 'No image with that name or id.', details: z.object({ image: z.string() }), httpStatus: 404 },
-  DOCKER_ERROR: dockerErrors.DOCKER_ERROR,
-} as const satisfies Record<string, DeclaredError>;
+export { dockerErrors, imageErrors } from '../../contracts/index.js';
 
 interface EngineError {
   statusCode?: number;

@@ -1,60 +1,21 @@
 import type { Duplex } from 'node:stream';
 import type Docker from 'dockerode';
-import { z } from 'zod';
-import { bytesSchema, defineOperation, type CallContext, type Operation } from '../../dispatcher/index.js';
+import type { z } from 'zod';
+import { execContract } from '../../contracts/index.js';
+import { defineOperation, type CallContext, type Operation } from '../../dispatcher/index.js';
 import { RpcError } from '../../protocol/index.js';
 import { DockerDemuxer, mergeAdjacent } from './demux.js';
 import type { DockerEngine } from './engine.js';
-import { containerError, dockerErrors, engineError } from './errors.js';
+import { containerError, engineError } from './errors.js';
 import { innermostPid, killAll, processTree } from './kill-tree.js';
 import { inspectOwned } from './ownership.js';
 
-const streamName = z.enum(['stdout', 'stderr']);
+type ExecInput = z.output<typeof execContract.input>;
+type ExecFrame = z.input<typeof execContract.output>;
 
-export const execInput = z.strictObject({
-  containerId: z.string().min(1),
-  cmd: z.array(z.string()).min(1, 'must name a command'),
-  env: z.array(z.string().regex(/^[^=]+=/, 'must be KEY=VALUE')).optional(),
-  workingDir: z.string().min(1).optional(),
-  user: z.string().min(1).optional(),
-  tty: z.literal(false, { error: 'tty: true is an interactive session, which this operation is not; it takes tty: false' }).optional(),
-  stdin: bytesSchema.optional(),
-  encoding: z.enum(['utf8', 'binary']).default('utf8'),
-});
-
-/** spec/PROTOCOL.md §12: output frames, then the terminal frame. */
-export const execOutput = z.union([
-  z.strictObject({ stream: streamName, text: z.string() }).describe('output, encoding utf8'),
-  z.strictObject({ stream: streamName, data: bytesSchema }).describe('output, encoding binary'),
-  z
-    .strictObject({
-      exitCode: z.number().int().min(-2147483648).max(2147483647),
-      terminal: z.literal(true),
-      stdoutBytes: z.number().int().min(0),
-      stderrBytes: z.number().int().min(0),
-    })
-    .describe('the terminal frame: last value before call.completed; stop on terminal: true'),
-]);
-
-type ExecInput = z.output<typeof execInput>;
-type ExecFrame = z.input<typeof execOutput>;
-
+/** `docker/container/exec` (spec/PROTOCOL.md §12): the contract, implemented against an engine. */
 export function execOperation(engine: DockerEngine, labelPrefix: string): Operation {
-  return defineOperation({
-    name: 'docker/container/exec',
-    kind: 'subscription',
-    description:
-      'Runs a command in a running container (non-interactive). Streams {stream, text} (or {stream, data} with encoding binary), ' +
-      'then {exitCode, terminal: true, stdoutBytes, stderrBytes}, then call.completed. Abort or disconnect kills the process ' +
-      'when the engine is local (a unix socket) and its processes are visible to the server (same pid namespace), as root or ' +
-      'as a member of the socket\'s group; with a remote engine (tcp://) or one in another pid namespace only the stream is ' +
-      'closed, and the process may run on. Failed kills are logged and counted in services/stats.',
-    input: execInput,
-    output: execOutput,
-    errors: dockerErrors,
-    access: { requiredScopes: ['container:exec'], resourceType: 'container', resourceAction: 'exec', resourceIdPath: 'containerId' },
-    handler: (input, ctx) => runExec(engine, labelPrefix, input, ctx),
-  });
+  return defineOperation({ ...execContract, handler: (input, ctx) => runExec(engine, labelPrefix, input, ctx) });
 }
 
 async function* runExec(engine: DockerEngine, labelPrefix: string, input: ExecInput, ctx: CallContext): AsyncGenerator<ExecFrame> {

@@ -1,0 +1,55 @@
+import type { z } from 'zod';
+
+/** spec/PROTOCOL.md §1: query and mutation are unary, subscription streams. */
+export type OperationKind = 'query' | 'mutation' | 'subscription';
+
+export interface DeclaredError {
+  readonly description: string;
+  /** Schema of `details`; a thrown error whose details fail it becomes INTERNAL. */
+  readonly details?: z.ZodType;
+  readonly httpStatus?: number;
+}
+
+/** spec/PROTOCOL.md §10. */
+export interface AccessControl {
+  /** All of these. */
+  readonly requiredScopes?: readonly string[];
+  /** At least one of these. */
+  readonly requiredScopesAny?: readonly string[];
+  readonly resourceType?: string;
+  readonly resourceAction?: string;
+  /** Where the resource id sits in the input, e.g. `containerId`. */
+  readonly resourceIdPath?: string;
+}
+
+/**
+ * What caller and callee agree on for one operation, with no handler: its name,
+ * kind and schemas. The server implements it (`defineOperation({ ...contract,
+ * handler })`); the client calls it with types inferred (`client.call(contract,
+ * input)`), as connect-es shares one method descriptor between both sides.
+ */
+export interface Contract<K extends OperationKind = OperationKind, I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
+  readonly name: string;
+  readonly kind: K;
+  readonly description?: string;
+  readonly input: I;
+  readonly output: O;
+  readonly errors?: Readonly<Record<string, DeclaredError>>;
+  readonly access?: AccessControl;
+  readonly visibility?: 'external' | 'internal';
+  /** Safe to retry after a retryable error (spec §6.1). Default: queries are, the rest are not. */
+  readonly idempotent?: boolean;
+}
+
+export type UnaryContract<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> = Contract<'query' | 'mutation', I, O>;
+export type SubscriptionContract<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> = Contract<'subscription', I, O>;
+
+/** What a caller sends: the schema's input side (defaults may be left out). */
+export type InputOf<C extends Contract> = z.input<C['input']>;
+/** What a caller receives: the schema's output side. */
+export type OutputOf<C extends Contract> = z.output<C['output']>;
+
+/** Declares a contract; the identity function that keeps its literal types. */
+export function defineContract<K extends OperationKind, I extends z.ZodType, O extends z.ZodType>(contract: Contract<K, I, O>): Contract<K, I, O> {
+  return contract;
+}

@@ -1,0 +1,82 @@
+import { z } from 'zod';
+import { bytesSchema } from './bytes.js';
+import { defineContract, type AccessControl, type DeclaredError } from './contract.js';
+
+/** The reference's declared Docker codes (spec/PROTOCOL.md §12). */
+export const dockerErrors = {
+  CONTAINER_NOT_FOUND: { description: 'No container with that id or name.', details: z.object({ containerId: z.string() }), httpStatus: 404 },
+  DOCKER_ERROR: { description: 'The engine refused or failed the request, or is unreachable.', details: z.object({ statusCode: z.number().optional() }), httpStatus: 500 },
+} as const satisfies Record<string, DeclaredError>;
+
+export const imageErrors = {
+  IMAGE_NOT_FOUND: { description: 'No image with that name or id.', details: z.object({ image: z.string() }), httpStatus: 404 },
+  DOCKER_ERROR: dockerErrors.DOCKER_ERROR,
+} as const satisfies Record<string, DeclaredError>;
+
+/** Scopes `container:<action>` on the container named by the input's `containerId`. */
+export function containerAccess(action: string): AccessControl {
+  return { requiredScopes: [`container:${action}`], resourceType: 'container', resourceAction: action, resourceIdPath: 'containerId' };
+}
+
+/** `KEY=VALUE`, as `docker exec -e` takes it: the one place this rule is written. */
+export const envEntry = z.string().regex(/^[^=]+=/, 'must be KEY=VALUE');
+
+const streamName = z.enum(['stdout', 'stderr']);
+
+/** One output frame of exec: text (encoding utf8) or bytes (encoding binary). */
+export const execOutputFrame = z.union([
+  z.strictObject({ stream: streamName, text: z.string() }).describe('output, encoding utf8'),
+  z.strictObject({ stream: streamName, data: bytesSchema }).describe('output, encoding binary'),
+]);
+
+/** The terminal frame (spec §12, EXEC-1): the last value before call.completed. */
+export const execTerminalFrame = z
+  .strictObject({
+    exitCode: z.number().int().min(-2147483648).max(2147483647),
+    terminal: z.literal(true),
+    stdoutBytes: z.number().int().min(0),
+    stderrBytes: z.number().int().min(0),
+  })
+  .describe('the terminal frame: last value before call.completed; stop on terminal: true');
+
+export type ExecOutputFrame = z.output<typeof execOutputFrame>;
+export type ExecTerminalFrame = z.output<typeof execTerminalFrame>;
+
+/** EXEC-4: the terminal flag decides, never the mere presence of `exitCode`. */
+export function isTerminalFrame(frame: unknown): frame is ExecTerminalFrame {
+  return typeof frame === 'object' && frame !== null && (frame as { terminal?: unknown }).terminal === true;
+}
+
+export const execContract = defineContract({
+  name: 'docker/container/exec',
+  kind: 'subscription',
+  description:
+    'Runs a command in a running container (non-interactive). Streams {stream, text} (or {stream, data} with encoding binary), ' +
+    'then {exitCode, terminal: true, stdoutBytes, stderrBytes}, then call.completed. Abort or disconnect kills the process ' +
+    'when the engine is local (a unix socket) and its processes are visible to the server (same pid namespace), as root or ' +
+    "as a member of the socket's group; with a remote engine (tcp://) or one in another pid namespace only the stream is " +
+    'closed, and the process may run on. Failed kills are logged and counted in services/stats.',
+  input: z.strictObject({
+    containerId: z.string().min(1),
+    cmd: z.array(z.string()).min(1, 'must name a command'),
+    env: z.array(envEntry).optional(),
+    workingDir: z.string().min(1).optional(),
+    user: z.string().min(1).optional(),
+    tty: z.literal(false, { error: 'tty: true is an interactive session, which this operation is not; it takes tty: false' }).optional(),
+    stdin: bytesSchema.optional(),
+    encoding: z.enum(['utf8', 'binary']).default('utf8'),
+  }),
+  output: z.union([...execOutputFrame.options, execTerminalFrame]),
+  errors: dockerErrors,
+  access: containerAccess('exec'),
+});
+
+export const inspectContract = defineContract({
+  name: 'docker/container/inspect',
+  kind: 'query',
+  description: "The engine's full inspect document for one container.",
+  input: z.strictObject({ containerId: z.string().min(1) }),
+  output: z.record(z.string(), z.unknown()),
+  errors: dockerErrors,
+  access: containerAccess('inspect'),
+});

@@ -1,0 +1,31 @@
+/**
+ * callwire contracts: each operation's name, kind and schemas, without a handler,
+ * shared by the operations that implement them, the client and the CLI that call
+ * them, and browser code. Imports only zod (and the protocol).
+ */
+export {
+  defineContract,
+  type Contract,
+  type UnaryContract,
+  type SubscriptionContract,
+  type InputOf,
+  type OutputOf,
+  type OperationKind,
+  type DeclaredError,
+  type AccessControl,
+} from './contract.js';
+export { bytesSchema } from './bytes.js';
+export {
+  execContract,
+  inspectContract,
+  dockerErrors,
+  imageErrors,
+  containerAccess,
+  envEntry,
+  execOutputFrame,
+  execTerminalFrame,
+  isTerminalFrame,
+  type ExecOutputFrame,
+  type ExecTerminalFrame,
+} from './docker.js';
+export { listContract, schemaContract, operationSummary, operationSpec, type OperationSummary, type OperationSpec } from './discovery.js';
