@@ -1,3 +1,4 @@
+import { frames, RpcError, type Envelope } from '../protocol/index.js';
 import type { Operation } from './operation.js';
 
 /** Where a call's frames go: the connection (WebSocket) or the call's own stream (WebTransport). */
@@ -6,13 +7,29 @@ export interface Outlet {
   send(frame: Uint8Array, final: boolean): Promise<void>;
 }
 
+/** What a call needs from its session. */
+export interface CallHost {
+  /** RES-4: the output to send, or the error that ends the call instead. */
+  checkOutput(call: LiveCall, output: unknown): { ok: true; value: unknown } | { ok: false; error: RpcError };
+  /** ERR-4: a handler's error as it goes on the wire; machinery errors pass as they are. */
+  wireError(call: LiveCall, error: unknown, byMachinery: boolean): RpcError;
+  /** Encodes `envelope` and sends it on the call's outlet, counting its bytes against the call until taken. */
+  send(call: LiveCall, envelope: Envelope, final: boolean): void;
+  /** The call has ended; the session forgets it. */
+  ended(call: LiveCall): void;
+}
+
 /**
- * Server-side state of one admitted call: its cancellation, its teardown and the
- * bytes it has handed to the transport that the transport has not taken yet (§8).
+ * One admitted call, from admission to its terminal event: the only place its life
+ * is decided. `next`, `answer`, `complete`, `fail` and `cancel` may be called in any
+ * order and any number of times; the first terminal one wins and the rest are
+ * no-ops, so nothing follows a terminal event (ERR-2, RES-2). It owns the deadline
+ * timer, the cancellation, the handler's teardown and the bytes not yet taken by
+ * the transport (§8).
  */
 export class LiveCall {
   readonly controller = new AbortController();
-  ended = false;
+  private endedFlag = false;
   pendingBytes = 0;
   private deadlineTimer: ReturnType<typeof setTimeout> | undefined;
   private teardownFn: (() => void) | undefined;
@@ -23,47 +40,93 @@ export class LiveCall {
     readonly op: Operation,
     readonly maxBufferedBytes: number,
     readonly outlet: Outlet,
+    private readonly host: CallHost,
   ) {}
 
-  /** Ends the call through `onExpiry` after `ms`, unless it ended first (DL-1); the timer dies with the call. */
-  setDeadline(ms: number, onExpiry: () => void): void {
-    this.deadlineTimer = setTimeout(() => {
-      if (!this.ended) onExpiry();
-    }, ms);
+  get ended(): boolean {
+    return this.endedFlag;
   }
 
   get full(): boolean {
     return this.pendingBytes >= this.maxBufferedBytes;
   }
 
+  /** One item of a subscription (RES-3). */
+  next(output: unknown): void {
+    if (this.endedFlag) return;
+    const checked = this.host.checkOutput(this, output);
+    if (!checked.ok) return this.fail(checked.error, true);
+    this.host.send(this, frames.responded(this.id, checked.value), false);
+  }
+
+  /** The one answer of a unary call: terminal (RES-1). */
+  answer(output: unknown): void {
+    if (this.endedFlag) return;
+    const checked = this.host.checkOutput(this, output);
+    if (!checked.ok) return this.fail(checked.error, true);
+    this.end(false);
+    this.host.send(this, frames.responded(this.id, checked.value), true);
+  }
+
+  /** The natural end of a subscription (CMP-1). */
+  complete(): void {
+    if (this.endedFlag) return;
+    this.end(false);
+    this.host.send(this, frames.completed(this.id), true);
+  }
+
+  /**
+   * Ends the call with `call.error`. `byMachinery`: the dispatcher ends it (timeout,
+   * overflow, shutdown, a bad output) and cancels the handler; otherwise the
+   * handler itself failed, and its error passes the declared-codes filter.
+   */
+  fail(error: unknown, byMachinery = false): void {
+    if (this.endedFlag) return;
+    const wire = this.host.wireError(this, error, byMachinery);
+    this.end(byMachinery);
+    this.host.send(this, frames.error(this.id, wire.toPayload()), true);
+  }
+
+  /** Abort, disconnect: the handler is cancelled and nothing more is sent (ABT-1, ABT-2). */
+  cancel(): void {
+    if (this.endedFlag) return;
+    this.end(true);
+  }
+
+  /** Ends the call with TIMEOUT after `ms`, unless it ended first (DL-1); the timer dies with the call. */
+  setDeadline(ms: number): void {
+    this.deadlineTimer = setTimeout(() => this.fail(RpcError.of('TIMEOUT', `deadline of ${ms} ms passed`), true), ms);
+  }
+
   /** Sets what cancels the handler's source; runs at once if the call already ended. */
   set teardown(fn: () => void) {
     this.teardownFn = fn;
-    if (this.ended) this.runTeardown();
+    if (this.endedFlag) this.runTeardown();
   }
 
   /** Resolves when the call's buffer has room again, or the call ended. */
   waitForRoom(): Promise<void> {
-    if (!this.full || this.ended) return Promise.resolve();
+    if (!this.full || this.endedFlag) return Promise.resolve();
     return new Promise((resolve) => this.roomWaiters.push(resolve));
   }
 
+  /** The transport took `bytes` of this call's frames. */
   released(bytes: number): void {
     this.pendingBytes -= bytes;
     if (!this.full) this.wakeWaiters();
   }
 
   /**
-   * Ends the call: no frame may follow except the one the caller sends next.
-   * Fires the AbortSignal and tears the source down in this same turn (ABT-1).
+   * No frame may follow except the terminal one being sent. Fires the AbortSignal
+   * and tears the source down in this same turn (ABT-1).
    */
-  end(cancelHandler: boolean): void {
-    if (this.ended) return;
-    this.ended = true;
+  private end(cancelHandler: boolean): void {
+    this.endedFlag = true;
     if (this.deadlineTimer !== undefined) clearTimeout(this.deadlineTimer);
     if (cancelHandler) this.controller.abort(new DOMException('call cancelled', 'AbortError'));
     this.runTeardown();
     this.wakeWaiters();
+    this.host.ended(this);
   }
 
   private runTeardown(): void {

@@ -13,9 +13,9 @@ import {
 import { checkAccess } from './access.js';
 import { bindLogger, silentLogger, type Identity, type Logger } from './identity.js';
 import type { SessionLimits } from './limits.js';
-import { LiveCall, type Outlet } from './live-call.js';
+import { LiveCall, type CallHost, type Outlet } from './live-call.js';
 import { isUnary, type CallContext, type Operation } from './operation.js';
-import { pumpStream, pumpUnary, type PumpSink } from './pump.js';
+import { pumpStream, pumpUnary } from './pump.js';
 import type { Registry } from './registry.js';
 import type { SessionTransport, StreamEntry, StreamSink } from './transport.js';
 import { toWireError } from './wire-error.js';
@@ -54,7 +54,7 @@ export interface SessionStats {
  * that carries one call (`openStream`, WebTransport); either way each frame is
  * decoded here, once.
  */
-export class Session implements PumpSink {
+export class Session implements CallHost {
   private readonly calls = new Map<string, LiveCall>();
   private readonly limits: SessionLimits;
   private readonly logger: Logger;
@@ -122,7 +122,7 @@ export class Session implements PumpSink {
     // WT-2: the caller's side ended (or broke) before the call did: that is an abort.
     const cancelBound = (): void => {
       const call = bound === undefined ? undefined : this.calls.get(bound);
-      if (call?.outlet === outlet) this.endCall(call, true);
+      if (call?.outlet === outlet) call.cancel();
     };
     return {
       receive: (bytes) => {
@@ -174,7 +174,7 @@ export class Session implements PumpSink {
     if (this.closed) return;
     this.closed = true;
     this.accepting = false;
-    for (const call of [...this.calls.values()]) this.endCall(call, true);
+    for (const call of [...this.calls.values()]) call.cancel();
     this.options.onClose?.();
   }
 
@@ -193,9 +193,7 @@ export class Session implements PumpSink {
         });
       });
     }
-    for (const call of [...this.calls.values()]) {
-      this.fail(call, RpcError.of('UNAVAILABLE', 'the server is shutting down'), true);
-    }
+    for (const call of [...this.calls.values()]) call.fail(RpcError.of('UNAVAILABLE', 'the server is shutting down'), true);
   }
 
   /** Decodes one frame; unknown types and wrong-direction events are counted and dropped here. */
@@ -227,7 +225,7 @@ export class Session implements PumpSink {
           this.counters.unknownIdFrames++; // ABT-3: a silent no-op
           return;
         }
-        this.endCall(call, true); // ABT-1, ABT-2: cancel now, send nothing more
+        call.cancel(); // ABT-1, ABT-2: cancel now, send nothing more
         return;
       }
       default:
@@ -242,7 +240,7 @@ export class Session implements PumpSink {
       return this.sendError(callId, this.duplicate(callId), this.connectionless(outlet));
     }
     const error = RpcError.of('INVALID_FRAME', message);
-    if (live) this.fail(live, error, true);
+    if (live) live.fail(error, true);
     else this.sendError(callId, error, outlet);
   }
 
@@ -281,14 +279,14 @@ export class Session implements PumpSink {
   }
 
   private start(id: string, op: Operation, input: unknown, identity: Identity | null, deadlineMs: number | undefined, outlet: Outlet): void {
-    const call = new LiveCall(id, op, this.limits.maxBufferedBytesPerCall, outlet);
+    const call = new LiveCall(id, op, this.limits.maxBufferedBytesPerCall, outlet, this);
     this.calls.set(id, call);
     this.counters.callsStarted++;
     let deadlineAt: number | undefined;
     if (deadlineMs !== undefined) {
       const budget = Math.min(deadlineMs, this.limits.maxDeadlineMs);
       deadlineAt = Date.now() + budget;
-      call.setDeadline(budget, () => this.fail(call, RpcError.of('TIMEOUT', `deadline of ${budget} ms passed`), true)); // DL-1
+      call.setDeadline(budget); // DL-1
     }
     const ctx: CallContext = {
       callId: id,
@@ -298,47 +296,33 @@ export class Session implements PumpSink {
       logger: bindLogger(this.logger, { callId: id, operation: op.name }),
       deadlineAt,
     };
-    if (isUnary(op)) pumpUnary(call, op, input, ctx, this);
-    else pumpStream(call, op, input, ctx, this);
+    if (isUnary(op)) pumpUnary(call, op, input, ctx);
+    else pumpStream(call, op, input, ctx);
   }
 
-  // PumpSink -------------------------------------------------------------------
+  // CallHost: what a LiveCall asks of its session ------------------------------
 
-  respond(call: LiveCall, output: unknown, final: boolean): void {
-    if (call.ended) return;
-    let value = output;
-    if (this.options.validateOutput !== false) {
-      const checked = call.op.output.safeParse(output);
-      if (!checked.success) {
-        this.fail(call, new RpcError('INTERNAL', `handler output fails the output schema: ${describeZodError(checked.error, 'output')}`), true);
-        return;
-      }
-      value = checked.data;
-    }
-    if (final) this.endCall(call, false);
-    this.write(call, call.id, frames.responded(call.id, value), final, call.outlet);
+  checkOutput(call: LiveCall, output: unknown): { ok: true; value: unknown } | { ok: false; error: RpcError } {
+    if (this.options.validateOutput === false) return { ok: true, value: output };
+    const checked = call.op.output.safeParse(output);
+    if (checked.success) return { ok: true, value: checked.data };
+    return { ok: false, error: new RpcError('INTERNAL', `handler output fails the output schema: ${describeZodError(checked.error, 'output')}`) };
   }
 
-  complete(call: LiveCall): void {
-    if (call.ended) return;
-    this.endCall(call, false);
-    this.write(call, call.id, frames.completed(call.id), true, call.outlet);
-  }
-
-  fail(call: LiveCall, error: unknown, byMachinery: boolean): void {
-    if (call.ended) return;
+  wireError(call: LiveCall, error: unknown, byMachinery: boolean): RpcError {
     // Machinery errors (timeout, overflow, shutdown) are protocol codes and go out
     // as they are; handler errors pass through the declared-codes filter (ERR-4).
-    const wire = byMachinery ? RpcError.from(error) : toWireError(call.op, error);
-    if (!byMachinery) this.logUnexpected(call, error, wire);
-    this.endCall(call, byMachinery);
-    this.write(call, call.id, frames.error(call.id, wire.toPayload()), true, call.outlet);
+    if (byMachinery) return RpcError.from(error);
+    const wire = toWireError(call.op, error);
+    this.logUnexpected(call, error, wire);
+    return wire;
   }
 
-  // ---------------------------------------------------------------------------
+  send(call: LiveCall, envelope: Envelope, final: boolean): void {
+    this.write(call, call.id, envelope, final, call.outlet);
+  }
 
-  private endCall(call: LiveCall, cancel: boolean): void {
-    call.end(cancel);
+  ended(call: LiveCall): void {
     if (this.calls.get(call.id) === call) this.calls.delete(call.id);
     if (this.calls.size === 0) {
       const waiters = this.idleWaiters;
@@ -346,6 +330,8 @@ export class Session implements PumpSink {
       for (const wake of waiters) wake();
     }
   }
+
+  // ---------------------------------------------------------------------------
 
   private duplicate(id: string): RpcError {
     return RpcError.of('DUPLICATE_CALL_ID', `call id "${truncate(id, 40)}" is already live on this connection`);
@@ -369,16 +355,17 @@ export class Session implements PumpSink {
     } catch (error) {
       // e.g. a BigInt under the JSON codec: the call fails, the connection lives.
       const message = `output cannot be encoded with ${codec.name}: ${error instanceof Error ? error.message : String(error)}`;
-      if (envelope.type !== 'call.error') this.write(call, id, frames.error(id, new RpcError('INTERNAL', message).toPayload()), true, outlet);
-      if (call && !call.ended) this.endCall(call, true);
+      const failure = new RpcError('INTERNAL', message);
+      if (call && !call.ended) call.fail(failure, true);
+      else if (envelope.type !== 'call.error') this.write(undefined, id, frames.error(id, failure.toPayload()), true, outlet);
       return;
     }
     const size = bytes.byteLength;
     if (size > this.limits.maxFrameBytes) {
       // LIM-1: the callee never sends what the peer must refuse; the call ends, the connection serves on.
       const error = new RpcError('INTERNAL', `an output frame of ${size} bytes exceeds maxFrameBytes ${this.limits.maxFrameBytes}`);
-      if (call && !call.ended) this.fail(call, error, true);
-      else this.write(undefined, id, frames.error(id, error.toPayload()), true, outlet); // a unary answer: its call ended already
+      if (call && !call.ended) call.fail(error, true);
+      else this.write(undefined, id, frames.error(id, error.toPayload()), true, outlet); // a terminal answer: its call ended already
       return;
     }
     if (call) call.pendingBytes += size;
