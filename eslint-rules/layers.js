@@ -10,7 +10,7 @@ const allowed = {
   contracts: ['protocol'],
   dispatcher: ['protocol', 'contracts'],
   operations: ['dispatcher', 'protocol', 'contracts'],
-  testing: ['dispatcher', 'protocol'],
+  testing: ['dispatcher', 'protocol', 'conformance'],
   webtransport: ['protocol'],
   transports: ['dispatcher', 'protocol', 'webtransport'],
   client: ['protocol', 'webtransport', 'contracts'],

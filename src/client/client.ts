@@ -1,6 +1,6 @@
 import { Observable } from 'rxjs';
 import { listContract, schemaContract, type Contract, type InputOf, type OperationSpec, type OperationSummary, type OutputOf, type SubscriptionContract, type UnaryContract } from '../contracts/index.js';
-import { frames, RpcError, type Envelope, type RequestedPayload } from '../protocol/index.js';
+import { envelopes, RpcError, type Envelope, type RequestedPayload } from '../protocol/index.js';
 import type { CallChannel, ClientConnection } from './connection.js';
 import { toAsyncIterable } from './async-iterable.js';
 
@@ -142,7 +142,7 @@ export class Client {
       queueMicrotask(() => handlers.fail(new RpcError('CANCELLED', 'the call was cancelled before it started'), false));
       return { channel: noop, cleanup: () => undefined };
     }
-    const channel = this.connection.startCall(frames.requested(id, payload), {
+    const channel = this.connection.startCall(envelopes.requested(id, payload), {
       frame: handlers.frame,
       lost: (error) => handlers.fail(error, false),
     });

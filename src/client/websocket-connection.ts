@@ -1,4 +1,4 @@
-import { codecs, decodeEnvelope, frames, RpcError, subprotocols, type Codec, type CodecName, type Envelope } from '../protocol/index.js';
+import { codecs, decodeEnvelope, envelopes, RpcError, subprotocols, type Codec, type CodecName, type Envelope } from '../protocol/index.js';
 import type { CallChannel, CallSink, ClientConnection } from './connection.js';
 
 interface SocketLike {
@@ -103,7 +103,7 @@ export async function connectWebSocket(url: string, options: WebSocketConnectOpt
       send(request);
       return {
         abort() {
-          if (sinks.delete(request.id)) send(frames.aborted(request.id));
+          if (sinks.delete(request.id)) send(envelopes.aborted(request.id));
         },
         done() {
           sinks.delete(request.id);

@@ -3,7 +3,7 @@ import {
   decodeEnvelope,
   encodeFrame,
   FrameDecoder,
-  frames,
+  envelopes,
   RpcError,
   type Codec,
   type CodecName,
@@ -113,7 +113,7 @@ export async function connectWebTransport(
         abort() {
           if (!delivering) return;
           delivering = false;
-          if (writer) write(encodeFrame(codec.encode(frames.aborted(request.id))));
+          if (writer) write(encodeFrame(codec.encode(envelopes.aborted(request.id))));
           finish();
         },
         done() {

@@ -7,23 +7,27 @@ export type RawEvent =
   /** WebTransport: the callee closed its side of a call's stream (WT-2). */
   | { readonly kind: 'stream-end'; readonly id: string | undefined };
 
-/** Events in order; each is consumed at most once by an expectation. */
-export class EventQueue {
-  private readonly events: RawEvent[] = [];
+/**
+ * Events in arrival order; each is consumed at most once by an expectation. The
+ * one queue of the raw peers: the conformance runner's and the in-memory test
+ * client's (src/testing).
+ */
+export class EventQueue<E = RawEvent> {
+  private readonly events: E[] = [];
   private readonly consumed = new Set<number>();
   private waiters: (() => void)[] = [];
 
-  push(event: RawEvent): void {
+  push(event: E): void {
     this.events.push(event);
     for (const wake of this.waiters.splice(0)) wake();
   }
 
   /** The first unconsumed event that `belongs`, waiting up to `timeoutMs`; consumes it. */
-  async take(belongs: (e: RawEvent) => boolean, timeoutMs: number): Promise<RawEvent | undefined> {
+  async take(belongs: (e: E) => boolean, timeoutMs: number): Promise<E | undefined> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       for (let i = 0; i < this.events.length; i++) {
-        if (!this.consumed.has(i) && belongs(this.events[i]!)) {
+        if (!this.consumed.has(i) && belongs(this.events[i] as E)) {
           this.consumed.add(i);
           return this.events[i];
         }
@@ -41,8 +45,13 @@ export class EventQueue {
   }
 
   /** Unconsumed events that `belong`, without consuming them. */
-  pending(belongs: (e: RawEvent) => boolean): RawEvent[] {
+  pending(belongs: (e: E) => boolean): E[] {
     return this.events.filter((e, i) => !this.consumed.has(i) && belongs(e));
+  }
+
+  /** Every event so far, consumed or not, in order. */
+  all(): readonly E[] {
+    return this.events;
   }
 }
 

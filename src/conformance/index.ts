@@ -6,3 +6,4 @@ export { coverage, statementIds, type Coverage } from './coverage.js';
 export { rawConnect, type RawConnection } from './raw-connection.js';
 export { mismatch } from './match.js';
 export { discoverFeatures, type DiscoverOptions } from './discover.js';
+export { EventQueue, type RawEvent } from './events.js';

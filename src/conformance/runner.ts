@@ -145,7 +145,7 @@ class ScenarioRun {
     if ('expectNone' in step) {
       await new Promise((resolve) => setTimeout(resolve, step.expectNone.forMs));
       const extra = this.conn(step.on).events.pending((e) => e.kind === 'frame' && e.id === step.expectNone.id);
-      if (extra.length > 0) throw new ScenarioFailure(`expected nothing more for ${step.expectNone.id}, got ${describe(extra[0]!)}`);
+      if (extra.length > 0) throw new ScenarioFailure(`expected nothing more for ${step.expectNone.id}, got ${show(extra[0]!)}`);
       return;
     }
     if ('expectClose' in step) {
@@ -192,7 +192,7 @@ class ScenarioRun {
     if ('expectEnd' in step) {
       const c = this.conn(step.on);
       const event = await c.events.take((e) => (e.kind === 'stream-end' || e.kind === 'stream-reset' || e.kind === 'frame') && e.id === step.expectEnd.id, step.timeoutMs ?? DEFAULT_TIMEOUT_MS);
-      if (event?.kind !== 'stream-end') throw new ScenarioFailure(`expected the stream of ${step.expectEnd.id} to end cleanly, got ${event ? describe(event) : 'nothing'}`);
+      if (event?.kind !== 'stream-end') throw new ScenarioFailure(`expected the stream of ${step.expectEnd.id} to end cleanly, got ${event ? show(event) : 'nothing'}`);
       return;
     }
     if ('sendPrefix' in step) {
@@ -228,9 +228,9 @@ class ScenarioRun {
     const belongs = (e: RawEvent): boolean => e.kind === 'close' || (e.kind === 'frame' && (id === undefined || e.id === id)) || (e.kind === 'stream-reset' && e.id === id);
     const event = await c.events.take(belongs, timeoutMs);
     if (!event) throw new ScenarioFailure(`expected ${JSON.stringify(expected)} within ${timeoutMs} ms; nothing came`);
-    if (event.kind !== 'frame') throw new ScenarioFailure(`expected ${JSON.stringify(expected)}, got ${describe(event)}`);
+    if (event.kind !== 'frame') throw new ScenarioFailure(`expected ${JSON.stringify(expected)}, got ${show(event)}`);
     const m = mismatch(expected, event.value);
-    if (m) throw new ScenarioFailure(`frame ${describe(event)} does not match: ${m}`);
+    if (m) throw new ScenarioFailure(`frame ${show(event)} does not match: ${m}`);
   }
 
   /**
@@ -245,13 +245,13 @@ class ScenarioRun {
     const deadline = Date.now() + timeoutMs;
     while (got.length < expected.length) {
       const event = await c.events.take(belongs, Math.max(0, deadline - Date.now()));
-      if (!event) throw new ScenarioFailure(`expected ${expected.length} frames in any order, got ${got.length} within ${timeoutMs} ms: ${got.map(describe).join(' | ') || 'none'}`);
-      if (event.kind !== 'frame') throw new ScenarioFailure(`expected ${expected.length} frames in any order, got ${describe(event)} after ${got.length}`);
+      if (!event) throw new ScenarioFailure(`expected ${expected.length} frames in any order, got ${got.length} within ${timeoutMs} ms: ${got.map(show).join(' | ') || 'none'}`);
+      if (event.kind !== 'frame') throw new ScenarioFailure(`expected ${expected.length} frames in any order, got ${show(event)} after ${got.length}`);
       got.push(event);
     }
     const values = got.map((e) => (e.kind === 'frame' ? e.value : undefined));
     if (!assignable(expected, values)) {
-      throw new ScenarioFailure(`the next ${expected.length} frames ${got.map(describe).join(' | ')} are not, in any order, ${JSON.stringify(expected)}`);
+      throw new ScenarioFailure(`the next ${expected.length} frames ${got.map(show).join(' | ')} are not, in any order, ${JSON.stringify(expected)}`);
     }
   }
 
@@ -262,11 +262,11 @@ class ScenarioRun {
     for (;;) {
       const event = await c.events.take((e) => e.kind === 'close' || (e.kind === 'frame' && e.id === spec.id) || (e.kind === 'stream-reset' && e.id === spec.id), Math.max(0, deadline - Date.now()));
       if (!event) throw new ScenarioFailure(`collect ${spec.id}: no terminal event within ${timeoutMs} ms (${seen} items so far)`);
-      if (event.kind !== 'frame') throw new ScenarioFailure(`collect ${spec.id}: ${describe(event)} after ${seen} items`);
+      if (event.kind !== 'frame') throw new ScenarioFailure(`collect ${spec.id}: ${show(event)} after ${seen} items`);
       const frame = event.value as { type?: string; payload?: { output?: Record<string, unknown> } };
       if (frame.type !== 'call.responded') {
         const m = mismatch(spec.terminal, frame);
-        if (m) throw new ScenarioFailure(`collect ${spec.id}: terminal ${describe(event)} does not match: ${m}`);
+        if (m) throw new ScenarioFailure(`collect ${spec.id}: terminal ${show(event)} does not match: ${m}`);
         if (spec.count !== undefined && seen !== spec.count) throw new ScenarioFailure(`collect ${spec.id}: expected ${spec.count} items, got ${seen}`);
         return;
       }
@@ -329,7 +329,7 @@ function assignable(expected: readonly unknown[], values: readonly unknown[], us
   return false;
 }
 
-function describe(event: RawEvent): string {
+function show(event: RawEvent): string {
   switch (event.kind) {
     case 'frame': {
       const text = JSON.stringify(event.value, (_k, v: unknown) => (v instanceof Uint8Array ? `<${v.byteLength} bytes>` : v));

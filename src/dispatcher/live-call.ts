@@ -1,4 +1,4 @@
-import { frames, RpcError, type Envelope } from '../protocol/index.js';
+import { envelopes, RpcError, type Envelope } from '../protocol/index.js';
 import type { Operation } from './operation.js';
 
 /** Where a call's frames go: the connection (WebSocket) or the call's own stream (WebTransport). */
@@ -56,7 +56,7 @@ export class LiveCall {
     if (this.endedFlag) return;
     const checked = this.host.checkOutput(this, output);
     if (!checked.ok) return this.fail(checked.error, true);
-    this.host.send(this, frames.responded(this.id, checked.value), false);
+    this.host.send(this, envelopes.responded(this.id, checked.value), false);
   }
 
   /** The one answer of a unary call: terminal (RES-1). */
@@ -65,14 +65,14 @@ export class LiveCall {
     const checked = this.host.checkOutput(this, output);
     if (!checked.ok) return this.fail(checked.error, true);
     this.end(false);
-    this.host.send(this, frames.responded(this.id, checked.value), true);
+    this.host.send(this, envelopes.responded(this.id, checked.value), true);
   }
 
   /** The natural end of a subscription (CMP-1). */
   complete(): void {
     if (this.endedFlag) return;
     this.end(false);
-    this.host.send(this, frames.completed(this.id), true);
+    this.host.send(this, envelopes.completed(this.id), true);
   }
 
   /**
@@ -84,7 +84,7 @@ export class LiveCall {
     if (this.endedFlag) return;
     const wire = this.host.wireError(this, error, byMachinery);
     this.end(byMachinery);
-    this.host.send(this, frames.error(this.id, wire.toPayload()), true);
+    this.host.send(this, envelopes.error(this.id, wire.toPayload()), true);
   }
 
   /** Abort, disconnect: the handler is cancelled and nothing more is sent (ABT-1, ABT-2). */

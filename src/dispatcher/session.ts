@@ -3,7 +3,7 @@ import {
   closeCodes,
   decodeEnvelope,
   describeZodError,
-  frames,
+  envelopes,
   RpcError,
   type Envelope,
   type EnvelopeOf,
@@ -343,7 +343,7 @@ export class Session implements CallHost {
   }
 
   private sendError(id: string, error: RpcError, outlet: Outlet): void {
-    this.write(undefined, id, frames.error(id, error.toPayload()), true, outlet);
+    this.write(undefined, id, envelopes.error(id, error.toPayload()), true, outlet);
   }
 
   private write(call: LiveCall | undefined, id: string, envelope: Envelope, final: boolean, outlet: Outlet): void {
@@ -357,7 +357,7 @@ export class Session implements CallHost {
       const message = `output cannot be encoded with ${codec.name}: ${error instanceof Error ? error.message : String(error)}`;
       const failure = new RpcError('INTERNAL', message);
       if (call && !call.ended) call.fail(failure, true);
-      else if (envelope.type !== 'call.error') this.write(undefined, id, frames.error(id, failure.toPayload()), true, outlet);
+      else if (envelope.type !== 'call.error') this.write(undefined, id, envelopes.error(id, failure.toPayload()), true, outlet);
       return;
     }
     const size = bytes.byteLength;
@@ -365,7 +365,7 @@ export class Session implements CallHost {
       // LIM-1: the callee never sends what the peer must refuse; the call ends, the connection serves on.
       const error = new RpcError('INTERNAL', `an output frame of ${size} bytes exceeds maxFrameBytes ${this.limits.maxFrameBytes}`);
       if (call && !call.ended) call.fail(error, true);
-      else this.write(undefined, id, frames.error(id, error.toPayload()), true, outlet); // a terminal answer: its call ended already
+      else this.write(undefined, id, envelopes.error(id, error.toPayload()), true, outlet); // a terminal answer: its call ended already
       return;
     }
     if (call) call.pendingBytes += size;

@@ -1,5 +1,5 @@
 /** callwire operations: discovery, services, conformance and the Docker operations. */
 export { discoveryOperations } from './discovery.js';
 export { serviceOperations, type ServiceSources } from './services.js';
-export { conformanceOperations } from './conformance.js';
+export { probeOperations } from './probes.js';
 export { dockerOperations, dockerEngine, probeDocker, type DockerEngine } from './docker/index.js';

@@ -36,7 +36,7 @@ export const msgpackCodec: Codec = {
     try {
       values = packr.unpackMultiple(bytes as Parameters<typeof packr.unpackMultiple>[0]) ?? [];
     } catch (error) {
-      throw new ProtocolError('UNDECODABLE', `not valid msgpack: ${describe(error)}`);
+      throw new ProtocolError('UNDECODABLE', `not valid msgpack: ${messageOf(error)}`);
     }
     if (values.length !== 1) {
       throw new ProtocolError('UNDECODABLE', `a frame holds exactly one msgpack value, found ${values.length}`);
@@ -77,7 +77,7 @@ export const jsonCodec: Codec = {
         return v;
       }) as unknown;
     } catch (error) {
-      throw new ProtocolError('UNDECODABLE', `not valid JSON: ${describe(error)}`);
+      throw new ProtocolError('UNDECODABLE', `not valid JSON: ${messageOf(error)}`);
     }
   },
 };
@@ -88,7 +88,7 @@ function isBytesTag(v: unknown): v is { [BYTES_TAG]: string } {
   return keys.length === 1 && keys[0] === BYTES_TAG && typeof (v as Record<string, unknown>)[BYTES_TAG] === 'string';
 }
 
-function describe(error: unknown): string {
+function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 

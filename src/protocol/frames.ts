@@ -3,8 +3,8 @@ import type { Envelope, ErrorPayload, RequestedPayload } from './envelope.js';
 import { parseEnvelope, type ParseResult } from './parse.js';
 import { ProtocolError } from './protocol-error.js';
 
-/** Constructors for the five envelopes (spec/PROTOCOL.md §4). */
-export const frames = {
+/** Constructors of the five envelopes (decoded messages; a frame is one encoded envelope) (spec/PROTOCOL.md §4). */
+export const envelopes = {
   requested: (id: string, payload: RequestedPayload): Envelope => ({ type: 'call.requested', id, payload }),
   responded: (id: string, output: unknown): Envelope => ({ type: 'call.responded', id, payload: { output } }),
   completed: (id: string): Envelope => ({ type: 'call.completed', id, payload: {} }),

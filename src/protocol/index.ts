@@ -33,4 +33,4 @@ export { FrameDecoder, encodeFrame } from './framing.js';
 export { protocolCodes, isProtocolCode, closeCodes, type ProtocolCode, type CodeInfo, type CloseCode } from './codes.js';
 export { RpcError } from './rpc-error.js';
 export { limits, type Limits } from './limits.js';
-export { frames, decodeEnvelope, encodeEnvelope } from './frames.js';
+export { envelopes, decodeEnvelope, encodeEnvelope } from './frames.js';

@@ -2,7 +2,7 @@ import { createServer as createHttpServer, type Server as HttpServer } from 'nod
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createDispatcher, Registry, silentLogger, type Identity, type Logger, type Operation, type Session, type SessionLimits } from '../dispatcher/index.js';
-import { conformanceOperations, discoveryOperations, dockerOperations, probeDocker, serviceOperations, type DockerEngine } from '../operations/index.js';
+import { probeOperations, discoveryOperations, dockerOperations, probeDocker, serviceOperations, type DockerEngine } from '../operations/index.js';
 import { limits as protocolLimits } from '../protocol/index.js';
 import { createWebSocketTransport, listenWebTransport, validatePolicy, type OriginPolicy, type WebTransportListener } from '../transports/index.js';
 import { certificateSha256, selfSignedCertificate } from './certificate.js';
@@ -77,7 +77,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const logger = options.logger ?? silentLogger;
   const registry = new Registry();
   registry.register(...(options.operations ?? []));
-  if (options.conformance) registry.register(...conformanceOperations());
+  if (options.conformance) registry.register(...probeOperations());
   // Docker is opt-in: a library user's server exposes only the operations it was given.
   let docker = { on: false, reason: 'not asked for (pass docker: dockerEngine())' };
   const engine = options.docker === false ? undefined : options.docker;

@@ -1,4 +1,5 @@
-import { codecs, decodeEnvelope, frames, type Codec, type Envelope } from '../protocol/index.js';
+import { EventQueue } from '../conformance/index.js';
+import { codecs, decodeEnvelope, envelopes, type Codec, type Envelope } from '../protocol/index.js';
 
 export interface CloseInfo {
   readonly code: number;
@@ -11,10 +12,7 @@ export interface CloseInfo {
  * with `deliver` and `closedBy`, and it writes through `write`.
  */
 export class RawFrameClient {
-  /** Every frame received, in order. */
-  readonly received: Envelope[] = [];
-  private readonly taken = new Set<number>();
-  private waiters: { match: (e: Envelope) => boolean; resolve: (e: Envelope) => void }[] = [];
+  private readonly inbox = new EventQueue<Envelope>();
   private closeInfo: CloseInfo | undefined;
   private closeWaiters: ((info: CloseInfo) => void)[] = [];
 
@@ -36,11 +34,16 @@ export class RawFrameClient {
   }
 
   request(id: string, operationId: string, input?: unknown, extra: Record<string, unknown> = {}): void {
-    this.send(frames.requested(id, { operationId, ...(input === undefined ? {} : { input }), ...extra }));
+    this.send(envelopes.requested(id, { operationId, ...(input === undefined ? {} : { input }), ...extra }));
   }
 
   abort(id: string): void {
-    this.send(frames.aborted(id));
+    this.send(envelopes.aborted(id));
+  }
+
+  /** Every frame received, in order. */
+  get received(): readonly Envelope[] {
+    return this.inbox.all();
   }
 
   /** Frames received for one call id, in order. */
@@ -49,28 +52,10 @@ export class RawFrameClient {
   }
 
   /** The next frame, not yet returned by `next`, that matches; waits up to `timeoutMs`. */
-  next(match: (e: Envelope) => boolean = () => true, timeoutMs = 5000): Promise<Envelope> {
-    for (let i = 0; i < this.received.length; i++) {
-      const envelope = this.received[i]!;
-      if (!this.taken.has(i) && match(envelope)) {
-        this.taken.add(i);
-        return Promise.resolve(envelope);
-      }
-    }
-    return new Promise((resolve, reject) => {
-      const waiter = {
-        match,
-        resolve: (e: Envelope) => {
-          clearTimeout(timer);
-          resolve(e);
-        },
-      };
-      const timer = setTimeout(() => {
-        this.waiters = this.waiters.filter((w) => w !== waiter);
-        reject(new Error(`no matching frame within ${timeoutMs} ms; received ${this.received.length} frames`));
-      }, timeoutMs);
-      this.waiters.push(waiter);
-    });
+  async next(match: (e: Envelope) => boolean = () => true, timeoutMs = 5000): Promise<Envelope> {
+    const envelope = await this.inbox.take(match, timeoutMs);
+    if (!envelope) throw new Error(`no matching frame within ${timeoutMs} ms; received ${this.received.length} frames`);
+    return envelope;
   }
 
   /** The terminal frame of a call: call.completed, call.error, or a unary call.responded. */
@@ -95,14 +80,7 @@ export class RawFrameClient {
   deliver(bytes: Uint8Array): void {
     const parsed = decodeEnvelope(this.codec, bytes);
     if (parsed.kind !== 'event') throw new Error(`server sent an invalid frame: ${parsed.kind === 'invalid' ? parsed.error.message : parsed.type}`);
-    const envelope = parsed.envelope;
-    const index = this.received.push(envelope) - 1;
-    const waiter = this.waiters.find((w) => w.match(envelope));
-    if (waiter) {
-      this.waiters = this.waiters.filter((w) => w !== waiter);
-      this.taken.add(index);
-      waiter.resolve(envelope);
-    }
+    this.inbox.push(parsed.envelope);
   }
 
   closedBy(info: CloseInfo): void {

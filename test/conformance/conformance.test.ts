@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimed, coverage, loadFeatures, loadScenarios, runScenario, type RunOptions } from '../../src/conformance/index.js';
 import type { CodecName } from '../../src/protocol/index.js';
-import { conformanceOperations } from '../../src/operations/index.js';
+import { probeOperations } from '../../src/operations/index.js';
 import { startServer, type RunningServer } from '../../src/server/index.js';
 import { DockerFixture } from '../support/docker.js';
 import { conformanceTokens, RUNNER_TOKEN, SCOPELESS_TOKEN } from './tokens.js';
@@ -41,7 +41,7 @@ for (const target of targets) {
         port: 0,
         webTransportPort: 0,
         docker: docker.engine,
-        operations: conformanceOperations(),
+        operations: probeOperations(),
         tokens: conformanceTokens,
         limits: { maxCallsInFlight: features.limits.maxCallsInFlight },
         keepaliveMs: features.limits.keepaliveMs,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { frames, msgpackCodec } from '../../src/protocol/index.js';
+import { envelopes, msgpackCodec } from '../../src/protocol/index.js';
 import { MemoryConnection } from '../../src/testing/index.js';
 import { sampleRegistry } from '../support/sample-ops.js';
 import { sleep, until } from '../support/wait.js';
@@ -84,7 +84,7 @@ describe('abort (spec §11.5, §11.6)', () => {
     const { client, probe, conn } = setup();
     client.request('a2', 'test/ticker', { count: 1000, intervalMs: 50 });
     await until(() => probe.signals.length === 1, 'handler start');
-    conn.session.receive(msgpackCodec.encode(frames.aborted('a2')));
+    conn.session.receive(msgpackCodec.encode(envelopes.aborted('a2')));
     // No await between receive() and these checks: cancellation is synchronous.
     expect(probe.signals[0]!.aborted).toBe(true);
     expect(probe.teardowns).toBe(1);

@@ -6,7 +6,7 @@ import WebSocket from 'ws';
 import { connect } from '../../src/client/index.js';
 import { createDispatcher } from '../../src/dispatcher/index.js';
 import { createWebSocketTransport } from '../../src/transports/index.js';
-import { codecs, frames, subprotocols } from '../../src/protocol/index.js';
+import { codecs, envelopes, subprotocols } from '../../src/protocol/index.js';
 import { startServer } from '../../src/server/index.js';
 import { ServerFixture } from '../support/server-fixture.js';
 import { sampleRegistry } from '../support/sample-ops.js';
@@ -63,7 +63,7 @@ describe('WebSocket transport (spec §5.2)', () => {
     const b = await open(fx.server.wsUrl, []);
     expect(b.protocol).toBe('');
     const reply = new Promise<Buffer>((resolve) => b.once('message', (data) => resolve(data as Buffer)));
-    b.send(codecs.msgpack.encode(frames.requested('m1', { operationId: 'test/echo', input: { text: 'mp' } })));
+    b.send(codecs.msgpack.encode(envelopes.requested('m1', { operationId: 'test/echo', input: { text: 'mp' } })));
     expect(codecs.msgpack.decode(await reply)).toMatchObject({ id: 'm1', payload: { output: { text: 'mp' } } });
     b.close();
   });

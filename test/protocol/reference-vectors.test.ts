@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { codecs, frames, FrameDecoder, parseEnvelope, type Envelope } from '../../src/protocol/index.js';
+import { codecs, envelopes, FrameDecoder, parseEnvelope, type Envelope } from '../../src/protocol/index.js';
 
 interface ReferenceVectors {
   json: { name: string; sentBy: 'caller' | 'callee'; prefixHex: string; text: string; frame: Envelope }[];
@@ -35,14 +35,14 @@ describe('hand-written vectors from the reference wire', () => {
 function rebuild(frame: Envelope): Envelope {
   switch (frame.type) {
     case 'call.responded':
-      return frames.responded(frame.id, frame.payload.output);
+      return envelopes.responded(frame.id, frame.payload.output);
     case 'call.completed':
-      return frames.completed(frame.id);
+      return envelopes.completed(frame.id);
     case 'call.aborted':
-      return frames.aborted(frame.id);
+      return envelopes.aborted(frame.id);
     case 'call.error':
-      return frames.error(frame.id, frame.payload);
+      return envelopes.error(frame.id, frame.payload);
     case 'call.requested':
-      return frames.requested(frame.id, frame.payload);
+      return envelopes.requested(frame.id, frame.payload);
   }
 }

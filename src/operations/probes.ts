@@ -4,10 +4,11 @@ import { bytesSchema, defineOperation, type Operation } from '../dispatcher/inde
 import { RpcError } from '../protocol/index.js';
 
 /**
- * Operations the conformance suite (spec/conformance) drives. A server under test
- * offers them under `conformance/`; `callwire serve --conformance` turns them on.
+ * Probe operations: what the conformance runner (src/conformance) drives to observe
+ * a server from outside. A server under test offers them under `conformance/`
+ * (their names in spec/conformance); `callwire serve --conformance` turns them on.
  */
-export function conformanceOperations(): Operation[] {
+export function probeOperations(): Operation[] {
   const flood = { produced: 0 };
   // Tags of handlers whose teardown has run: a second call can then observe it (ABT-1, DL-1).
   const tornDown = new Set<string>();
