@@ -67,7 +67,8 @@ export class Session implements CallHost {
   constructor(private readonly options: SessionOptions) {
     this.limits = options.limits;
     this.logger = options.logger ?? silentLogger;
-    this.connection = { send: (frame) => options.transport.send(frame) };
+    // The transport is the connection's outlet as it is (it has no per-call streams to end).
+    this.connection = options.transport;
   }
 
   get stats(): SessionStats {

@@ -2,36 +2,60 @@ import type { Http2Session } from 'node:http2';
 import type { WebSocket } from 'ws';
 
 /**
- * WebSocket keepalive (spec/PROTOCOL.md §5.5): a ping every `intervalMs`; a peer
- * from which nothing arrived (no pong, no message) during a whole interval after a
- * ping has vanished without a close (cable pulled, laptop asleep, process frozen),
- * and its socket is terminated, which aborts its calls (ABT-4). 0 turns it off.
+ * WebSocket keepalive (spec/PROTOCOL.md §5.5): one timer for all of a transport's
+ * sockets, a ping to each every `intervalMs`. A socket from which nothing arrived
+ * (no pong, no message) during a whole interval after a ping has vanished without
+ * a close (cable pulled, laptop asleep, process frozen): it is terminated, which
+ * aborts its calls (ABT-4). 0 turns it off.
  */
-export function startKeepalive(ws: WebSocket, intervalMs: number, onDead: () => void): { stop(): void } {
-  if (intervalMs <= 0) return { stop() {} };
-  let heard = true;
-  const hear = (): void => {
-    heard = true;
-  };
-  ws.on('pong', hear);
-  ws.on('message', hear);
-  const timer = setInterval(() => {
-    if (!heard) {
-      onDead();
-      ws.terminate();
-      return;
+export class Keepalive {
+  private readonly heard = new Map<WebSocket, boolean>();
+  private timer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(
+    private readonly intervalMs: number,
+    private readonly onDead: () => void,
+  ) {}
+
+  // One listener for every socket: `ws` emits with the socket as `this`.
+  private readonly onPong = (keepalive: Keepalive): ((this: WebSocket) => void) =>
+    function (this: WebSocket) {
+      keepalive.hear(this);
+    };
+  private readonly pong = this.onPong(this);
+
+  track(ws: WebSocket): void {
+    if (this.intervalMs <= 0) return;
+    this.heard.set(ws, true);
+    ws.on('pong', this.pong);
+    this.timer ??= setInterval(() => this.round(), this.intervalMs).unref();
+  }
+
+  /** Anything from the peer counts: a frame as much as a pong. */
+  hear(ws: WebSocket): void {
+    if (this.heard.has(ws)) this.heard.set(ws, true);
+  }
+
+  untrack(ws: WebSocket): void {
+    this.heard.delete(ws);
+    if (this.heard.size === 0 && this.timer !== undefined) {
+      clearInterval(this.timer);
+      this.timer = undefined;
     }
-    heard = false;
-    ws.ping();
-  }, intervalMs);
-  timer.unref();
-  return {
-    stop() {
-      clearInterval(timer);
-      ws.off('pong', hear);
-      ws.off('message', hear);
-    },
-  };
+  }
+
+  private round(): void {
+    for (const [ws, heard] of this.heard) {
+      if (!heard) {
+        this.onDead();
+        this.untrack(ws);
+        ws.terminate();
+        continue;
+      }
+      this.heard.set(ws, false);
+      ws.ping();
+    }
+  }
 }
 
 /**

@@ -5,7 +5,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { Dispatcher, Identity, SessionTransport } from '../dispatcher/index.js';
 import { closeCodes, codecForSubprotocol, codecs, limits, sniffCodec, subprotocols, type Codec } from '../protocol/index.js';
 import { bearerToken } from './auth.js';
-import { startKeepalive } from './keepalive.js';
+import { Keepalive } from './keepalive.js';
 import { checkBrowserRequest, type OriginPolicy } from './origin.js';
 
 export interface WebSocketTransportOptions {
@@ -46,6 +46,7 @@ export function createWebSocketTransport(options: WebSocketTransportOptions, ser
   const policy = options.originPolicy ?? SAME_ORIGIN_ONLY;
   const maxOutbound = dispatcher.limits.maxOutboundBytesPerConnection;
   const sockets = new Set<WebSocket>();
+  const keepalive = new Keepalive(options.keepaliveMs ?? limits.keepaliveMs, () => dispatcher.logger?.info('closing a silent connection', { after: 'keepalive' }));
   const wss = new WebSocketServer({
     noServer: true,
     maxPayload: dispatcher.limits.maxFrameBytes,
@@ -106,20 +107,19 @@ export function createWebSocketTransport(options: WebSocketTransportOptions, ser
       close: (code, reason) => ws.close(code, reason),
     };
     const session = dispatcher.open(transport, identity);
-    const keepalive = startKeepalive(ws, options.keepaliveMs ?? limits.keepaliveMs, () => {
-      dispatcher.logger?.info('closing a silent connection', { after: 'keepalive' });
-    });
+    keepalive.track(ws);
     ws.on('message', (data, isBinary) => {
       if (!isBinary) {
         ws.close(closeCodes.TEXT_MESSAGE, 'text messages are not allowed; send binary frames'); // WS-1
         return;
       }
+      keepalive.hear(ws);
       const bytes = toBytes(data);
       codec ??= sniffCodec(bytes);
       session.receive(bytes);
     });
     ws.on('close', () => {
-      keepalive.stop();
+      keepalive.untrack(ws);
       sockets.delete(ws);
       session.close(); // ABT-4
     });
