@@ -1,15 +1,17 @@
 import type { Http2Session } from 'node:http2';
+import type { Socket } from 'node:net';
 import type { WebSocket } from 'ws';
 
 /**
  * WebSocket keepalive (spec/PROTOCOL.md §5.5): one timer for all of a transport's
- * sockets, a ping to each every `intervalMs`. A socket from which nothing arrived
- * (no pong, no message) during a whole interval after a ping has vanished without
- * a close (cable pulled, laptop asleep, process frozen): it is terminated, which
- * aborts its calls (ABT-4). 0 turns it off.
+ * sockets, a ping to each every `intervalMs`. A socket on which no byte arrived (no
+ * pong, no message) during a whole interval after a ping has vanished without a
+ * close (cable pulled, laptop asleep, process frozen): it is terminated, which
+ * aborts its calls (ABT-4). 0 turns it off. Liveness is read from the socket's
+ * byte count, so no listener per connection is needed.
  */
 export class Keepalive {
-  private readonly heard = new Map<WebSocket, boolean>();
+  private readonly read = new Map<WebSocket, { readonly socket: Socket; bytes: number }>();
   private timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(
@@ -17,42 +19,29 @@ export class Keepalive {
     private readonly onDead: () => void,
   ) {}
 
-  // One listener for every socket: `ws` emits with the socket as `this`.
-  private readonly onPong = (keepalive: Keepalive): ((this: WebSocket) => void) =>
-    function (this: WebSocket) {
-      keepalive.hear(this);
-    };
-  private readonly pong = this.onPong(this);
-
-  track(ws: WebSocket): void {
+  track(ws: WebSocket, socket: Socket): void {
     if (this.intervalMs <= 0) return;
-    this.heard.set(ws, true);
-    ws.on('pong', this.pong);
+    this.read.set(ws, { socket, bytes: -1 });
     this.timer ??= setInterval(() => this.round(), this.intervalMs).unref();
   }
 
-  /** Anything from the peer counts: a frame as much as a pong. */
-  hear(ws: WebSocket): void {
-    if (this.heard.has(ws)) this.heard.set(ws, true);
-  }
-
   untrack(ws: WebSocket): void {
-    this.heard.delete(ws);
-    if (this.heard.size === 0 && this.timer !== undefined) {
+    this.read.delete(ws);
+    if (this.read.size === 0 && this.timer !== undefined) {
       clearInterval(this.timer);
       this.timer = undefined;
     }
   }
 
   private round(): void {
-    for (const [ws, heard] of this.heard) {
-      if (!heard) {
+    for (const [ws, seen] of this.read) {
+      if (seen.socket.bytesRead === seen.bytes) {
         this.onDead();
         this.untrack(ws);
         ws.terminate();
         continue;
       }
-      this.heard.set(ws, false);
+      seen.bytes = seen.socket.bytesRead;
       ws.ping();
     }
   }

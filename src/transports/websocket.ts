@@ -84,14 +84,12 @@ export function createWebSocketTransport(options: WebSocketTransportOptions, ser
     req.socket.setNoDelay(true);
     sockets.add(ws);
     // WS-5, REF-2: without a subprotocol, the first frame's first byte picks the codec.
-    let codec = negotiated;
+    let sniffed = negotiated !== undefined;
     // Bytes handed to ws that the socket has not taken: unary answers and refusals
     // included, which no call accounts for. Over the bound, stop reading the peer (BP-3).
     let outbound = 0;
-    const transport: SessionTransport = {
-      get codec() {
-        return codec ?? codecs.msgpack;
-      },
+    const transport: { -readonly [K in keyof SessionTransport]: SessionTransport[K] } = {
+      codec: negotiated ?? codecs.msgpack,
       send: (frame) =>
         new Promise<void>((resolve, reject) => {
           if (ws.readyState !== ws.OPEN) return reject(new Error('socket closed'));
@@ -107,15 +105,17 @@ export function createWebSocketTransport(options: WebSocketTransportOptions, ser
       close: (code, reason) => ws.close(code, reason),
     };
     const session = dispatcher.open(transport, identity);
-    keepalive.track(ws);
+    keepalive.track(ws, req.socket);
     ws.on('message', (data, isBinary) => {
       if (!isBinary) {
         ws.close(closeCodes.TEXT_MESSAGE, 'text messages are not allowed; send binary frames'); // WS-1
         return;
       }
-      keepalive.hear(ws);
       const bytes = toBytes(data);
-      codec ??= sniffCodec(bytes);
+      if (!sniffed) {
+        sniffed = true;
+        transport.codec = sniffCodec(bytes);
+      }
       session.receive(bytes);
     });
     ws.on('close', () => {

@@ -9,7 +9,7 @@ describe('callwire serve (what npm start runs)', () => {
       const wsUrl = (await run.waitFor(/ws:\/\/127\.0\.0\.1:\d+\/callwire/, 'stdout')).trim();
       const wtUrl = (await run.waitFor(/https:\/\/127\.0\.0\.1:\d+\/callwire/, 'stdout')).trim();
       const hash = (await run.waitFor(/sha256 [0-9a-f]{64}/, 'stdout')).split(' ')[1]!;
-      expect(run.stdout).toContain('callwire ops --url');
+      await run.waitFor(/callwire ops --url \S+/, 'stdout'); // the banner's last lines may come in a later chunk
       const viaWs = await connect(wsUrl);
       expect((await viaWs.listOperations()).map((o) => o.name)).toContain('services/list');
       const viaWt = await connect(wtUrl, { certHash: hash });
