@@ -151,7 +151,8 @@ export class Session implements CallHost {
         const parsed = this.decode(bytes);
         if (parsed === undefined) return;
         if (parsed.kind === 'invalid' && parsed.error.callId === undefined) return reset(parsed.error.message);
-        if (parsed.kind === 'invalid') return this.rejectInvalid(parsed.error.message, parsed.error.callId!, parsed.type, outlet);
+        // An answer about another id must not end this stream, which belongs to its own call.
+        if (parsed.kind === 'invalid') return this.rejectInvalid(parsed.error.message, parsed.error.callId!, parsed.type, this.connectionless(outlet));
         const envelope = parsed.envelope;
         if (envelope.type === 'call.requested' && envelope.id !== bound) {
           // §5.4: one call per stream. The new id is refused here; the stream's own call runs on.

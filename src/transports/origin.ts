@@ -19,6 +19,9 @@ export interface OriginPolicy {
   readonly checkHost: boolean;
 }
 
+/** No origin but the server's own, and no Host check: what a transport assumes when given no policy. */
+export const SAME_ORIGIN_ONLY: OriginPolicy = { allowOrigins: [], allowHosts: [], checkHost: false };
+
 export type Verdict = { readonly ok: true } | { readonly ok: false; readonly status: 403; readonly reason: string };
 
 const OK: Verdict = { ok: true };

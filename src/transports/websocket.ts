@@ -6,7 +6,7 @@ import type { Dispatcher, Identity, SessionTransport } from '../dispatcher/index
 import { closeCodes, codecForSubprotocol, codecs, limits, sniffCodec, subprotocols, type Codec } from '../protocol/index.js';
 import { bearerToken } from './auth.js';
 import { Keepalive } from './keepalive.js';
-import { checkBrowserRequest, type OriginPolicy } from './origin.js';
+import { checkBrowserRequest, SAME_ORIGIN_ONLY, type OriginPolicy } from './origin.js';
 
 export interface WebSocketTransportOptions {
   /** Sessions, limits, auth: one dispatcher for every transport of a server. */
@@ -33,7 +33,6 @@ export interface WebSocketTransport {
 
 const SUPPORTED = new Set(Object.values(subprotocols));
 const DEFAULT_PATHS = ['/callwire', '/alknet/call'];
-const SAME_ORIGIN_ONLY: OriginPolicy = { allowOrigins: [], allowHosts: [], checkHost: false };
 
 /**
  * The protocol over WebSocket: one envelope per binary message, codec by subprotocol,

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { Dispatcher, SessionTransport, StreamEntry, StreamSink } from '../dispatcher/index.js';
 import { closeCodes, codecs, encodeFrame, FrameDecoder, limits, ProtocolError, type Codec } from '../protocol/index.js';
 import { startHttp2Keepalive } from './keepalive.js';
-import { checkBrowserRequest, type OriginPolicy } from './origin.js';
+import { checkBrowserRequest, SAME_ORIGIN_ONLY, type OriginPolicy } from './origin.js';
 import { loadWebTransport, webTransportWindows, type WtServer, type WtSession, type WtSessionAnswer, type WtStream } from '../webtransport/index.js';
 
 export interface WebTransportServerOptions {
@@ -75,7 +75,7 @@ export async function listenWebTransport(options: WebTransportServerOptions): Pr
   const answer = async ({ header }: { header: Record<string, string | undefined> }): Promise<WtSessionAnswer> => {
     const path = header[':path'] ?? '';
     if (!(path in PATHS)) return { status: 404 };
-    const verdict = checkBrowserRequest(options.originPolicy ?? { allowOrigins: [], allowHosts: [], checkHost: false }, header['origin'], header[':authority'] ?? header['host']);
+    const verdict = checkBrowserRequest(options.originPolicy ?? SAME_ORIGIN_ONLY, header['origin'], header[':authority'] ?? header['host']);
     if (verdict.ok) return { status: 200, path, userData: {} };
     dispatcher.logger?.warn('refused a WebTransport session', { reason: verdict.reason });
     return { status: verdict.status };
@@ -86,6 +86,7 @@ export async function listenWebTransport(options: WebTransportServerOptions): Pr
   await http2.ready;
   // The library keeps its node:http2 server inside; PINGs are the HTTP/2 keepalive.
   const h2 = (http2 as unknown as { transportInt?: { serverInt?: Http2SecureServer } }).transportInt?.serverInt;
+  if (!h2) dispatcher.logger?.warn('WebTransport keepalive is off: the library no longer exposes its HTTP/2 server (transportInt.serverInt)');
   h2?.on('session', (session: Http2Session) =>
     startHttp2Keepalive(session, options.keepaliveMs ?? limits.keepaliveMs, () => dispatcher.logger?.info('closing a silent WebTransport connection', { after: 'keepalive' })),
   );
