@@ -21,6 +21,10 @@ const valid: ValidSpec[] = [
   { name: 'responded with multi-byte text', frame: { type: 'call.responded', id: 'c-5', payload: { output: { stream: 'stdout', text: 'héllo ✓ 😀' } } } },
   { name: 'completed', frame: { type: 'call.completed', id: 'c-4', payload: {} } },
   { name: 'aborted', frame: { type: 'call.aborted', id: 'c-4', payload: {} } },
+  { name: 'input item', frame: { type: 'call.input', id: 'c-6', payload: { item: { data: new Uint8Array([104, 105, 10]) } } } },
+  { name: 'input item null', frame: { type: 'call.input', id: 'c-6', payload: { item: null } } },
+  { name: 'end of input', frame: { type: 'call.end', id: 'c-6', payload: {} } },
+  { name: 'credit', frame: { type: 'call.credit', id: 'c-6', payload: { bytes: 1048576 } } },
   ...Object.entries(protocolCodes).map(([code, info]) => ({
     name: `error ${code}`,
     frame: { type: 'call.error', id: `e-${code.toLowerCase()}`, payload: { code, message: info.meaning, retryable: info.retryable } },
@@ -41,6 +45,8 @@ const invalid: InvalidSpec[] = [
   { name: 'error without retryable', value: { type: 'call.error', id: 'x5', payload: { code: 'INTERNAL', message: 'm' } }, error: { kind: 'INVALID_ENVELOPE', field: 'payload.retryable', answer: 'INVALID_FRAME' } },
   { name: 'unknown envelope field', value: { type: 'call.aborted', id: 'x6', payload: {}, extra: true }, error: { kind: 'INVALID_ENVELOPE', field: '(frame)', answer: 'INVALID_FRAME' } },
   { name: 'payload not a map', value: { type: 'call.aborted', id: 'x7', payload: [] }, error: { kind: 'INVALID_ENVELOPE', field: 'payload', answer: 'INVALID_FRAME' } },
+  { name: 'input without item', value: { type: 'call.input', id: 'x8', payload: {} }, error: { kind: 'INVALID_ENVELOPE', field: 'payload.item', answer: 'INVALID_FRAME' } },
+  { name: 'negative credit', value: { type: 'call.credit', id: 'x9', payload: { bytes: -1 } }, error: { kind: 'INVALID_ENVELOPE', field: 'payload.bytes', answer: 'INVALID_FRAME' } },
 ];
 
 const rawInvalid: Record<CodecName, InvalidSpec[]> = {

@@ -144,7 +144,7 @@ class ScenarioRun {
     if ('expectUnordered' in step) return this.expectUnordered(this.conn(step.on), step.expectUnordered, step.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     if ('expectNone' in step) {
       await new Promise((resolve) => setTimeout(resolve, step.expectNone.forMs));
-      const extra = this.conn(step.on).events.pending((e) => e.kind === 'frame' && e.id === step.expectNone.id);
+      const extra = this.conn(step.on).events.pending((e) => e.kind === 'frame' && e.id === step.expectNone.id && !isCredit(e));
       if (extra.length > 0) throw new ScenarioFailure(`expected nothing more for ${step.expectNone.id}, got ${show(extra[0]!)}`);
       return;
     }
@@ -225,7 +225,10 @@ class ScenarioRun {
   /** The next frame of the expected call (by id) must match. */
   private async expectOne(c: RawConnection, expected: unknown, timeoutMs = DEFAULT_TIMEOUT_MS): Promise<void> {
     const id = idOf(expected);
-    const belongs = (e: RawEvent): boolean => e.kind === 'close' || (e.kind === 'frame' && (id === undefined || e.id === id)) || (e.kind === 'stream-reset' && e.id === id);
+    // Credit grants (§4.7) interleave with a call's frames; a step sees them only when it expects one.
+    const wantsCredit = typeOf(expected) === 'call.credit';
+    const belongs = (e: RawEvent): boolean =>
+      e.kind === 'close' || (e.kind === 'frame' && (id === undefined || e.id === id) && isCredit(e) === wantsCredit) || (e.kind === 'stream-reset' && e.id === id);
     const event = await c.events.take(belongs, timeoutMs);
     if (!event) throw new ScenarioFailure(`expected ${JSON.stringify(expected)} within ${timeoutMs} ms; nothing came`);
     if (event.kind !== 'frame') throw new ScenarioFailure(`expected ${JSON.stringify(expected)}, got ${show(event)}`);
@@ -240,7 +243,7 @@ class ScenarioRun {
    */
   private async expectUnordered(c: RawConnection, expected: readonly unknown[], timeoutMs: number): Promise<void> {
     const ids = new Set(expected.map(idOf));
-    const belongs = (e: RawEvent): boolean => e.kind === 'close' || (e.kind === 'frame' && (ids.has(undefined) || ids.has(e.id))) || (e.kind === 'stream-reset' && ids.has(e.id));
+    const belongs = (e: RawEvent): boolean => e.kind === 'close' || (e.kind === 'frame' && (ids.has(undefined) || ids.has(e.id)) && !isCredit(e)) || (e.kind === 'stream-reset' && ids.has(e.id));
     const got: RawEvent[] = [];
     const deadline = Date.now() + timeoutMs;
     while (got.length < expected.length) {
@@ -260,7 +263,7 @@ class ScenarioRun {
     let seen = 0;
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const event = await c.events.take((e) => e.kind === 'close' || (e.kind === 'frame' && e.id === spec.id) || (e.kind === 'stream-reset' && e.id === spec.id), Math.max(0, deadline - Date.now()));
+      const event = await c.events.take((e) => e.kind === 'close' || (e.kind === 'frame' && e.id === spec.id && !isCredit(e)) || (e.kind === 'stream-reset' && e.id === spec.id), Math.max(0, deadline - Date.now()));
       if (!event) throw new ScenarioFailure(`collect ${spec.id}: no terminal event within ${timeoutMs} ms (${seen} items so far)`);
       if (event.kind !== 'frame') throw new ScenarioFailure(`collect ${spec.id}: ${show(event)} after ${seen} items`);
       const frame = event.value as { type?: string; payload?: { output?: Record<string, unknown> } };
@@ -315,6 +318,14 @@ class ScenarioRun {
   }
 
   private inMatcher = false;
+}
+
+function typeOf(value: unknown): unknown {
+  return value !== null && typeof value === 'object' ? (value as { type?: unknown }).type : undefined;
+}
+
+function isCredit(e: RawEvent): boolean {
+  return e.kind === 'frame' && typeOf(e.value) === 'call.credit';
 }
 
 /** Whether each expected matcher can take a distinct value (a perfect matching, by backtracking; N is small). */

@@ -39,6 +39,8 @@ export interface Contract<K extends OperationKind = OperationKind, I extends z.Z
   readonly visibility?: 'external' | 'internal';
   /** Safe to retry after a retryable error (spec §6.1). Default: queries are, the rest are not. */
   readonly idempotent?: boolean;
+  /** Schema of each item of the call's input stream (spec §4.7); absent: the operation takes none. */
+  readonly inputStream?: z.ZodType;
 }
 
 export type UnaryContract<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> = Contract<'query' | 'mutation', I, O>;

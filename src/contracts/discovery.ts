@@ -16,6 +16,8 @@ export const operationSpec = z.object({
   visibility: z.enum(['external', 'internal']),
   description: z.string(),
   input_schema: z.unknown(),
+  /** The schema of each input stream item (§4.7), for operations that take an input stream. */
+  input_stream_schema: z.unknown().optional(),
   output_schema: z.unknown(),
   error_schemas: z.array(z.object({ code: z.string(), description: z.string(), schema: z.unknown(), http_status: z.number().optional() })),
   access_control: z.object({

@@ -35,6 +35,7 @@ export function describeOperation(op: Operation): OperationSpec {
     visibility: op.visibility ?? 'external',
     description: op.description ?? '',
     input_schema: toJsonSchema(op.input, 'input'),
+    ...(op.inputStream ? { input_stream_schema: toJsonSchema(op.inputStream, 'input') } : {}),
     output_schema: toJsonSchema(op.output, 'output'),
     error_schemas: Object.entries(op.errors ?? {}).map(([code, e]) => ({
       code,

@@ -1,4 +1,5 @@
 import { envelopes, RpcError, type Envelope } from '../protocol/index.js';
+import type { InputStream } from './input-stream.js';
 import type { Operation } from './operation.js';
 
 /** Where a call's frames go: the connection (WebSocket) or the call's own stream (WebTransport). */
@@ -34,6 +35,8 @@ export class LiveCall {
   private deadlineTimer: ReturnType<typeof setTimeout> | undefined;
   private teardownFn: (() => void) | undefined;
   private roomWaiters: (() => void)[] = [];
+  /** The caller's input stream, for operations that declare one (§4.7). */
+  input: InputStream | undefined;
 
   constructor(
     readonly id: string,
@@ -124,6 +127,7 @@ export class LiveCall {
     this.endedFlag = true;
     if (this.deadlineTimer !== undefined) clearTimeout(this.deadlineTimer);
     if (cancelHandler) this.controller.abort(new DOMException('call cancelled', 'AbortError'));
+    this.input?.close();
     this.runTeardown();
     this.wakeWaiters();
     this.host.ended(this);

@@ -15,6 +15,12 @@ export interface CallContext {
   readonly logger: Logger;
   /** Epoch milliseconds at which the call times out, when it has a deadline. */
   readonly deadlineAt: number | undefined;
+  /**
+   * The call's input stream (spec §4.7), for operations that declare `inputStream`:
+   * validated items in order, ending at the caller's `call.end`. Pulling it is what
+   * grants the caller more credit.
+   */
+  readonly input: AsyncIterable<unknown> | undefined;
 }
 
 export type StreamSource<T> = Observable<T> | AsyncIterable<T>;

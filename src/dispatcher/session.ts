@@ -13,6 +13,7 @@ import {
 import { checkAccess } from './access.js';
 import { bindLogger, silentLogger, type Identity, type Logger } from './identity.js';
 import type { SessionLimits } from './limits.js';
+import { InputStream } from './input-stream.js';
 import { LiveCall, type CallHost, type Outlet } from './live-call.js';
 import { isUnary, type CallContext, type Operation } from './operation.js';
 import { pumpStream, pumpUnary } from './pump.js';
@@ -230,6 +231,25 @@ export class Session implements CallHost {
         call.cancel(); // ABT-1, ABT-2: cancel now, send nothing more
         return;
       }
+      case 'call.input':
+      case 'call.end': {
+        const call = this.calls.get(envelope.id);
+        // IN-4: input for a call that has ended (it may have crossed the terminal event) is dropped.
+        if (!call) return void this.counters.unknownIdFrames++;
+        const input = call.input;
+        if (!input) return call.fail(RpcError.of('INVALID_FRAME', `${call.op.name} takes no input stream`), true); // IN-2
+        if (input.isEnded) return call.fail(RpcError.of('INVALID_FRAME', 'input after call.end'), true); // IN-3
+        if (envelope.type === 'call.end') return input.end();
+        if (!input.hasCredit) return call.fail(RpcError.of('CREDIT_EXCEEDED', 'input beyond the credit the callee granted'), true); // CR-2
+        const item = call.op.inputStream!.safeParse(envelope.payload.item);
+        if (!item.success) return call.fail(RpcError.of('INVALID_INPUT', describeZodError(item.error, 'item')), true); // IN-1
+        input.push(item.data, frameBytes);
+        return;
+      }
+      case 'call.credit':
+        // Output credit from the caller is not in this version (§4.7): ignored, as an unknown type would be.
+        this.counters.unknownTypeFrames++;
+        return;
       default:
         return; // callee events never get here (decode drops them, DIR-1)
     }
@@ -290,6 +310,12 @@ export class Session implements CallHost {
       deadlineAt = Date.now() + budget;
       call.setDeadline(budget); // DL-1
     }
+    if (op.inputStream) {
+      // IN-1, CR-1: the first grant says the call is admitted, and how much input may come.
+      const window = this.limits.maxBufferedBytesPerCall;
+      call.input = new InputStream(window, (bytes) => this.write(call, id, envelopes.credit(id, bytes), false, outlet));
+      this.write(call, id, envelopes.credit(id, window), false, outlet);
+    }
     const ctx: CallContext = {
       callId: id,
       operation: op.name,
@@ -297,6 +323,7 @@ export class Session implements CallHost {
       signal: call.controller.signal,
       logger: bindLogger(this.logger, { callId: id, operation: op.name }),
       deadlineAt,
+      input: call.input,
     };
     if (isUnary(op)) pumpUnary(call, op, input, ctx);
     else pumpStream(call, op, input, ctx);

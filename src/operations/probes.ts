@@ -178,5 +178,18 @@ export function probeOperations(): Operation[] {
       output: z.object({ data: bytesSchema }),
       handler: ({ bytes }) => ({ data: new Uint8Array(bytes) }),
     }),
+      defineOperation({
+      name: 'conformance/collect',
+      kind: 'subscription',
+      description: 'Takes an input stream of {n}: emits {n: 2n} for each item as it is pulled, then completes at the end of input. With pull: false it never pulls.',
+      input: z.object({ pull: z.boolean().default(true) }),
+      inputStream: z.object({ n: z.number().int(), pad: z.string().optional() }),
+      output: z.object({ n: z.number().int() }),
+      handler: ({ pull }, ctx) =>
+        (async function* () {
+          if (!pull) return void (await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve)));
+          for await (const item of ctx.input as AsyncIterable<{ n: number }>) yield { n: item.n * 2 };
+        })(),
+    }),
   ];
 }

@@ -41,12 +41,26 @@ export const errorPayloadSchema = z.looseObject({
   details: z.unknown().optional(),
 });
 
+/** §4.7 — one item of the call's input stream; its schema is the operation's. */
+export const inputPayloadSchema = z
+  .strictObject({ item: z.unknown() })
+  .refine((p) => Object.hasOwn(p, 'item'), { message: 'item is required', path: ['item'] });
+
+/** §4.7 — the end of the call's input stream (a half-close). */
+export const endPayloadSchema = z.strictObject({});
+
+/** §4.7 — grants the peer that many more encoded bytes on this call. */
+export const creditPayloadSchema = z.strictObject({ bytes: z.number().int('must be an integer').min(0, 'must not be negative') });
+
 export const envelopeSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('call.requested'), id: callIdSchema, payload: requestedPayloadSchema }),
   z.strictObject({ type: z.literal('call.responded'), id: callIdSchema, payload: respondedPayloadSchema }),
   z.strictObject({ type: z.literal('call.completed'), id: callIdSchema, payload: completedPayloadSchema }),
   z.strictObject({ type: z.literal('call.aborted'), id: callIdSchema, payload: abortedPayloadSchema }),
   z.strictObject({ type: z.literal('call.error'), id: callIdSchema, payload: errorPayloadSchema }),
+  z.strictObject({ type: z.literal('call.input'), id: callIdSchema, payload: inputPayloadSchema }),
+  z.strictObject({ type: z.literal('call.end'), id: callIdSchema, payload: endPayloadSchema }),
+  z.strictObject({ type: z.literal('call.credit'), id: callIdSchema, payload: creditPayloadSchema }),
 ]);
 
 export type Envelope = z.infer<typeof envelopeSchema>;

@@ -1,10 +1,17 @@
-/** The five event types, and only five (spec/PROTOCOL.md §4). */
+/**
+ * The event types (spec/PROTOCOL.md §4): the reference's five, which keep their
+ * meaning, and the three of input streams and credit (§4.7), which a peer that
+ * does not know them ignores (ENV-4).
+ */
 export const eventTypes = [
   'call.requested',
   'call.responded',
   'call.completed',
   'call.aborted',
   'call.error',
+  'call.input',
+  'call.end',
+  'call.credit',
 ] as const;
 
 export type EventType = (typeof eventTypes)[number];

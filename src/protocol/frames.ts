@@ -10,6 +10,9 @@ export const envelopes = {
   completed: (id: string): Envelope => ({ type: 'call.completed', id, payload: {} }),
   aborted: (id: string): Envelope => ({ type: 'call.aborted', id, payload: {} }),
   error: (id: string, payload: ErrorPayload): Envelope => ({ type: 'call.error', id, payload }),
+  input: (id: string, item: unknown): Envelope => ({ type: 'call.input', id, payload: { item } }),
+  end: (id: string): Envelope => ({ type: 'call.end', id, payload: {} }),
+  credit: (id: string, bytes: number): Envelope => ({ type: 'call.credit', id, payload: { bytes } }),
 };
 
 /** Decodes and validates one frame body; never throws. */

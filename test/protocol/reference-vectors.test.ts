@@ -44,5 +44,7 @@ function rebuild(frame: Envelope): Envelope {
       return envelopes.error(frame.id, frame.payload);
     case 'call.requested':
       return envelopes.requested(frame.id, frame.payload);
+    default:
+      return frame; // the reference has no input streams or credit
   }
 }
