@@ -3,6 +3,7 @@ import { listContract, schemaContract, type Contract, type InputOf, type Operati
 import { envelopes, RpcError, type Envelope, type RequestedPayload } from '../protocol/index.js';
 import type { CallChannel, ClientConnection } from './connection.js';
 import { toAsyncIterable } from './async-iterable.js';
+import { InputPump } from './input-pump.js';
 
 export interface CallOptions {
   /** Aborting it sends `call.aborted` and fails the call with CANCELLED. */
@@ -13,6 +14,12 @@ export interface CallOptions {
   readonly token?: string;
   /** The call id; a random UUID by default. Unique among this connection's live calls. */
   readonly id?: string;
+  /**
+   * The call's input stream (spec §4.7), for operations that take one: each item is
+   * sent as the callee grants credit, then `call.end`. Taken only as fast as the
+   * callee's handler consumes, so a large source is never read ahead of it.
+   */
+  readonly input?: AsyncIterable<unknown>;
 }
 
 /** An operation named by its contract (types inferred) or by its name (for operations this client does not know). */
@@ -72,14 +79,31 @@ export class Client {
     const operation = nameOf(target);
     return new Observable<T>((subscriber) => {
       let ended = false;
+      const id = options.id ?? crypto.randomUUID();
+      const fail = (error: RpcError, abort: boolean): void => {
+        if (ended) return;
+        if (abort) channel.abort(); // before end(), which forgets the call
+        end();
+        subscriber.error(error);
+      };
+      const pump = options.input
+        ? new InputPump(
+            options.input,
+            (item) => channel.send(envelopes.input(id, item)),
+            () => void channel.send(envelopes.end(id)),
+            (error) => fail(error, true),
+          )
+        : undefined;
       const end = (): void => {
         ended = true;
+        pump?.stop();
         cleanup();
       };
-      const { channel, cleanup } = this.start(operation, input, 'stream', options, {
+      const { channel, cleanup } = this.start(operation, input, 'stream', { ...options, id }, {
         frame: (e) => {
           if (ended) return;
-          if (e.type === 'call.responded') subscriber.next(e.payload.output as T);
+          if (e.type === 'call.credit') pump?.grant(e.payload.bytes);
+          else if (e.type === 'call.responded') subscriber.next(e.payload.output as T);
           else if (e.type === 'call.completed') {
             end();
             subscriber.complete();
@@ -88,12 +112,7 @@ export class Client {
             subscriber.error(RpcError.fromPayload(e.payload));
           }
         },
-        fail: (error, abort) => {
-          if (ended) return;
-          if (abort) channel.abort(); // before end(), which forgets the call
-          end();
-          subscriber.error(error);
-        },
+        fail,
       });
       return () => {
         if (ended) return;
@@ -138,7 +157,7 @@ export class Client {
       channel.done();
     };
     if (options.signal?.aborted) {
-      const noop: CallChannel = { abort: () => undefined, done: () => undefined };
+      const noop: CallChannel = { abort: () => undefined, done: () => undefined, send: () => 0 };
       queueMicrotask(() => handlers.fail(new RpcError('CANCELLED', 'the call was cancelled before it started'), false));
       return { channel: noop, cleanup: () => undefined };
     }

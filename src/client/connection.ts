@@ -12,6 +12,8 @@ export interface CallChannel {
   abort(): void;
   /** The call reached its terminal event: release what it holds. */
   done(): void;
+  /** Sends one more envelope of this call (`call.input`, `call.end`); returns its encoded size. */
+  send(envelope: Envelope): number;
 }
 
 /** What the client needs from a transport (WebSocket or WebTransport). */

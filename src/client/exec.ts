@@ -16,8 +16,12 @@ export interface ExecOptions extends CallOptions {
   readonly env?: readonly string[];
   readonly workingDir?: string;
   readonly user?: string;
-  /** Bytes written to the command's stdin, then closed. */
-  readonly stdin?: Uint8Array | string;
+  /**
+   * The command's stdin: bytes (or text) written at once, or a source streamed as it
+   * comes (spec §4.7: pulled as the server grants credit, so the command's pace sets
+   * the reader's), then closed.
+   */
+  readonly stdin?: Uint8Array | string | AsyncIterable<Uint8Array>;
   /** `binary` delivers `data` bytes instead of UTF-8 `text`. */
   readonly encoding?: 'utf8' | 'binary';
 }
@@ -42,8 +46,15 @@ export interface ExecHandle {
 export async function* execFrames(client: Client, containerId: string, cmd: readonly string[], options: ExecOptions = {}): AsyncGenerator<ExecOutput, ExecResult> {
   const { signal, deadlineMs, token, id, stdin, env, ...rest } = options;
   const input: InputOf<typeof execContract> = { containerId, cmd: [...cmd], ...rest, ...(env ? { env: [...env] } : {}) };
-  if (stdin !== undefined) input.stdin = typeof stdin === 'string' ? new TextEncoder().encode(stdin) : stdin;
+  let stream: AsyncIterable<{ data: Uint8Array }> | undefined;
+  if (typeof stdin === 'string') input.stdin = new TextEncoder().encode(stdin);
+  else if (stdin instanceof Uint8Array) input.stdin = stdin;
+  else if (stdin !== undefined) {
+    input.stdin = 'stream';
+    stream = asItems(stdin);
+  }
   const callOptions: CallOptions = {
+    ...(stream ? { input: stream } : {}),
     ...(signal ? { signal } : {}),
     ...(deadlineMs === undefined ? {} : { deadlineMs }),
     ...(token === undefined ? {} : { token }),
@@ -58,6 +69,10 @@ export async function* execFrames(client: Client, containerId: string, cmd: read
   }
   if (!result) throw new RpcError('INTERNAL', 'the exec stream ended without a terminal frame; the exit code is unknown');
   return result;
+}
+
+async function* asItems(source: AsyncIterable<Uint8Array>): AsyncGenerator<{ data: Uint8Array }> {
+  for await (const chunk of source) if (chunk.byteLength > 0) yield { data: chunk };
 }
 
 /** Runs a command in a container; starts at once. */

@@ -86,8 +86,10 @@ export async function connectWebSocket(url: string, options: WebSocketConnectOpt
     closedResolve();
   });
 
-  const send = (envelope: Envelope): void => {
-    if (socket.readyState === 1) socket.send(codec.encode(envelope));
+  const send = (envelope: Envelope): number => {
+    const bytes = codec.encode(envelope);
+    if (socket.readyState === 1) socket.send(bytes);
+    return bytes.byteLength;
   };
 
   return {
@@ -97,7 +99,7 @@ export async function connectWebSocket(url: string, options: WebSocketConnectOpt
     startCall(request, sink) {
       if (socket.readyState !== 1) {
         queueMicrotask(() => sink.lost(new RpcError('UNAVAILABLE', 'connection is closed')));
-        return { abort: () => undefined, done: () => undefined };
+        return { abort: () => undefined, done: () => undefined, send: () => 0 };
       }
       sinks.set(request.id, sink);
       send(request);
@@ -108,6 +110,7 @@ export async function connectWebSocket(url: string, options: WebSocketConnectOpt
         done() {
           sinks.delete(request.id);
         },
+        send: (envelope) => (sinks.has(request.id) ? send(envelope) : 0),
       } satisfies CallChannel;
     },
     async close() {

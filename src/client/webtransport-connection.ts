@@ -120,6 +120,12 @@ export async function connectWebTransport(
           delivering = false;
           finish();
         },
+        send(envelope) {
+          // Input follows the callee's first credit, which came on this stream: the writer exists.
+          const body = codec.encode(envelope);
+          if (delivering && writer) write(encodeFrame(body));
+          return body.byteLength;
+        },
       };
     },
     async close() {

@@ -63,9 +63,13 @@ export const execContract = defineContract({
     workingDir: z.string().min(1).optional(),
     user: z.string().min(1).optional(),
     tty: z.literal(false, { error: 'tty: true is an interactive session, which this operation is not; it takes tty: false' }).optional(),
-    stdin: bytesSchema.optional(),
+    stdin: z
+      .union([bytesSchema, z.literal('stream')])
+      .optional()
+      .describe("bytes for the command's stdin, then end of file; or 'stream': stdin comes as the call's input stream of {data} items, as it arrives"),
     encoding: z.enum(['utf8', 'binary']).default('utf8'),
   }),
+  inputStream: z.strictObject({ data: bytesSchema }).describe('with stdin: "stream", bytes for the command\'s stdin; call.end closes it'),
   output: z.union([...execOutputFrame.options, execTerminalFrame]),
   errors: dockerErrors,
   access: containerAccess('exec'),

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DockerFixture, dockerHost } from '../support/docker.js';
-import { runCli } from '../support/cli.js';
+import { spawn } from 'node:child_process';
+import { cliPath, runCli } from '../support/cli.js';
 import { parseEnvelope } from '../support/envelope-schema.js';
 import { ServerFixture } from '../support/server-fixture.js';
 
@@ -32,6 +33,19 @@ describe('callwire exec: docker exec from anywhere', () => {
     expect((await run.exited).code).toBe(0);
     expect(run.stdout.trim()).toBe('3');
   });
+
+  it('yes | head -c 100000000 | callwire exec -i c -- wc -c prints 100000000: stdin streamed, far past maxInputBytes', async () => {
+    // A real shell pipeline, and asynchronously: the server runs in this process.
+    const child = spawn('bash', ['-c', `yes | head -c 100000000 | '${process.execPath}' '${cliPath}' --url ${url} exec -i ${c} -- wc -c`]);
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    expect(stdout.trim()).toBe('100000000');
+  }, 130_000);
 
   it('without -i stdin is never read: an inherited pipe that stays open does not hold the run (sleep 8 | callwire exec …)', async () => {
     const started = Date.now();

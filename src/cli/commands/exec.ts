@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
 import { execFrames, RpcError, type Client, type ExecResult } from '../../client/index.js';
 import { envEntry } from '../../contracts/index.js';
-import { connectFrom, globalFlags, parseDuration, readStdin, toJsonLine, unlessCancelled, writeErr, writeOut } from '../context.js';
+import { connectFrom, globalFlags, parseDuration, toJsonLine, writeErr, writeOut } from '../context.js';
 import { envelope } from '../envelope.js';
 import { classify, CliInputError, outcomes, precedence, type Classified } from '../outcome.js';
 import { signalController } from '../signals.js';
@@ -30,7 +30,7 @@ export function registerExec(program: Command): void {
     .option('-w, --workdir <dir>', 'working directory inside the container')
     .option('-u, --user <user>', 'user (name or uid[:gid])')
     .option('--binary', 'with --json: captured output as base64 instead of UTF-8 text')
-    .option('-i, --interactive', 'send local stdin to the command (read to its end first, at most 4 MiB); without -i stdin is never read, as with docker exec')
+    .option('-i, --interactive', 'stream local stdin to the command as it arrives (any size); without -i stdin is never read, as with docker exec')
     .addHelpText('after', '\nPut -- before the command when it has flags of its own: callwire exec web -- ls -la /')
     .action(async (containerId: string, cmd: string[], opts: ExecFlags, command: Command) => {
       const flags = globalFlags(command);
@@ -44,8 +44,6 @@ export function registerExec(program: Command): void {
       try {
         for (const e of opts.env) if (!envEntry.safeParse(e).success) throw new CliInputError(`--env must be KEY=VALUE, not "${e}"`);
         const deadlineMs = flags.timeout ? parseDuration(flags.timeout, '--timeout') : undefined;
-        // Like docker exec: stdin only with -i, so an inherited pipe that stays open never blocks a run.
-        const stdin = opts.interactive ? await unlessCancelled(readStdin(4 * 1024 * 1024 - 64 * 1024), stop.signal, 'reading stdin') : undefined;
         client = await connectFrom(flags, stop.signal);
         const frames = execFrames(client, containerId, cmd, {
           encoding: 'binary',
@@ -54,7 +52,9 @@ export function registerExec(program: Command): void {
           ...(opts.env.length > 0 ? { env: opts.env } : {}),
           ...(opts.workdir ? { workingDir: opts.workdir } : {}),
           ...(opts.user ? { user: opts.user } : {}),
-          ...(stdin ? { stdin: new Uint8Array(stdin) } : {}),
+          // Like docker exec: stdin only with -i, streamed as it arrives and as the server takes it;
+          // without -i it is never read, so an inherited pipe that stays open never holds a run.
+          ...(opts.interactive ? { stdin: process.stdin as AsyncIterable<Uint8Array> } : {}),
           ...(deadlineMs === undefined ? {} : { deadlineMs }),
         });
         // The SDK's exec holds the terminal-frame rule (EXEC-4); here only the bytes are written.

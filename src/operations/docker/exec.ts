@@ -60,8 +60,10 @@ async function* runExec(engine: DockerEngine, labelPrefix: string, input: ExecIn
   if (ctx.signal.aborted) kill();
   else ctx.signal.addEventListener('abort', kill, { once: true });
   try {
-    // The command's stdin: given bytes, then end of file (a half-close of the stream).
-    if (input.stdin !== undefined) socket.end(input.stdin);
+    // The command's stdin: given bytes, or the call's input stream as it arrives; then
+    // end of file (a half-close of the engine's stream).
+    if (input.stdin === 'stream') void feedStdin(socket, ctx.input as AsyncIterable<{ data: Uint8Array }>);
+    else if (input.stdin !== undefined) socket.end(input.stdin);
     const demux = new DockerDemuxer();
     const counts = { stdout: 0, stderr: 0 };
     // Per-stream decoders keep state, so a character split across chunks survives.
@@ -96,6 +98,23 @@ async function* runExec(engine: DockerEngine, labelPrefix: string, input: ExecIn
     // Left early (abort, error, iterator return): the process must not outlive the call.
     if (!finished) kill();
     else socket.destroy();
+  }
+}
+
+/**
+ * Writes the call's input stream to the command's stdin, waiting for the engine to
+ * take each piece (a slow command slows the caller, through the call's credit), then
+ * half-closes it. An abort destroys the socket, which ends this too.
+ */
+async function feedStdin(socket: Duplex, items: AsyncIterable<{ data: Uint8Array }>): Promise<void> {
+  try {
+    for await (const { data } of items) {
+      if (socket.destroyed) return;
+      if (!socket.write(data)) await new Promise((resolve) => socket.once('drain', resolve).once('close', resolve));
+    }
+    if (!socket.destroyed) socket.end();
+  } catch {
+    // The socket or the call is gone; the output loop reports what happened.
   }
 }
 
