@@ -98,7 +98,8 @@ describe('docker/container/exec behaviour', () => {
     const conn = new MemoryConnection({ registry, identity: { subject: 'local', scopes: ['*'] } });
     const started = Date.now();
     conn.client.request('x', 'docker/container/exec', { containerId, cmd: ['true'] });
-    const answer = await conn.client.nextFor('x', 5000);
+    // After the admission credit (CR-1: exec takes an input stream), the answer.
+    const answer = await conn.client.next((e) => e.id === 'x' && e.type !== 'call.credit', 5000);
     expect(answer.type === 'call.error' && answer.payload).toMatchObject({ code: 'DOCKER_ERROR', retryable: true, message: expect.stringMatching(/unreachable.*socket does not exist/) });
     expect(Date.now() - started).toBeLessThan(3000);
   });
