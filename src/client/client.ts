@@ -2,7 +2,6 @@ import { Observable } from 'rxjs';
 import { listContract, schemaContract, type Contract, type InputOf, type OperationSpec, type OperationSummary, type OutputOf, type SubscriptionContract, type UnaryContract } from '../contracts/index.js';
 import { envelopes, RpcError, type Envelope, type RequestedPayload } from '../protocol/index.js';
 import type { CallChannel, ClientConnection } from './connection.js';
-import { toAsyncIterable } from './async-iterable.js';
 import { InputPump } from './input-pump.js';
 
 export interface CallOptions {
@@ -20,11 +19,21 @@ export interface CallOptions {
    * callee's handler consumes, so a large source is never read ahead of it.
    */
   readonly input?: AsyncIterable<unknown>;
+  /** Output credit for a stream (spec §4.8): what the server may send ahead of the consumer. Default 1 MiB. */
+  readonly windowBytes?: number;
+  /**
+   * Called once the server has admitted a stream (its first `call.credit`, CR-1), or,
+   * from a server that sends none, with its first value or terminal event.
+   */
+  readonly onAdmitted?: () => void;
 }
 
 /** An operation named by its contract (types inferred) or by its name (for operations this client does not know). */
 type Target = Contract | string;
 const nameOf = (target: Target): string => (typeof target === 'string' ? target : target.name);
+
+/** The output credit a stream starts with and renews by halves (spec §4.8). */
+const DEFAULT_WINDOW_BYTES = 1024 * 1024;
 
 // How long past its deadline the client waits for the server's TIMEOUT before giving up itself.
 const DEADLINE_GRACE_MS = 1000;
@@ -72,61 +81,156 @@ export class Client {
     });
   }
 
-  /** A subscription as an Observable; unsubscribing sends `call.aborted`. */
+  /**
+   * A subscription as an Observable; unsubscribing sends `call.aborted`. Each value
+   * is granted back to the server once the subscriber's `next` has returned (§4.8),
+   * so a subscriber that blocks holds the stream at the server.
+   */
   subscribe<C extends SubscriptionContract>(contract: C, input: InputOf<C>, options?: CallOptions): Observable<OutputOf<C>>;
   subscribe<T = unknown>(operation: string, input?: unknown, options?: CallOptions): Observable<T>;
   subscribe<T>(target: Target, input: unknown = null, options: CallOptions = {}): Observable<T> {
-    const operation = nameOf(target);
     return new Observable<T>((subscriber) => {
-      let ended = false;
-      const id = options.id ?? crypto.randomUUID();
-      const fail = (error: RpcError, abort: boolean): void => {
-        if (ended) return;
-        if (abort) channel.abort(); // before end(), which forgets the call
-        end();
-        subscriber.error(error);
-      };
-      const pump = options.input
-        ? new InputPump(
-            options.input,
-            (item) => channel.send(envelopes.input(id, item)),
-            () => void channel.send(envelopes.end(id)),
-            (error) => fail(error, true),
-          )
-        : undefined;
-      const end = (): void => {
-        ended = true;
-        pump?.stop();
-        cleanup();
-      };
-      const { channel, cleanup } = this.start(operation, input, 'stream', { ...options, id }, {
-        frame: (e) => {
-          if (ended) return;
-          if (e.type === 'call.credit') pump?.grant(e.payload.bytes);
-          else if (e.type === 'call.responded') subscriber.next(e.payload.output as T);
-          else if (e.type === 'call.completed') {
-            end();
-            subscriber.complete();
-          } else if (e.type === 'call.error') {
-            end();
-            subscriber.error(RpcError.fromPayload(e.payload));
-          }
+      const call = this.openStream(nameOf(target), input, options, {
+        value: (value, bytes) => {
+          subscriber.next(value as T);
+          call.release(bytes);
         },
-        fail,
+        complete: () => subscriber.complete(),
+        error: (error) => subscriber.error(error),
       });
-      return () => {
-        if (ended) return;
-        channel.abort();
-        end();
-      };
+      return () => call.cancel();
     });
   }
 
-  /** The same subscription as an async iterable; leaving the loop early aborts the call. */
+  /**
+   * The same subscription as an async iterable, pulled: the server may send only
+   * what the loop has taken plus one window (§4.8), so a loop that stops pulling
+   * holds the stream, and the process that feeds it, at the server. Leaving the loop
+   * early aborts the call.
+   */
   iterate<C extends SubscriptionContract>(contract: C, input: InputOf<C>, options?: CallOptions): AsyncIterable<OutputOf<C>>;
   iterate<T = unknown>(operation: string, input?: unknown, options?: CallOptions): AsyncIterable<T>;
   iterate<T>(target: Target, input: unknown = null, options: CallOptions = {}): AsyncIterable<T> {
-    return toAsyncIterable(this.subscribe<T>(nameOf(target), input, options));
+    const operation = nameOf(target);
+    return {
+      [Symbol.asyncIterator]: (): AsyncIterator<T> => {
+        const queue: { value: T; bytes: number }[] = [];
+        let end: { error?: unknown } | undefined;
+        let wake: (() => void) | undefined;
+        const notify = (): void => {
+          wake?.();
+          wake = undefined;
+        };
+        const call = this.openStream(operation, input, options, {
+          value: (value, bytes) => {
+            queue.push({ value: value as T, bytes });
+            notify();
+          },
+          complete: () => {
+            end = {};
+            notify();
+          },
+          error: (error) => {
+            end = { error };
+            notify();
+          },
+        });
+        return {
+          async next(): Promise<IteratorResult<T>> {
+            for (;;) {
+              const item = queue.shift();
+              if (item) {
+                call.release(item.bytes); // taken by the consumer: the server may send as much again
+                return { value: item.value, done: false };
+              }
+              if (end) {
+                if (end.error !== undefined) throw end.error;
+                return { value: undefined, done: true };
+              }
+              await new Promise<void>((resolve) => (wake = resolve));
+            }
+          },
+          async return(): Promise<IteratorResult<T>> {
+            call.cancel();
+            return { value: undefined, done: true };
+          },
+        };
+      },
+    };
+  }
+
+  /**
+   * One streaming call: asks for output credit (`credit` in the request, §4.8),
+   * grants again as the consumer `release`s what it took, sends `options.input`
+   * as the server grants input credit (§4.7), and reports values and the end.
+   */
+  private openStream(
+    operation: string,
+    input: unknown,
+    options: CallOptions,
+    consumer: { value: (value: unknown, bytes: number) => void; complete: () => void; error: (error: RpcError) => void },
+  ): { release: (bytes: number) => void; cancel: () => void } {
+    let ended = false;
+    const id = options.id ?? crypto.randomUUID();
+    const window = options.windowBytes ?? DEFAULT_WINDOW_BYTES;
+    let consumed = 0;
+    let admitted = false;
+    const admit = (): void => {
+      if (admitted) return;
+      admitted = true;
+      options.onAdmitted?.();
+    };
+    const fail = (error: RpcError, abort: boolean): void => {
+      if (ended) return;
+      if (abort) channel.abort(); // before end(), which forgets the call
+      end();
+      consumer.error(error);
+    };
+    const pump = options.input
+      ? new InputPump(
+          options.input,
+          (item) => channel.send(envelopes.input(id, item)),
+          () => void channel.send(envelopes.end(id)),
+          (error) => fail(error, true),
+        )
+      : undefined;
+    const end = (): void => {
+      ended = true;
+      pump?.stop();
+      cleanup();
+    };
+    const { channel, cleanup } = this.start(operation, input, 'stream', { ...options, id, windowBytes: window }, {
+      frame: (e, bytes) => {
+        if (ended) return;
+        if (e.type !== 'call.error') admit();
+        if (e.type === 'call.credit') pump?.grant(e.payload.bytes);
+        else if (e.type === 'call.responded') consumer.value(e.payload.output, bytes);
+        else if (e.type === 'call.completed') {
+          end();
+          consumer.complete();
+        } else if (e.type === 'call.error') {
+          end();
+          consumer.error(RpcError.fromPayload(e.payload));
+        }
+      },
+      fail,
+    });
+    return {
+      release(bytes) {
+        if (ended) return;
+        // CR-4: renew in steps of half a window, as the consumer takes values.
+        consumed += bytes;
+        if (consumed >= window / 2) {
+          channel.send(envelopes.credit(id, consumed));
+          consumed = 0;
+        }
+      },
+      cancel() {
+        if (ended) return;
+        channel.abort();
+        end();
+      },
+    };
   }
 
   listOperations(options: CallOptions = {}): Promise<OperationSummary[]> {
@@ -142,10 +246,11 @@ export class Client {
     input: unknown,
     expect: 'unary' | 'stream',
     options: CallOptions,
-    handlers: { frame: (e: Envelope) => void; fail: (error: RpcError, abort: boolean) => void },
+    handlers: { frame: (e: Envelope, bytes: number) => void; fail: (error: RpcError, abort: boolean) => void },
   ): { channel: CallChannel; cleanup: () => void } {
     const id = options.id ?? crypto.randomUUID();
     const payload: RequestedPayload = { operationId: operation, input, expect };
+    if (expect === 'stream') payload.credit = options.windowBytes ?? DEFAULT_WINDOW_BYTES;
     const token = options.token ?? this.callToken;
     if (token !== undefined) payload.auth_token = token;
     if (options.deadlineMs !== undefined) payload.deadline_ms = Math.max(1, Math.ceil(options.deadlineMs));

@@ -2,7 +2,8 @@ import type { Codec, Envelope, RpcError } from '../protocol/index.js';
 
 /** Receives the frames of one call, or the news that the connection is gone. */
 export interface CallSink {
-  frame(envelope: Envelope): void;
+  /** `bytes`: the frame's encoded size, for output credit (§4.8). */
+  frame(envelope: Envelope, bytes: number): void;
   lost(error: RpcError): void;
 }
 

@@ -77,7 +77,7 @@ export async function connectWebSocket(url: string, options: WebSocketConnectOpt
     if (typeof event.data === 'string') return socket.close(1002, 'text messages are not allowed');
     const parsed = decodeEnvelope(codec, new Uint8Array(event.data));
     if (parsed.kind !== 'event') return; // unknown types are ignored (ENV-4)
-    sinks.get(parsed.envelope.id)?.frame(parsed.envelope); // dropped when aborted
+    sinks.get(parsed.envelope.id)?.frame(parsed.envelope, event.data.byteLength); // dropped when aborted
   });
   socket.addEventListener('close', (event: { code: number; reason: string }) => {
     const error = new RpcError('UNAVAILABLE', `connection closed (${event.code}${event.reason ? `: ${event.reason}` : ''})`);

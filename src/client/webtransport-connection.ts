@@ -101,7 +101,7 @@ export async function connectWebTransport(
           if (done) break;
           for (const body of decoder.push(value)) {
             const parsed = decodeEnvelope(codec, body);
-            if (parsed.kind === 'event' && delivering) sink.frame(parsed.envelope);
+            if (parsed.kind === 'event' && delivering) sink.frame(parsed.envelope, body.byteLength);
           }
         }
         if (delivering && !finished) throw new RpcError('UNAVAILABLE', 'the server closed the call stream before its terminal event');

@@ -37,6 +37,10 @@ export class LiveCall {
   private roomWaiters: (() => void)[] = [];
   /** The caller's input stream, for operations that declare one (§4.7). */
   input: InputStream | undefined;
+  /** Output credit the caller granted and has not used (§4.8); undefined: the caller asked for none. */
+  outputCredit: number | undefined;
+  /** Encoded frames waiting for credit, in order; counted in `pendingBytes`. */
+  readonly held: { readonly bytes: Uint8Array; readonly final: boolean }[] = [];
 
   constructor(
     readonly id: string,
@@ -126,7 +130,11 @@ export class LiveCall {
   private end(cancelHandler: boolean): void {
     this.endedFlag = true;
     if (this.deadlineTimer !== undefined) clearTimeout(this.deadlineTimer);
-    if (cancelHandler) this.controller.abort(new DOMException('call cancelled', 'AbortError'));
+    if (cancelHandler) {
+      this.controller.abort(new DOMException('call cancelled', 'AbortError'));
+      // Cancelled: what waited for credit is not sent (ABT-2).
+      for (const frame of this.held.splice(0)) this.pendingBytes -= frame.bytes.byteLength;
+    }
     this.input?.close();
     this.runTeardown();
     this.wakeWaiters();

@@ -57,6 +57,8 @@ export interface SessionStats {
  */
 export class Session implements CallHost {
   private readonly calls = new Map<string, LiveCall>();
+  /** Calls that have ended with frames still waiting for the caller's credit (§4.8). */
+  private readonly draining = new Map<string, LiveCall>();
   private readonly limits: SessionLimits;
   private readonly logger: Logger;
   private readonly connection: Outlet;
@@ -177,6 +179,7 @@ export class Session implements CallHost {
     if (this.closed) return;
     this.closed = true;
     this.accepting = false;
+    this.draining.clear();
     for (const call of [...this.calls.values()]) call.cancel();
     this.options.onClose?.();
   }
@@ -224,6 +227,8 @@ export class Session implements CallHost {
         return;
       case 'call.aborted': {
         const call = this.calls.get(envelope.id);
+        // An ended call's frames that still wait for credit are dropped: the caller wants none.
+        if (this.draining.delete(envelope.id)) return;
         if (!call) {
           this.counters.unknownIdFrames++; // ABT-3: a silent no-op
           return;
@@ -246,10 +251,14 @@ export class Session implements CallHost {
         input.push(item.data, frameBytes);
         return;
       }
-      case 'call.credit':
-        // Output credit from the caller is not in this version (§4.7): ignored, as an unknown type would be.
-        this.counters.unknownTypeFrames++;
+      case 'call.credit': {
+        // CR-4: the caller grants more output; frames that waited for it go out now.
+        const call = this.calls.get(envelope.id) ?? this.draining.get(envelope.id);
+        if (call?.outputCredit === undefined) return void this.counters.unknownIdFrames++;
+        call.outputCredit += envelope.payload.bytes;
+        this.flush(call);
         return;
+      }
       default:
         return; // callee events never get here (decode drops them, DIR-1)
     }
@@ -297,12 +306,14 @@ export class Session implements CallHost {
     const input = op.input.safeParse(payload.input ?? null);
     if (!input.success) return this.sendError(id, RpcError.of('INVALID_INPUT', describeZodError(input.error)), outlet);
 
-    this.start(id, op, input.data, identity, payload.deadline_ms, outlet);
+    // Output credit applies to streams; a unary call's one answer is never held (§4.8).
+    this.start(id, op, input.data, identity, payload.deadline_ms, outlet, isUnary(op) ? undefined : payload.credit);
   }
 
-  private start(id: string, op: Operation, input: unknown, identity: Identity | null, deadlineMs: number | undefined, outlet: Outlet): void {
+  private start(id: string, op: Operation, input: unknown, identity: Identity | null, deadlineMs: number | undefined, outlet: Outlet, credit: number | undefined): void {
     const call = new LiveCall(id, op, this.limits.maxBufferedBytesPerCall, outlet, this);
     this.calls.set(id, call);
+    this.draining.delete(id);
     this.counters.callsStarted++;
     let deadlineAt: number | undefined;
     if (deadlineMs !== undefined) {
@@ -313,9 +324,12 @@ export class Session implements CallHost {
     if (op.inputStream) {
       // IN-1, CR-1: the first grant says the call is admitted, and how much input may come.
       const window = this.limits.maxBufferedBytesPerCall;
-      call.input = new InputStream(window, (bytes) => this.write(call, id, envelopes.credit(id, bytes), false, outlet));
-      this.write(call, id, envelopes.credit(id, window), false, outlet);
+      call.input = new InputStream(window, (bytes) => this.grant(call, bytes));
+      this.grant(call, window);
+    } else if (credit !== undefined) {
+      this.grant(call, 0); // CR-1: admitted; no input to grant
     }
+    call.outputCredit = credit;
     const ctx: CallContext = {
       callId: id,
       operation: op.name,
@@ -362,6 +376,28 @@ export class Session implements CallHost {
 
   // ---------------------------------------------------------------------------
 
+  /** A `call.credit` to the caller: never held for credit itself, so it can never deadlock. */
+  private grant(call: LiveCall, bytes: number): void {
+    this.transmit(call, call.outlet, this.options.transport.codec.encode(envelopes.credit(call.id, bytes)), false);
+  }
+
+  /**
+   * Sends what may go (§4.8): frames leave in order; a non-terminal output frame
+   * needs positive credit and is charged its size; a terminal frame needs none but
+   * waits behind the frames before it.
+   */
+  private flush(call: LiveCall): void {
+    while (call.held.length > 0) {
+      const head = call.held[0]!;
+      if (!head.final && call.outputCredit! <= 0) break;
+      call.held.shift();
+      if (!head.final) call.outputCredit! -= head.bytes.byteLength;
+      this.transmit(call, call.outlet, head.bytes, head.final, true);
+    }
+    if (call.held.length === 0) this.draining.delete(call.id);
+    else if (call.ended) this.draining.set(call.id, call);
+  }
+
   private duplicate(id: string): RpcError {
     return RpcError.of('DUPLICATE_CALL_ID', `call id "${truncate(id, 40)}" is already live on this connection`);
   }
@@ -397,7 +433,18 @@ export class Session implements CallHost {
       else this.write(undefined, id, envelopes.error(id, error.toPayload()), true, outlet); // a terminal answer: its call ended already
       return;
     }
-    if (call) call.pendingBytes += size;
+    if (call?.outputCredit !== undefined && envelope.type !== 'call.credit') {
+      call.held.push({ bytes, final });
+      call.pendingBytes += size;
+      return this.flush(call);
+    }
+    this.transmit(call, outlet, bytes, final);
+  }
+
+  /** Hands one frame to the outlet, counting its bytes against the call until taken (§8). */
+  private transmit(call: LiveCall | undefined, outlet: Outlet, bytes: Uint8Array, final: boolean, counted = false): void {
+    const size = bytes.byteLength;
+    if (call && !counted) call.pendingBytes += size;
     outlet.send(bytes, final).then(
       () => call?.released(size),
       (error: unknown) => {

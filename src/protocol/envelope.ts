@@ -22,6 +22,8 @@ export const requestedPayloadSchema = z.looseObject({
   auth_token: z.string().optional(),
   deadline_ms: z.number().int('must be an integer').positive('must be positive').optional(),
   expect: z.enum(['unary', 'stream']).optional(),
+  /** §4.8: the caller's first grant for the call's output, in encoded bytes; asks for output credit. */
+  credit: z.number().int('must be an integer').positive('must be positive').optional(),
 });
 
 /** §4.2 — the key `output` must be present; its value may be anything, null included. */

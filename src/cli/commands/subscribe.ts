@@ -44,7 +44,12 @@ export function registerSubscribe(program: Command): void {
 
         const callId = randomUUID();
         const reason = await new Promise<Reason>((resolve, reject) => {
-          const subscription = client!.subscribe(operation, input, { id: callId }).subscribe({
+          // The ready marker follows the server's admission of the call (CR-1), so a refusal
+          // such as INVALID_INPUT can never come after it.
+          const ready = (): void => {
+            if (!flags.quiet) writeErr(`[callwire] ready op=${operation} call_id=${callId}`);
+          };
+          const subscription = client!.subscribe(operation, input, { id: callId, onAdmitted: ready }).subscribe({
             next(value) {
               process.stdout.write(`${toJsonLine(value)}\n`);
               received++;
@@ -66,7 +71,6 @@ export function registerSubscribe(program: Command): void {
           process.stdin.on('end', () => end('stdin'));
           process.stdin.on('error', () => end('stdin'));
           process.stdin.resume();
-          if (!flags.quiet) writeErr(`[callwire] ready op=${operation} call_id=${callId}`);
         });
         await client.close();
         await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
