@@ -1,0 +1,88 @@
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFrames } from '../../src/client/index.js';
+import { cliPath } from '../support/cli.js';
+import { DockerFixture } from '../support/docker.js';
+import { ServerFixture, transportCases } from '../support/server-fixture.js';
+import { sleep } from '../support/wait.js';
+
+const MIB = 1024 * 1024;
+const GIB = 1024 * MIB;
+
+function rssOf(pid: number): number {
+  return Number(/^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) * 1024;
+}
+
+function heap(): number {
+  (globalThis as { gc?: () => void }).gc?.();
+  const m = process.memoryUsage();
+  return m.heapUsed + m.arrayBuffers;
+}
+
+/**
+ * A slow reader slows the container's command down, end to end (spec §4.8): the
+ * server holds only the call's credit, the client only its window, and nothing in
+ * between grows with the output.
+ */
+describe('end-to-end backpressure: a reader that pauses', () => {
+  const docker = new DockerFixture();
+  const fx = new ServerFixture();
+  let containerId = '';
+  beforeAll(async () => {
+    await fx.start({ docker: docker.engine });
+    containerId = await docker.container();
+  });
+  afterAll(async () => {
+    await fx.stop();
+    await docker.cleanup();
+  });
+
+  it('callwire exec … dd 1 GiB | (sleep 10; wc -c): the CLI stays under 120 MiB RSS, the server under 48 MiB more, and every byte arrives', async () => {
+    const child = spawn('bash', ['-c', `'${process.execPath}' '${cliPath}' --url ${fx.server.wsUrl} exec ${containerId} -- dd if=/dev/zero bs=1M count=1024 2>/dev/null | (sleep 10; wc -c)`]);
+    let stdout = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    const before = heap();
+    await sleep(1500);
+    // The CLI is the node process under bash.
+    const cli = Number(readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim().split(/\s+/).find((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('main.js')));
+    let cliPeak = 0;
+    let serverPeak = 0;
+    for (let t = 0; t < 14; t++) {
+      await sleep(500);
+      cliPeak = Math.max(cliPeak, rssOf(cli));
+      serverPeak = Math.max(serverPeak, heap() - before);
+    }
+    console.log(`paused reader: CLI RSS peak ${(cliPeak / MIB).toFixed(1)} MiB, server heap growth ${(serverPeak / MIB).toFixed(1)} MiB`);
+    expect(cliPeak).toBeLessThan(120 * MIB);
+    expect(serverPeak).toBeLessThan(48 * MIB);
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    expect(code).toBe(0);
+    expect(stdout.trim()).toBe(String(GIB));
+  }, 120_000);
+
+  for (const transport of [transportCases[0]!, transportCases[2]!]) {
+    it(`${transport.name}: an SDK loop that stops pulling holds the exec; memory stays bounded and every byte arrives`, async () => {
+      const client = await fx.client(transport);
+      const frames = execFrames(client, containerId, ['dd', 'if=/dev/zero', 'bs=1M', 'count=256'], { encoding: 'binary' });
+      let received = 0;
+      const first = await frames.next();
+      received += !first.done && 'data' in first.value && first.value.stream === 'stdout' ? first.value.data.byteLength : 0;
+      const before = heap();
+      await sleep(2000); // not pulling
+      const growth = heap() - before;
+      console.log(`${transport.name}: ${(growth / MIB).toFixed(1)} MiB more while the loop did not pull`);
+      expect(growth).toBeLessThan(24 * MIB);
+      // dd is blocked on its pipe, not done.
+      expect((await docker.processes(containerId)).some((p) => p.startsWith('dd '))).toBe(true);
+      for (let step = await frames.next(); ; step = await frames.next()) {
+        if (step.done) {
+          expect(step.value.exitCode).toBe(0);
+          break;
+        }
+        if ('data' in step.value && step.value.stream === 'stdout') received += step.value.data.byteLength; // dd reports on stderr
+      }
+      expect(received).toBe(256 * MIB);
+    }, 60_000);
+  }
+});
