@@ -434,6 +434,11 @@ export class Session implements CallHost {
       return;
     }
     if (call?.outputCredit !== undefined && envelope.type !== 'call.credit') {
+      // The common case, kept off the queue: nothing waits, and there is credit (or no need of it).
+      if (call.held.length === 0 && (final || call.outputCredit > 0)) {
+        if (!final) call.outputCredit -= size;
+        return this.transmit(call, outlet, bytes, final);
+      }
       call.held.push({ bytes, final });
       call.pendingBytes += size;
       return this.flush(call);
