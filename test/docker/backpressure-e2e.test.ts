@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { execFrames } from '../../src/client/index.js';
 import { cliPath } from '../support/cli.js';
-import { DockerFixture } from '../support/docker.js';
-import { ServerFixture, transportCases } from '../support/server-fixture.js';
+import { useExecServer } from '../support/exec-server.js';
+import { transportCases } from '../support/server-fixture.js';
 import { sleep } from '../support/wait.js';
 
 const MIB = 1024 * 1024;
@@ -26,16 +26,10 @@ function heap(): number {
  * between grows with the output.
  */
 describe('end-to-end backpressure: a reader that pauses', () => {
-  const docker = new DockerFixture();
-  const fx = new ServerFixture();
+  const { docker, fx, containerId: container } = useExecServer({ webTransport: true });
   let containerId = '';
-  beforeAll(async () => {
-    await fx.start({ docker: docker.engine });
-    containerId = await docker.container();
-  });
-  afterAll(async () => {
-    await fx.stop();
-    await docker.cleanup();
+  beforeAll(() => {
+    containerId = container();
   });
 
   it('callwire exec … dd 1 GiB | (sleep 10; wc -c): the CLI stays under 120 MiB RSS, the server under 48 MiB more, and every byte arrives', async () => {

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { execFrames } from '../../src/client/index.js';
-import { DockerFixture } from '../support/docker.js';
-import { ServerFixture, transportCases } from '../support/server-fixture.js';
+import { useExecServer } from '../support/exec-server.js';
+import { transportCases } from '../support/server-fixture.js';
 
 const MIB = 1024 * 1024;
 
@@ -26,16 +26,10 @@ async function run(frames: AsyncGenerator<unknown, { exitCode: number }>): Promi
 
 /** exec's stdin as the call's input stream (spec §4.7), from the SDK, over both transports. */
 describe('exec stdin streamed through the SDK', () => {
-  const docker = new DockerFixture();
-  const fx = new ServerFixture();
+  const { fx, containerId: container } = useExecServer({ webTransport: true });
   let containerId = '';
-  beforeAll(async () => {
-    await fx.start({ docker: docker.engine });
-    containerId = await docker.container();
-  });
-  afterAll(async () => {
-    await fx.stop();
-    await docker.cleanup();
+  beforeAll(() => {
+    containerId = container();
   });
 
   for (const transport of [transportCases[0]!, transportCases[2]!]) {

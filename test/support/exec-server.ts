@@ -6,14 +6,15 @@ import { ServerFixture, transportCases } from './server-fixture.js';
 /**
  * Inside a describe: a server with the Docker operations, one running container and
  * a WebSocket client, all set up before the tests and removed after them.
+ * `webTransport`: serve WebTransport too, for tests that run over both.
  */
-export function useExecServer(): { docker: DockerFixture; fx: ServerFixture; containerId: () => string; client: () => Client } {
+export function useExecServer(options: { webTransport?: boolean } = {}): { docker: DockerFixture; fx: ServerFixture; containerId: () => string; client: () => Client } {
   const docker = new DockerFixture();
   const fx = new ServerFixture();
   let containerId = '';
   let client: Client | undefined;
   beforeAll(async () => {
-    await fx.start({ docker: docker.engine, webTransportPort: false });
+    await fx.start({ docker: docker.engine, ...(options.webTransport ? {} : { webTransportPort: false }) });
     containerId = await docker.container();
     client = await fx.client(transportCases[0]!);
   });
