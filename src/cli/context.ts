@@ -46,30 +46,14 @@ export async function connectFrom(flags: GlobalFlags, signal?: AbortSignal): Pro
 /**
  * `work`, or CANCELLED as soon as `signal` fires (also when it fired already): a
  * signal is honoured at every point, not only once a call is running.
- * `discard` gets a result that arrives after the cancellation.
  */
-export function unlessCancelled<T>(work: Promise<T>, signal: AbortSignal, what: string, discard?: (late: T) => void): Promise<T> {
-  const cancelled = (): RpcError => new RpcError('CANCELLED', `cancelled by a signal while ${what}`);
-  if (signal.aborted) {
-    void work.then(discard, () => undefined);
-    return Promise.reject(cancelled());
-  }
+export function unlessCancelled<T>(work: Promise<T>, signal: AbortSignal, what: string): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => {
-      void work.then(discard, () => undefined);
-      reject(cancelled());
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error as Error);
-      },
-    );
+    const onAbort = (): void => reject(new RpcError('CANCELLED', `cancelled by a signal while ${what}`));
+    // Settling twice is a no-op: whichever comes first wins, and a late result is dropped.
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
   });
 }
 

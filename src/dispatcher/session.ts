@@ -78,11 +78,6 @@ export class Session implements CallHost {
     return { liveCalls: this.calls.size, ...this.counters };
   }
 
-  /** Whether `id` names a live call (ID-1, ID-3). */
-  isLive(id: string): boolean {
-    return this.calls.has(id);
-  }
-
   /** Handles one encoded envelope from the caller, on the connection itself. */
   receive(bytes: Uint8Array): void {
     if (this.closed) return;

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { createDispatcher, Registry, silentLogger, type Identity, type Logger, type Operation, type Session, type SessionLimits } from '../dispatcher/index.js';
 import { probeOperations, discoveryOperations, dockerOperations, probeDocker, serviceOperations, type DockerEngine } from '../operations/index.js';
 import { limits as protocolLimits } from '../protocol/index.js';
-import { createWebSocketTransport, listenWebTransport, validatePolicy, type OriginPolicy, type WebTransportListener } from '../transports/index.js';
+import { createWebSocketTransport, isLoopbackName, listenWebTransport, validatePolicy, type OriginPolicy, type WebTransportListener } from '../transports/index.js';
 import { certificateSha256, selfSignedCertificate } from './certificate.js';
 import { tokenAuthenticator, type TokenEntry } from './tokens.js';
 
@@ -52,11 +52,8 @@ export interface RunningServer {
   close(graceMs?: number): Promise<void>;
 }
 
-const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
-
-export function isLoopback(host: string): boolean {
-  return LOOPBACK.has(host) || host.startsWith('127.');
-}
+/** One rule for what loopback is, whether for the address we bind or the Host a browser sends (spec §10.1). */
+export const isLoopback = isLoopbackName;
 
 /** Starts WebSocket and WebTransport listeners over one registry. */
 export async function startServer(options: ServerOptions = {}): Promise<RunningServer> {

@@ -39,7 +39,7 @@ export function registerSubscribe(program: Command): void {
         const input = opts.input === undefined ? null : await unlessCancelled(readInput(opts.input), stop.signal, 'reading the input');
         client = await connectFrom(flags, stop.signal);
         // "Admitted": the operation exists, the caller may call it, and it streams.
-        const spec = await unlessCancelled(client.schema(operation), stop.signal, 'looking up the operation');
+        const spec = await client.schema(operation, { signal: stop.signal });
         if (spec.kind !== 'subscription') throw new RpcError('INVALID_OPERATION_TYPE', `${operation} is a ${spec.kind}, not a subscription: use callwire call`);
 
         const callId = randomUUID();
