@@ -1,5 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { statSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from '../../src/client/index.js';
@@ -7,7 +10,6 @@ import { Registry } from '../../src/dispatcher/index.js';
 import { dockerOperations } from '../../src/operations/index.js';
 import type { DockerEngine } from '../../src/server/index.js';
 import { MemoryConnection } from '../../src/testing/index.js';
-import { cliPath } from '../support/cli.js';
 import { DockerFixture, dockerHost } from '../support/docker.js';
 import { until } from '../support/wait.js';
 
@@ -78,9 +80,22 @@ describe('exec kill (spec §12, EXEC-5)', () => {
   describe.runIf(process.getuid?.() === 0)('a server that is not root but may use the engine socket', () => {
     let server: ChildProcess;
     let url = '';
+    let copy = '';
     beforeAll(async () => {
       const socketGid = statSync(new URL(dockerHost).pathname).gid;
-      server = spawn(process.execPath, [cliPath, 'serve', '--port', '0', '--no-webtransport'], {
+      // The checkout may sit in a directory only root can enter (a mktemp clone): run
+      // the server from a copy `nobody` can read, hard-linked where the disk allows.
+      copy = mkdtempSync(join(tmpdir(), 'callwire-unprivileged-'));
+      chmodSync(copy, 0o755);
+      const root = fileURLToPath(new URL('../..', import.meta.url));
+      const parts = ['node_modules', 'dist', 'package.json'].map((p) => join(root, p));
+      try {
+        execFileSync('cp', ['-al', ...parts, copy]);
+      } catch {
+        execFileSync('cp', ['-a', ...parts, copy]);
+      }
+      server = spawn(process.execPath, [join(copy, 'dist/cli/main.js'), 'serve', '--port', '0', '--no-webtransport'], {
+        cwd: copy,
         uid: 65534, // nobody
         gid: socketGid, // the socket's group, as `usermod -aG docker` would give
         env: { ...process.env, DOCKER_HOST: dockerHost, HOME: '/tmp' },
@@ -95,6 +110,7 @@ describe('exec kill (spec §12, EXEC-5)', () => {
     });
     afterAll(() => {
       server?.kill('SIGKILL');
+      if (copy) rmSync(copy, { recursive: true, force: true });
     });
 
     it('abort kills the exec inside the container through the engine (EPERM on the host pid)', async () => {
