@@ -104,7 +104,8 @@ describe('exec kill (spec §12, EXEC-5)', () => {
       let banner = '';
       server.stdout!.on('data', (c: Buffer) => (banner += c.toString()));
       server.stderr!.on('data', (c: Buffer) => (banner += c.toString()));
-      await until(() => /ws:\/\/\S+/.test(banner), 'the server banner', 15_000);
+      // The banner comes line by line: wait for the docker line itself, not just the URL before it.
+      await until(() => /docker\s+(on|off):/.test(banner), 'the server banner', 15_000);
       expect(banner).toMatch(/docker\s+on:/);
       url = /ws:\/\/\S+/.exec(banner)![0];
     });
