@@ -1,7 +1,8 @@
 import { Observable, Subject } from 'rxjs';
-import { execContract, isTerminalFrame, type ExecOutputFrame, type InputOf } from '../contracts/index.js';
+import { execContract, isTerminalFrame, type ExecInputItem, type ExecOutputFrame, type InputOf } from '../contracts/index.js';
 import { RpcError } from '../protocol/index.js';
 import type { CallOptions, Client } from './client.js';
+import { ExecInput, type ExecStdin, type StdinSource } from './exec-input.js';
 
 /** One output frame of `docker/container/exec` (spec/PROTOCOL.md §12). */
 export type ExecOutput = ExecOutputFrame;
@@ -17,16 +18,32 @@ export interface ExecOptions extends CallOptions {
   readonly workingDir?: string;
   readonly user?: string;
   /**
-   * The command's stdin: bytes (or text) written at once, or a source streamed as it
-   * comes (spec §4.7: pulled as the server grants credit, so the command's pace sets
-   * the reader's), then closed.
+   * The command's stdin: bytes (or text) written at once; a source (async iterable or
+   * web `ReadableStream`) streamed as it comes; or `'pipe'`, for the handle's
+   * `stdin.write()` and `stdin.end()`. Streamed stdin goes as the server grants credit
+   * (spec §4.7), so the command's pace sets the writer's. Without it the command's
+   * stdin is empty, as with `docker exec` without `-i`.
    */
-  readonly stdin?: Uint8Array | string | AsyncIterable<Uint8Array>;
+  readonly stdin?: Uint8Array | string | StdinSource | 'pipe';
+  /** Run on a pseudo-terminal of this size (`docker exec -t`): output comes merged, as stdout (EXEC-10). */
+  readonly tty?: { readonly cols: number; readonly rows: number };
   /** `binary` delivers `data` bytes instead of UTF-8 `text`. */
   readonly encoding?: 'utf8' | 'binary';
 }
 
-export interface ExecHandle {
+/** What a running exec takes besides its request (EXEC-8). */
+export interface ExecControls {
+  /** Writable with `stdin: 'pipe'`; otherwise `write` rejects. */
+  readonly stdin: ExecStdin;
+  /** The terminal's new size (with `tty`). */
+  resize(cols: number, rows: number): void;
+  /** Sends a signal to the command's process (EXEC-9), e.g. `SIGINT` without a tty. */
+  signal(name: ExecSignal): void;
+}
+
+export type ExecSignal = Extract<ExecInputItem, { signal: unknown }>['signal'];
+
+export interface ExecHandle extends ExecControls {
   /** stdout and stderr frames in order. Frames before the first subscriber are kept for it. */
   readonly output: Observable<ExecOutput>;
   /**
@@ -36,6 +53,9 @@ export interface ExecHandle {
   readonly result: Promise<ExecResult>;
 }
 
+/** The exec call as a pull stream of its output, with its controls. */
+export type ExecFrames = AsyncGenerator<ExecOutput, ExecResult> & ExecControls;
+
 /**
  * The exec call as a pull stream: yields the output frames in order and returns the
  * result from the terminal frame (EXEC-4: the terminal flag, never the presence of
@@ -43,36 +63,47 @@ export interface ExecHandle {
  * 0. Leaving the loop early aborts the call, which kills the process. The one place
  * the terminal-frame rule is written; `exec()` and the CLI both use it.
  */
-export async function* execFrames(client: Client, containerId: string, cmd: readonly string[], options: ExecOptions = {}): AsyncGenerator<ExecOutput, ExecResult> {
-  const { signal, deadlineMs, token, id, stdin, env, ...rest } = options;
-  const input: InputOf<typeof execContract> = { containerId, cmd: [...cmd], ...rest, ...(env ? { env: [...env] } : {}) };
-  let stream: AsyncIterable<{ data: Uint8Array }> | undefined;
-  if (typeof stdin === 'string') input.stdin = new TextEncoder().encode(stdin);
+export function execFrames(client: Client, containerId: string, cmd: readonly string[], options: ExecOptions = {}): ExecFrames {
+  const { signal, deadlineMs, token, id, stdin, env, tty, ...rest } = options;
+  const input: InputOf<typeof execContract> = { containerId, cmd: [...cmd], ...rest, ...(env ? { env: [...env] } : {}), ...(tty ? { tty: { cols: tty.cols, rows: tty.rows } } : {}) };
+  const streaming = stdin === 'pipe' || (stdin !== undefined && typeof stdin !== 'string' && !(stdin instanceof Uint8Array));
+  if (stdin === 'pipe') input.stdin = 'stream';
+  else if (typeof stdin === 'string') input.stdin = new TextEncoder().encode(stdin);
   else if (stdin instanceof Uint8Array) input.stdin = stdin;
-  else if (stdin !== undefined) {
-    input.stdin = 'stream';
-    stream = asItems(stdin);
+  else if (stdin !== undefined) input.stdin = 'stream';
+  // The input stream always exists, for resizes and signals; it carries stdin only when streaming.
+  const channel = new ExecInput(streaming);
+  if (stdin !== undefined && stdin !== 'pipe' && typeof stdin !== 'string' && !(stdin instanceof Uint8Array)) {
+    void channel.pipeFrom(stdin);
   }
   const callOptions: CallOptions = {
-    ...(stream ? { input: stream } : {}),
+    input: channel,
     ...(signal ? { signal } : {}),
     ...(deadlineMs === undefined ? {} : { deadlineMs }),
     ...(token === undefined ? {} : { token }),
     ...(id === undefined ? {} : { id }),
   };
-  let result: ExecResult | undefined;
-  // Read on to call.completed after the terminal frame: leaving early would abort a call that is ending anyway.
-  for await (const frame of client.iterate(execContract, input, callOptions)) {
-    if (result) continue;
-    if (isTerminalFrame(frame)) result = { exitCode: frame.exitCode, stdoutBytes: frame.stdoutBytes, stderrBytes: frame.stderrBytes };
-    else yield frame;
-  }
-  if (!result) throw new RpcError('INTERNAL', 'the exec stream ended without a terminal frame; the exit code is unknown');
-  return result;
-}
-
-async function* asItems(source: AsyncIterable<Uint8Array>): AsyncGenerator<{ data: Uint8Array }> {
-  for await (const chunk of source) if (chunk.byteLength > 0) yield { data: chunk };
+  const frames = (async function* (): AsyncGenerator<ExecOutput, ExecResult> {
+    let result: ExecResult | undefined;
+    try {
+      // Read on to call.completed after the terminal frame: leaving early would abort a call that is ending anyway.
+      for await (const frame of client.iterate(execContract, input, callOptions)) {
+        if (result) continue;
+        if (isTerminalFrame(frame)) result = { exitCode: frame.exitCode, stdoutBytes: frame.stdoutBytes, stderrBytes: frame.stderrBytes };
+        else yield frame;
+      }
+    } finally {
+      channel.close();
+    }
+    if (!result) throw new RpcError('INTERNAL', 'the exec stream ended without a terminal frame; the exit code is unknown');
+    return result;
+  })();
+  const controls: ExecControls = {
+    stdin: { write: (chunk) => channel.write(chunk), end: () => channel.end() },
+    resize: (cols, rows) => channel.resize(cols, rows),
+    signal: (name) => channel.signal(name),
+  };
+  return Object.assign(frames, controls);
 }
 
 /** Runs a command in a container; starts at once. */
@@ -94,7 +125,7 @@ export function exec(client: Client, containerId: string, cmd: readonly string[]
       throw error;
     }
   })();
-  return { output: output.observable, result };
+  return { output: output.observable, result, stdin: frames.stdin, resize: frames.resize, signal: frames.signal };
 }
 
 /**

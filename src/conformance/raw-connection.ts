@@ -23,6 +23,8 @@ export interface RawConnection {
   pause(ms: number): void;
   /** WebTransport: ends our sending side of the stream of `id` (FIN). */
   finish(id: string): void;
+  /** WebTransport: resets our sending side of the stream of `id`. */
+  reset(id: string): void;
   close(): Promise<void>;
 }
 
@@ -97,6 +99,9 @@ async function rawWebSocket(url: string, options: RawConnectOptions): Promise<Ra
     },
     finish() {
       throw new Error('finish applies to WebTransport streams');
+    },
+    reset() {
+      throw new Error('reset applies to WebTransport streams');
     },
     async close() {
       if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close(1000);
@@ -198,6 +203,9 @@ async function rawWebTransport(url: string, options: RawConnectOptions): Promise
     },
     finish(id) {
       void streams.get(id)?.then((w) => w.close()).catch(() => undefined);
+    },
+    reset(id) {
+      void streams.get(id)?.then((w) => w.abort(new Error('reset by the conformance runner'))).catch(() => undefined);
     },
     async close() {
       wt.close({ closeCode: 0, reason: 'done' });

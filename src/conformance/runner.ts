@@ -5,6 +5,8 @@ import { mismatch } from './match.js';
 import { probeHandshake, rawConnect, type RawConnection } from './raw-connection.js';
 import type { Features, Scenario, Step } from './scenario.js';
 
+type CollectStep = Extract<Step, { collect: unknown }>['collect'];
+
 export interface RunOptions {
   readonly url: string;
   readonly codec: CodecName;
@@ -189,6 +191,7 @@ class ScenarioRun {
       return;
     }
     if ('finish' in step) return this.conn(step.on).finish(step.finish);
+    if ('reset' in step) return this.conn(step.on).reset(step.reset);
     if ('expectEnd' in step) {
       const c = this.conn(step.on);
       const event = await c.events.take((e) => (e.kind === 'stream-end' || e.kind === 'stream-reset' || e.kind === 'frame') && e.id === step.expectEnd.id, step.timeoutMs ?? DEFAULT_TIMEOUT_MS);
@@ -259,8 +262,10 @@ class ScenarioRun {
   }
 
   /** Reads a call's responded frames up to its terminal event, checking count, shape and order. */
-  private async collect(c: RawConnection, spec: { id: string; count?: number | undefined; output?: unknown; seqField?: string | undefined; terminal: unknown }, timeoutMs: number): Promise<void> {
+  private async collect(c: RawConnection, spec: CollectStep, timeoutMs: number): Promise<void> {
     let seen = 0;
+    let joined = '';
+    let last: unknown;
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const event = await c.events.take((e) => e.kind === 'close' || (e.kind === 'frame' && e.id === spec.id && !isCredit(e)) || (e.kind === 'stream-reset' && e.id === spec.id), Math.max(0, deadline - Date.now()));
@@ -271,6 +276,9 @@ class ScenarioRun {
         const m = mismatch(spec.terminal, frame);
         if (m) throw new ScenarioFailure(`collect ${spec.id}: terminal ${show(event)} does not match: ${m}`);
         if (spec.count !== undefined && seen !== spec.count) throw new ScenarioFailure(`collect ${spec.id}: expected ${spec.count} items, got ${seen}`);
+        if (spec.joined && joined !== spec.joined.equals) throw new ScenarioFailure(`collect ${spec.id}: joined ${spec.joined.field} ${JSON.stringify(joined)}, expected ${JSON.stringify(spec.joined.equals)}`);
+        const lastMismatch = spec.lastOutput === undefined ? undefined : mismatch(spec.lastOutput, last);
+        if (lastMismatch) throw new ScenarioFailure(`collect ${spec.id}: last item: ${lastMismatch}`);
         return;
       }
       if (spec.output !== undefined) {
@@ -280,6 +288,9 @@ class ScenarioRun {
       if (spec.seqField !== undefined && frame.payload?.output?.[spec.seqField] !== seen) {
         throw new ScenarioFailure(`collect ${spec.id}: item ${seen} out of order (${spec.seqField} = ${JSON.stringify(frame.payload?.output?.[spec.seqField])})`);
       }
+      const piece = spec.joined ? frame.payload?.output?.[spec.joined.field] : undefined;
+      if (typeof piece === 'string') joined += piece;
+      last = frame.payload?.output;
       seen++;
     }
   }

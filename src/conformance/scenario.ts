@@ -18,6 +18,10 @@ const step = z.union([
       count: z.number().int().optional(),
       output: z.unknown().optional(),
       seqField: z.string().optional(),
+      /** The items' string `field`s joined (items without it add nothing) must equal this: output split across frames anyhow. */
+      joined: z.strictObject({ field: z.string(), equals: z.string() }).optional(),
+      /** The last item before the terminal event matches this (exec's terminal frame). */
+      lastOutput: z.unknown().optional(),
       terminal: z.unknown(),
     }),
     on: z.string().optional(),
@@ -40,6 +44,7 @@ const step = z.union([
   z.strictObject({ pause: z.number(), on: z.string().optional() }),
   z.strictObject({ drain: z.strictObject({ id: z.string(), afterMs: z.number() }), on: z.string().optional() }),
   z.strictObject({ finish: z.string(), on: z.string().optional() }),
+  z.strictObject({ reset: z.string(), on: z.string().optional() }),
   z.strictObject({ expectEnd: z.strictObject({ id: z.string() }), on: z.string().optional(), timeoutMs: z.number().optional() }),
   z.strictObject({ sendPrefix: z.strictObject({ length: z.union([z.number(), z.string()]), plus: z.number().default(0) }), on: z.string().optional() }),
   z.strictObject({ sendFilled: z.strictObject({ length: z.union([z.number(), z.string()]), plus: z.number().default(0) }), on: z.string().optional() }),

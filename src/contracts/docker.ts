@@ -47,29 +47,49 @@ export function isTerminalFrame(frame: unknown): frame is ExecTerminalFrame {
   return typeof frame === 'object' && frame !== null && (frame as { terminal?: unknown }).terminal === true;
 }
 
+/** A pseudo-terminal's size, as `docker exec -t` and `stty size` see it. */
+export const ttySize = z.strictObject({
+  cols: z.number().int().min(1).max(65535),
+  rows: z.number().int().min(1).max(65535),
+});
+
+/** The signals an exec's process may be sent by name (spec §12, EXEC-9). */
+export const execSignal = z.enum(['SIGHUP', 'SIGINT', 'SIGQUIT', 'SIGKILL', 'SIGUSR1', 'SIGUSR2', 'SIGTERM', 'SIGCONT', 'SIGSTOP', 'SIGTSTP', 'SIGWINCH']);
+
+/** One item of exec's input stream (spec §12, EXEC-8): stdin bytes, a resize, or a signal, applied in order. */
+export const execInputItem = z.union([
+  z.strictObject({ data: bytesSchema }).describe("bytes for the command's stdin (input stdin: 'stream'); call.end closes it"),
+  z.strictObject({ resize: ttySize }).describe('the terminal was resized (input tty)'),
+  z.strictObject({ signal: execSignal }).describe("send this signal to the command's process"),
+]);
+export type ExecInputItem = z.input<typeof execInputItem>;
+
 export const execContract = defineContract({
   name: 'docker/container/exec',
   kind: 'subscription',
   description:
-    'Runs a command in a running container (non-interactive). Streams {stream, text} (or {stream, data} with encoding binary), ' +
-    'then {exitCode, terminal: true, stdoutBytes, stderrBytes}, then call.completed. Abort or disconnect kills the process ' +
+    'Runs a command in a running container, as docker exec does. Streams {stream, text} (or {stream, data} with encoding binary), ' +
+    'then {exitCode, terminal: true, stdoutBytes, stderrBytes}, then call.completed. stdin is bytes, or \'stream\': the input ' +
+    "stream's {data} items as they come, call.end closing it. tty {cols, rows} runs the command on a pseudo-terminal: " +
+    'its output is one stream, sent as stdout (stderrBytes stays 0), and {resize} items resize it. {signal} items signal the ' +
+    'process. Abort or disconnect kills the process ' +
     'when the engine is local (a unix socket) and its processes are visible to the server (same pid namespace), as root or ' +
     "as a member of the socket's group; with a remote engine (tcp://) or one in another pid namespace only the stream is " +
-    'closed, and the process may run on. Failed kills are logged and counted in services/stats.',
+    'closed, and the process may run on (signals then fail, and are logged). Failed kills are logged and counted in services/stats.',
   input: z.strictObject({
     containerId: z.string().min(1),
     cmd: z.array(z.string()).min(1, 'must name a command'),
     env: z.array(envEntry).optional(),
     workingDir: z.string().min(1).optional(),
     user: z.string().min(1).optional(),
-    tty: z.literal(false, { error: 'tty: true is an interactive session, which this operation is not; it takes tty: false' }).optional(),
+    tty: z.union([z.literal(false), ttySize]).optional().describe('a pseudo-terminal of this size; stdout and stderr then arrive merged, as stdout'),
     stdin: z
       .union([bytesSchema, z.literal('stream')])
       .optional()
       .describe("bytes for the command's stdin, then end of file; or 'stream': stdin comes as the call's input stream of {data} items, as it arrives"),
     encoding: z.enum(['utf8', 'binary']).default('utf8'),
   }),
-  inputStream: z.strictObject({ data: bytesSchema }).describe('with stdin: "stream", bytes for the command\'s stdin; call.end closes it'),
+  inputStream: execInputItem,
   output: z.union([...execOutputFrame.options, execTerminalFrame]),
   errors: dockerErrors,
   access: containerAccess('exec'),

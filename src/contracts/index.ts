@@ -25,6 +25,10 @@ export {
   execOutputFrame,
   execTerminalFrame,
   isTerminalFrame,
+  execInputItem,
+  execSignal,
+  ttySize,
+  type ExecInputItem,
   type ExecOutputFrame,
   type ExecTerminalFrame,
 } from './docker.js';

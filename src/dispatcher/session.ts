@@ -118,7 +118,7 @@ export class Session implements CallHost {
       sink.reset(reason);
       cancelBound();
     };
-    // WT-2: the caller's side ended (or broke) before the call did: that is an abort.
+    // WT-2: the caller reset its side (or it broke) before the call ended: that is an abort.
     const cancelBound = (): void => {
       const call = bound === undefined ? undefined : this.calls.get(bound);
       if (call?.outlet === outlet) call.cancel();
@@ -160,7 +160,10 @@ export class Session implements CallHost {
       },
       end: () => {
         open = false;
-        cancelBound();
+        // WT-2: a half-close says "no more input" (as call.end would), not "abort": a
+        // caller may close its side after the request and still read the whole answer.
+        const call = bound === undefined ? undefined : this.calls.get(bound);
+        if (call?.outlet === outlet && call.input && !call.input.isEnded) call.input.end();
       },
       reset: () => {
         open = false;

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { execFrames } from '../../src/client/index.js';
+import { exec, execFrames } from '../../src/client/index.js';
 import { useExecServer } from '../support/exec-server.js';
 import { transportCases } from '../support/server-fixture.js';
 
@@ -47,6 +47,57 @@ describe('exec stdin streamed through the SDK', () => {
       expect(slow.n).toBeLessThan(16);
       expect(await frames).toEqual({ text: `${100 * MIB}\n`, exitCode: 0 });
       expect(slow.n).toBe(100);
+    }, 60_000);
+  }
+
+  for (const transport of [transportCases[0]!, transportCases[2]!]) {
+    it(`${transport.name}: exec's handle: stdin.write and end, resize, signal (EXEC-8, EXEC-9, EXEC-10)`, async () => {
+      const client = await fx.client(transport);
+      // Writable stdin: each write resolves once sent; end() is the command's end of file.
+      const cat = exec(client, containerId, ['sh', '-c', 'cat; echo "[eof]"'], { stdin: 'pipe' });
+      const out: string[] = [];
+      cat.output.subscribe((f) => out.push('text' in f ? f.text : ''));
+      await cat.stdin.write('one ');
+      await cat.stdin.write(new TextEncoder().encode('two'));
+      cat.stdin.end();
+      expect(await cat.result).toMatchObject({ exitCode: 0, stderrBytes: 0 });
+      expect(out.join('')).toBe('one two[eof]\n');
+
+      // A web ReadableStream as stdin.
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode('abc'));
+          controller.enqueue(new TextEncoder().encode('de'));
+          controller.close();
+        },
+      });
+      const wc = exec(client, containerId, ['wc', '-c'], { stdin: body });
+      const counted: string[] = [];
+      wc.output.subscribe((f) => counted.push('text' in f ? f.text : ''));
+      expect((await wc.result).exitCode).toBe(0);
+      expect(counted.join('').trim()).toBe('5');
+
+      // A terminal, resized while it runs; its output merged into stdout.
+      const tty = exec(client, containerId, ['sh', '-c', 'read x; stty size; echo err >&2'], { stdin: 'pipe', tty: { cols: 70, rows: 20 } });
+      const screen: string[] = [];
+      tty.output.subscribe((f) => screen.push(`${f.stream}:${'text' in f ? f.text : ''}`));
+      tty.resize(132, 43);
+      await tty.stdin.write('\r');
+      const ttyResult = await tty.result;
+      expect(screen.every((s) => s.startsWith('stdout:'))).toBe(true);
+      expect(screen.map((s) => s.slice('stdout:'.length)).join('')).toBe('\r\n43 132\r\nerr\r\n');
+      expect(ttyResult).toMatchObject({ exitCode: 0, stderrBytes: 0 });
+
+      // A signal without a terminal: the trap's exit code is the result.
+      const trapped = exec(client, containerId, ['sh', '-c', "trap 'exit 42' INT; echo ready; while true; do sleep 0.05; done"]);
+      await new Promise<void>((resolve) => trapped.output.subscribe(() => resolve()));
+      trapped.signal('SIGINT');
+      expect((await trapped.result).exitCode).toBe(42);
+
+      // Without stdin: 'pipe' there is no stdin to write to.
+      const closed = exec(client, containerId, ['true']);
+      await expect(closed.stdin.write('x')).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+      expect((await closed.result).exitCode).toBe(0);
     }, 60_000);
   }
 });

@@ -6,6 +6,7 @@ import { connectFrom, globalFlags, parseDuration, toJsonLine, writeErr, writeOut
 import { envelope } from '../envelope.js';
 import { classify, CliInputError, outcomes, precedence, type Classified } from '../outcome.js';
 import { signalController } from '../signals.js';
+import { localTerminal, type LocalTerminal } from '../terminal.js';
 
 interface ExecFlags {
   env: string[];
@@ -13,6 +14,7 @@ interface ExecFlags {
   user?: string;
   binary?: boolean;
   interactive?: boolean;
+  tty?: boolean;
 }
 
 
@@ -31,7 +33,8 @@ export function registerExec(program: Command): void {
     .option('-u, --user <user>', 'user (name or uid[:gid])')
     .option('--binary', 'with --json: captured output as base64 instead of UTF-8 text')
     .option('-i, --interactive', 'stream local stdin to the command as it arrives (any size); without -i stdin is never read, as with docker exec')
-    .addHelpText('after', '\nPut -- before the command when it has flags of its own: callwire exec web -- ls -la /')
+    .option('-t, --tty', 'run the command on a pseudo-terminal the size of ours (resized with it); with -i our terminal goes raw, so keys such as Ctrl-C go to the command')
+    .addHelpText('after', '\nAn interactive shell: callwire exec -it web sh\nPut -- before the command when it has flags of its own: callwire exec web -- ls -la /')
     .action(async (containerId: string, cmd: string[], opts: ExecFlags, command: Command) => {
       const flags = globalFlags(command);
       const callId = randomUUID();
@@ -41,10 +44,15 @@ export function registerExec(program: Command): void {
       let terminal: ExecResult | undefined;
       const capture = { stdout: [] as Buffer[], stderr: [] as Buffer[], bytes: 0, truncated: false };
       let failure: { classified: Classified; error: unknown } | undefined;
+      let local: LocalTerminal | undefined;
       try {
         for (const e of opts.env) if (!envEntry.safeParse(e).success) throw new CliInputError(`--env must be KEY=VALUE, not "${e}"`);
+        // As docker exec: a terminal session reading keys needs keys to read.
+        if (opts.tty && opts.interactive && !process.stdin.isTTY) throw new CliInputError('the input device is not a TTY: use -i without -t to stream a pipe or file');
+        if (opts.tty && flags.json) throw new CliInputError('--json captures output; it does not go with -t');
         const deadlineMs = flags.timeout ? parseDuration(flags.timeout, '--timeout') : undefined;
         client = await connectFrom(flags, stop.signal);
+        if (opts.tty) local = localTerminal(opts.interactive === true);
         const frames = execFrames(client, containerId, cmd, {
           encoding: 'binary',
           id: callId,
@@ -55,8 +63,10 @@ export function registerExec(program: Command): void {
           // Like docker exec: stdin only with -i, streamed as it arrives and as the server takes it;
           // without -i it is never read, so an inherited pipe that stays open never holds a run.
           ...(opts.interactive ? { stdin: process.stdin as AsyncIterable<Uint8Array> } : {}),
+          ...(local ? { tty: local.size } : {}),
           ...(deadlineMs === undefined ? {} : { deadlineMs }),
         });
+        local?.watchResize((cols, rows) => frames.resize(cols, rows));
         // The SDK's exec holds the terminal-frame rule (EXEC-4); here only the bytes are written.
         for (let step = await frames.next(); ; step = await frames.next()) {
           events++;
@@ -80,6 +90,8 @@ export function registerExec(program: Command): void {
       } catch (error) {
         failure = { classified: classify(error), error };
       } finally {
+        // Before anything is printed: an error message in raw mode would lose its line breaks.
+        local?.restore();
         stop.dispose();
         await client?.close().catch(() => undefined);
       }
@@ -120,7 +132,7 @@ export function registerExec(program: Command): void {
           return;
         }
       } else if (failure) {
-        writeErr(`Error: ${message}${rpc ? ` (${rpc.code})` : ''}`);
+        writeErr(`${local ? '\r\n' : ''}Error: ${message}${rpc ? ` (${rpc.code})` : ''}`);
       }
       process.exitCode = exitCode;
     });

@@ -1,13 +1,13 @@
 import type { Duplex } from 'node:stream';
 import type Docker from 'dockerode';
 import type { z } from 'zod';
-import { execContract } from '../../contracts/index.js';
+import { execContract, type ExecInputItem } from '../../contracts/index.js';
 import { defineOperation, type CallContext, type Operation } from '../../dispatcher/index.js';
 import { RpcError } from '../../protocol/index.js';
 import { DockerDemuxer, mergeAdjacent } from './demux.js';
 import type { DockerEngine } from './engine.js';
 import { containerError, engineError } from './errors.js';
-import { innermostPid, killAll, processTree } from './kill-tree.js';
+import { killExec, signalExec } from './exec-control.js';
 import { inspectOwned } from './ownership.js';
 
 type ExecInput = z.output<typeof execContract.input>;
@@ -24,13 +24,16 @@ async function* runExec(engine: DockerEngine, labelPrefix: string, input: ExecIn
   if (!info.State.Running) {
     throw new RpcError('DOCKER_ERROR', `container ${input.containerId} is not running`, { details: { statusCode: 409 } });
   }
+  const tty = input.tty === false ? undefined : input.tty;
   const exec = await container
     .exec({
       Cmd: input.cmd,
       AttachStdout: true,
       AttachStderr: true,
       AttachStdin: input.stdin !== undefined,
-      Tty: false,
+      Tty: tty !== undefined,
+      // Engines from API 1.42 size the terminal before the command starts; older ones get the resize below.
+      ...(tty ? { ConsoleSize: [tty.rows, tty.cols] } : {}),
       ...(input.env ? { Env: input.env } : {}),
       ...(input.workingDir ? { WorkingDir: input.workingDir } : {}),
       ...(input.user ? { User: input.user } : {}),
@@ -39,7 +42,7 @@ async function* runExec(engine: DockerEngine, labelPrefix: string, input: ExecIn
       throw containerError(error, input.containerId);
     });
   if (ctx.signal.aborted) return;
-  const socket = (await exec.start({ hijack: true, stdin: input.stdin !== undefined }).catch((error: unknown) => {
+  const socket = (await exec.start({ hijack: true, stdin: input.stdin !== undefined, Tty: tty !== undefined }).catch((error: unknown) => {
     throw engineError(error);
   })) as Duplex;
 
@@ -59,30 +62,42 @@ async function* runExec(engine: DockerEngine, labelPrefix: string, input: ExecIn
   // a listener added now would never fire, and a silent command would live on.
   if (ctx.signal.aborted) kill();
   else ctx.signal.addEventListener('abort', kill, { once: true });
+  // A bad input item ends the call with its error, and the process with it.
+  let inputFailure: RpcError | undefined;
   try {
-    // The command's stdin: given bytes, or the call's input stream as it arrives; then
-    // end of file (a half-close of the engine's stream).
-    if (input.stdin === 'stream') void feedStdin(socket, ctx.input as AsyncIterable<{ data: Uint8Array }>);
-    else if (input.stdin !== undefined) socket.end(input.stdin);
-    const demux = new DockerDemuxer();
+    // The first size lands before any item applies, so a resize sent at once is not overtaken by it.
+    const sized = tty ? resize(exec, tty, true) : Promise.resolve();
+    if (input.stdin !== undefined && input.stdin !== 'stream') socket.end(input.stdin);
+    void applyInput(ctx.input as AsyncIterable<ExecInputItem>, { engine, container, exec, socket, input, sized, logger: ctx.logger }).catch((error: unknown) => {
+      inputFailure = error instanceof RpcError ? error : new RpcError('INTERNAL', String(error));
+      socket.destroy();
+    });
     const counts = { stdout: 0, stderr: 0 };
     // Per-stream decoders keep state, so a character split across chunks survives.
     const decoders = { stdout: new TextDecoder('utf-8'), stderr: new TextDecoder('utf-8') };
+    // A terminal's output is one raw stream (the engine does not multiplex it): stdout.
+    const demux = tty ? undefined : new DockerDemuxer();
     // Pulling chunk by chunk: while the caller is slow, this loop waits, the socket
     // stops reading, and the engine's writes block (spec §8).
-    for await (const chunk of socket as AsyncIterable<Buffer>) {
-      for (const frame of mergeAdjacent(demux.push(chunk))) {
-        counts[frame.stream] += frame.data.byteLength;
-        if (input.encoding === 'binary') {
-          yield { stream: frame.stream, data: frame.data };
-        } else {
-          const text = decoders[frame.stream].decode(frame.data, { stream: true });
-          if (text.length > 0) yield { stream: frame.stream, text };
+    try {
+      for await (const chunk of socket as AsyncIterable<Buffer>) {
+        for (const frame of demux ? mergeAdjacent(demux.push(chunk)) : [{ stream: 'stdout' as const, data: chunk }]) {
+          counts[frame.stream] += frame.data.byteLength;
+          if (input.encoding === 'binary') {
+            yield { stream: frame.stream, data: frame.data };
+          } else {
+            const text = decoders[frame.stream].decode(frame.data, { stream: true });
+            if (text.length > 0) yield { stream: frame.stream, text };
+          }
         }
       }
+    } catch (error) {
+      // A bad input item destroyed the socket: its error is the call's, not the socket's.
+      throw inputFailure ?? error;
     }
+    if (inputFailure) throw inputFailure;
     if (ctx.signal.aborted) return;
-    if (!demux.clean) throw new RpcError('DOCKER_ERROR', 'the engine ended the output in the middle of a frame', { details: {} });
+    if (demux && !demux.clean) throw new RpcError('DOCKER_ERROR', 'the engine ended the output in the middle of a frame', { details: {} });
     if (input.encoding === 'utf8') {
       for (const stream of ['stdout', 'stderr'] as const) {
         const rest = decoders[stream].decode();
@@ -101,20 +116,56 @@ async function* runExec(engine: DockerEngine, labelPrefix: string, input: ExecIn
   }
 }
 
+interface Running {
+  readonly engine: DockerEngine;
+  readonly container: Docker.Container;
+  readonly exec: Docker.Exec;
+  readonly socket: Duplex;
+  readonly input: ExecInput;
+  readonly sized: Promise<void>;
+  readonly logger: CallContext['logger'];
+}
+
 /**
- * Writes the call's input stream to the command's stdin, waiting for the engine to
- * take each piece (a slow command slows the caller, through the call's credit), then
- * half-closes it. An abort destroys the socket, which ends this too.
+ * Applies the call's input stream in order (EXEC-8): stdin bytes are written as the
+ * engine takes them (a command that does not read slows the caller, through the
+ * call's credit), resizes and signals act when reached; call.end half-closes the
+ * command's stdin. Rejects with the error that ends the call for an item the call
+ * cannot take. An abort destroys the socket, which ends this too.
  */
-async function feedStdin(socket: Duplex, items: AsyncIterable<{ data: Uint8Array }>): Promise<void> {
-  try {
-    for await (const { data } of items) {
-      if (socket.destroyed) return;
-      if (!socket.write(data)) await new Promise((resolve) => socket.once('drain', resolve).once('close', resolve));
+async function applyInput(items: AsyncIterable<ExecInputItem>, run: Running): Promise<void> {
+  const { socket, input } = run;
+  await run.sized;
+  for await (const item of items) {
+    if (socket.destroyed) return;
+    if ('data' in item) {
+      if (input.stdin !== 'stream') throw new RpcError('INVALID_INPUT', "a {data} item needs stdin: 'stream' in the request");
+      if (!socket.write(item.data)) await new Promise((resolve) => socket.once('drain', resolve).once('close', resolve));
+    } else if ('resize' in item) {
+      if (input.tty === undefined || input.tty === false) throw new RpcError('INVALID_INPUT', 'a {resize} item needs a tty in the request');
+      await resize(run.exec, item.resize, false);
+    } else {
+      const failure = await signalExec(run.engine, run.container, run.exec, item.signal).catch((error: unknown) => String(error));
+      if (failure !== undefined) run.logger.warn('could not signal an exec process', { signal: item.signal, reason: failure });
     }
-    if (!socket.destroyed) socket.end();
-  } catch {
-    // The socket or the call is gone; the output loop reports what happened.
+  }
+  if (input.stdin === 'stream' && !socket.destroyed) socket.end();
+}
+
+/**
+ * Sets the terminal's size. Right after start the engine may not have the process
+ * yet and refuses; like the docker CLI, the first size is retried a few times.
+ */
+async function resize(exec: Docker.Exec, size: { cols: number; rows: number }, first: boolean): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await exec.resize({ h: size.rows, w: size.cols });
+      return;
+    } catch {
+      // The process may have ended already; a size that cannot be set is then moot.
+      if (!first || attempt >= 10) return;
+      await new Promise((resolve) => setTimeout(resolve, 10 * (attempt + 1)));
+    }
   }
 }
 
@@ -128,40 +179,4 @@ async function exitCodeOf(exec: Docker.Exec, signal: AbortSignal): Promise<numbe
     await new Promise((resolve) => setTimeout(resolve, attempt < 20 ? 5 : 25));
   }
   throw new RpcError('DOCKER_ERROR', 'the engine did not report an exit code', { details: {} });
-}
-
-/**
- * Kills an exec's processes (spec §12, EXEC-5); resolves the reason it could not,
- * or undefined. Docker cannot kill an exec by id, but its inspect gives the host
- * pid: as root we SIGKILL the host process tree; as an unprivileged user in the
- * engine socket's group (EPERM), the engine runs `kill` inside the container as
- * root, with the pids the processes have there (NSpid). A remote engine's pids are
- * not ours, nor are those of an engine in another pid namespace: there, closing
- * the stream is all we can do, and services/schema says so.
- */
-async function killExec(engine: DockerEngine, container: Docker.Container, exec: Docker.Exec): Promise<string | undefined> {
-  if (!engine.local) return `the engine at ${engine.address} is remote: its process ids are not this host's`;
-  let reason = 'the process was still running 2 s after the kill';
-  for (let attempt = 0; attempt < 40; attempt++) {
-    const state = await exec.inspect().catch(() => undefined);
-    if (!state || !state.Running) return undefined;
-    if (state.Pid > 0) {
-      const tree = processTree(state.Pid);
-      const { denied, missing } = killAll(tree);
-      if (missing.includes(state.Pid)) reason = `pid ${state.Pid} is not visible here (another pid namespace?)`;
-      if (denied.length > 0) {
-        const inside = denied.map(innermostPid).filter((pid): pid is number => pid !== undefined);
-        reason = await killInside(container, inside).catch((error: unknown) => `kill inside the container failed: ${String(error)}`) ?? reason;
-      }
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return reason;
-}
-
-async function killInside(container: Docker.Container, pids: readonly number[]): Promise<string | undefined> {
-  if (pids.length === 0) return 'not permitted, and the processes\' container pids are unreadable';
-  const killer = await container.exec({ Cmd: ['kill', '-9', ...pids.map(String)], User: '0', AttachStdout: false, AttachStderr: false });
-  await killer.start({ Detach: true });
-  return undefined;
 }

@@ -31,16 +31,17 @@ export function processTree(rootPid: number): number[] {
 }
 
 /**
- * SIGKILLs each pid. Returns those this process may not signal (EPERM: the server
- * is not root) and those that could not be found (ESRCH before we even tried
- * means another pid namespace; after, simply gone), for the caller to escalate.
+ * Signals each pid (SIGKILL unless told). Returns those this process may not signal
+ * (EPERM: the server is not root) and those that could not be found (ESRCH before
+ * we even tried means another pid namespace; after, simply gone), for the caller
+ * to escalate.
  */
-export function killAll(pids: readonly number[]): { denied: number[]; missing: number[] } {
+export function signalAll(pids: readonly number[], signal: NodeJS.Signals = 'SIGKILL'): { denied: number[]; missing: number[] } {
   const denied: number[] = [];
   const missing: number[] = [];
   for (const pid of pids) {
     try {
-      process.kill(pid, 'SIGKILL');
+      process.kill(pid, signal);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'EPERM') denied.push(pid);
