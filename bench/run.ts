@@ -213,7 +213,46 @@ if (!addresses.docker.on) {
   const dt = await rtt(viaDocker);
   record({ group: 'exec', metric: 'round trip of `true`', subject: 'callwire exec', value: ct, unit: 'ms', peer: 'docker exec', peerValue: dt });
   record({ group: 'exec', metric: 'round trip of `true`', subject: 'docker exec (CLI)', value: dt, unit: 'ms' });
+
+  // A keystroke through a terminal: typed into a pty (util-linux `script`), through the client,
+  // to a remote `cat` on a raw tty and back. Both CLIs as whole processes, the same engine.
+  const catCmd = `sh -c 'stty raw -echo; echo ready; cat'`;
+  const cliKeys = await keystrokes(`'${process.execPath}' dist/cli/main.js --url ${addresses.wsUrl} exec -it ${container} -- ${catCmd}`);
+  const dockerKeys = await keystrokes(`${dockerCli} exec -it ${container} ${catCmd}`);
+  record({ group: 'exec', metric: 'keystroke echo, tty (median)', subject: 'callwire exec -it', value: cliKeys, unit: 'ms', peer: 'docker exec -it', peerValue: dockerKeys });
+  record({ group: 'exec', metric: 'keystroke echo, tty (median)', subject: 'docker exec -it (CLI)', value: dockerKeys, unit: 'ms' });
   spawnSync(dockerCli, ['rm', '-f', container], { env: process.env });
+}
+
+/** Median milliseconds from a byte written into a pty running `command` to its echo, over 200 keys. */
+async function keystrokes(command: string): Promise<number> {
+  const child = spawn('script', ['-qfec', command, '/dev/null'], { stdio: ['pipe', 'pipe', 'ignore'], env: process.env });
+  let seen = '';
+  let wake: (() => void) | undefined;
+  child.stdout.on('data', (d: Buffer) => {
+    seen += d.toString('latin1');
+    wake?.();
+  });
+  const until = (text: string): Promise<void> =>
+    new Promise((resolve) => {
+      const check = (): void => {
+        if (seen.includes(text)) resolve();
+        else wake = check;
+      };
+      check();
+    });
+  await until('ready');
+  const times: number[] = [];
+  for (let i = 0; i < 200; i++) {
+    const key = String.fromCharCode(97 + (i % 26));
+    seen = '';
+    const t = performance.now();
+    child.stdin.write(key);
+    await until(key);
+    times.push(performance.now() - t);
+  }
+  child.kill();
+  return median(times);
 }
 
 // --- scaling -------------------------------------------------------------------------------

@@ -8,7 +8,7 @@
  * (`stty sane` then repairs the terminal).
  */
 export interface LocalTerminal {
-  /** The size to start with: the local terminal's, or 80×24 when output is not a terminal. */
+  /** The size to start with: the local terminal's, or 80×24 when output is not a terminal or has no size. */
   readonly size: { cols: number; rows: number };
   /** Calls `onResize` with each new size until restored. */
   watchResize(onResize: (cols: number, rows: number) => void): void;
@@ -18,8 +18,9 @@ export interface LocalTerminal {
 export function localTerminal(raw: boolean): LocalTerminal {
   const stdin = process.stdin;
   const stdout = process.stdout;
+  // A terminal that reports no size (a fresh pty under `script` says 0×0) gets the default too.
   const sizeOf = (): { cols: number; rows: number } =>
-    stdout.isTTY ? { cols: stdout.columns, rows: stdout.rows } : { cols: 80, rows: 24 };
+    stdout.isTTY && stdout.columns > 0 && stdout.rows > 0 ? { cols: stdout.columns, rows: stdout.rows } : { cols: 80, rows: 24 };
   let restored = false;
   let onWinch: (() => void) | undefined;
   // Keystrokes go to the remote terminal as bytes: Ctrl-C there, not here.

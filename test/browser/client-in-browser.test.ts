@@ -4,15 +4,35 @@ import type { AddressInfo } from 'node:net';
 import { build } from 'esbuild';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DockerFixture } from '../support/docker.js';
 import { ServerFixture } from '../support/server-fixture.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 
 // Runs in the page, as plain browser JavaScript (the test only reads window.result).
 const PAGE_SCRIPT = `
-import { connect } from '/client.js';
-const { url, token, codec } = JSON.parse(decodeURIComponent(location.hash.slice(1)));
-try {
+import { connect, exec } from '/client.js';
+const { url, token, codec, container } = JSON.parse(decodeURIComponent(location.hash.slice(1)));
+if (container) {
+  // Interactive exec from the page: a terminal, resized, typed into; then stdin from a web stream.
+  try {
+    const client = await connect(url, { codec });
+    const shell = exec(client, container, ['sh', '-c', 'read x; stty size; echo "got $x"'], { stdin: 'pipe', tty: { cols: 50, rows: 10 } });
+    let screen = '';
+    shell.output.subscribe((f) => (screen += f.stream + ':' + f.text + '|'));
+    shell.resize(77, 33);
+    await shell.stdin.write('hello\\r');
+    const { exitCode } = await shell.result;
+    const wc = exec(client, container, ['wc', '-c'], { stdin: new Blob(['12345']).stream() });
+    let counted = '';
+    wc.output.subscribe((f) => (counted += f.text));
+    await wc.result;
+    await client.close();
+    window.result = { screen, exitCode, counted: counted.trim() };
+  } catch (error) {
+    window.result = { error: String(error && error.stack || error) };
+  }
+} else try {
   const client = await connect(url, { token, codec });
   const ops = (await client.listOperations()).map((o) => o.name);
   const echo = await client.call('test/echo', { text: 'from the browser ✓' });
@@ -36,6 +56,9 @@ const TOKEN = 'browser-token-0123456789abcdef';
  */
 describe.skipIf(!existsSync(CHROMIUM))(`the client in a browser${existsSync(CHROMIUM) ? '' : ' (skipped: no /usr/bin/chromium; .ci/run installs it)'}`, () => {
   const fx = new ServerFixture();
+  const docker = new DockerFixture();
+  const dockerFx = new ServerFixture();
+  let containerId = '';
   let page: Server;
   let otherPage: Server;
   let browser: Browser;
@@ -68,6 +91,8 @@ describe.skipIf(!existsSync(CHROMIUM))(`the client in a browser${existsSync(CHRO
       tokens: [{ token: TOKEN, subject: 'browser', scopes: ['secret:read', 'secret:write'] }],
       allowOrigins: [new URL(pageUrl).origin],
     });
+    await dockerFx.start({ webTransportPort: false, docker: docker.engine, allowOrigins: [new URL(pageUrl).origin] });
+    containerId = await docker.container();
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
@@ -78,6 +103,8 @@ describe.skipIf(!existsSync(CHROMIUM))(`the client in a browser${existsSync(CHRO
     await new Promise((resolve) => page?.close(resolve));
     await new Promise((resolve) => otherPage?.close(resolve));
     await fx.stop();
+    await dockerFx.stop();
+    await docker.cleanup();
   });
 
   for (const codec of ['msgpack', 'json'] as const) {
@@ -97,6 +124,21 @@ describe.skipIf(!existsSync(CHROMIUM))(`the client in a browser${existsSync(CHRO
       await tab.close();
     });
   }
+
+  it('an interactive exec from the page: a tty resized and typed into, then stdin from a web ReadableStream', async () => {
+    const tab = await browser.newPage();
+    await tab.goto(`${pageUrl}#${encodeURIComponent(JSON.stringify({ url: dockerFx.server.wsUrl, codec: 'msgpack', container: containerId }))}`);
+    await tab.waitForFunction(() => (window as unknown as { result?: unknown }).result !== undefined, undefined, { timeout: 20_000 });
+    const result = (await tab.evaluate(() => (window as unknown as { result: unknown }).result)) as Record<string, unknown>;
+    expect(result['error']).toBeUndefined();
+    // The terminal echoes the typed line, then the new size, then the shell's answer; all of it as stdout.
+    const screen = String(result['screen']);
+    expect(screen.split('|').filter(Boolean).every((f) => f.startsWith('stdout:'))).toBe(true);
+    expect(screen.replace(/(^|\|)stdout:/g, '')).toBe('hello\r\n33 77\r\ngot hello\r\n|');
+    expect(result['exitCode']).toBe(0);
+    expect(result['counted']).toBe('5');
+    await tab.close();
+  });
 
   it('a page from an origin the server does not allow cannot call anything', async () => {
     const tab = await browser.newPage();
