@@ -12,11 +12,12 @@ const allowed = {
   operations: ['dispatcher', 'protocol', 'contracts'],
   testing: ['dispatcher', 'protocol', 'conformance'],
   webtransport: ['protocol'],
-  transports: ['dispatcher', 'protocol', 'webtransport'],
+  terminal: ['protocol'],
+  transports: ['dispatcher', 'protocol', 'webtransport', 'terminal'],
   client: ['protocol', 'webtransport', 'contracts'],
   conformance: ['protocol', 'webtransport'],
   server: ['dispatcher', 'protocol', 'transports', 'operations'],
-  cli: ['server', 'client', 'protocol', 'conformance', 'contracts'],
+  cli: ['server', 'client', 'protocol', 'conformance', 'contracts', 'terminal'],
 };
 
 function layerOf(file, srcRoot) {

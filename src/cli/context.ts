@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { connect, RpcError, type Client } from '../client/index.js';
 import { codecs } from '../protocol/index.js';
-import { CliInputError } from './outcome.js';
+import { CallerInputError } from '../terminal/index.js';
 
 export interface GlobalFlags {
   url: string;
@@ -60,17 +60,17 @@ export function unlessCancelled<T>(work: Promise<T>, signal: AbortSignal, what: 
 /** "2s", "500ms", "1.5m", "1h", or a plain number of seconds. */
 export function parseDuration(text: string, flag: string): number {
   const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
-  if (!m) throw new CliInputError(`${flag} must be a duration like 500ms, 2s, 1m or 1h, not "${text}"`);
+  if (!m) throw new CallerInputError(`${flag} must be a duration like 500ms, 2s, 1m or 1h, not "${text}"`);
   const n = Number(m[1]);
   const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? 's') as 'ms' | 's' | 'm' | 'h'];
   const ms = Math.round(n * unit);
-  if (ms <= 0) throw new CliInputError(`${flag} must be greater than zero`);
+  if (ms <= 0) throw new CallerInputError(`${flag} must be greater than zero`);
   return ms;
 }
 
 export function parseCount(text: string, flag: string, min = 1): number {
   const n = Number(text);
-  if (text.trim() === '' || !Number.isInteger(n) || n < min) throw new CliInputError(`${flag} must be a whole number of at least ${min}, not "${text}"`);
+  if (text.trim() === '' || !Number.isInteger(n) || n < min) throw new CallerInputError(`${flag} must be a whole number of at least ${min}, not "${text}"`);
   return n;
 }
 
@@ -88,7 +88,7 @@ export async function readInput(input: string | undefined): Promise<unknown> {
     try {
       text = readFileSync(where, 'utf8');
     } catch (error) {
-      throw new CliInputError(`cannot read --input file ${where}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+      throw new CallerInputError(`cannot read --input file ${where}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
     }
   } else {
     text = input;
@@ -97,7 +97,7 @@ export async function readInput(input: string | undefined): Promise<unknown> {
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {
-    throw new CliInputError(`${where} is not valid JSON: ${(error as Error).message}`);
+    throw new CallerInputError(`${where} is not valid JSON: ${(error as Error).message}`);
   }
 }
 
@@ -106,7 +106,7 @@ export async function readStdin(limitBytes = 64 * 1024 * 1024): Promise<Buffer> 
   let total = 0;
   for await (const chunk of process.stdin as AsyncIterable<Buffer>) {
     total += chunk.byteLength;
-    if (total > limitBytes) throw new CliInputError(`stdin is larger than ${limitBytes} bytes`);
+    if (total > limitBytes) throw new CallerInputError(`stdin is larger than ${limitBytes} bytes`);
     chunks.push(chunk);
   }
   return Buffer.concat(chunks);

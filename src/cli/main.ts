@@ -7,8 +7,8 @@ import { registerExec } from './commands/exec.js';
 import { registerServe } from './commands/serve.js';
 import { registerSubscribe } from './commands/subscribe.js';
 import { DEFAULT_URL, toJsonLine } from './context.js';
-import { envelope } from './envelope.js';
-import { codeOutcomes, outcomes } from './outcome.js';
+import { envelope } from '../terminal/index.js';
+import { codeOutcomes, outcomes } from '../terminal/index.js';
 
 const program = new Command()
   .name('callwire')

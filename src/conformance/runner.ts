@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { CodecName } from '../protocol/index.js';
 import { idOf, type RawEvent } from './events.js';
 import { mismatch } from './match.js';
+import { sendHttp } from './http-step.js';
 import { probeHandshake, rawConnect, type RawConnection } from './raw-connection.js';
 import type { Features, Scenario, Step } from './scenario.js';
 
@@ -34,6 +35,8 @@ class ScenarioFailure extends Error {}
 /** The features a scenario can require, from what the server claims. */
 export function claimed(features: Features, transport: 'websocket' | 'webtransport', codec: CodecName, scopeless = false): Set<string> {
   const set = new Set<string>([transport, codec]);
+  // Plain HTTP shares the WebSocket's port, so the WebSocket run checks it (spec §5.6).
+  if (transport === 'websocket') set.add('http');
   if (scopeless) set.add('scopeless-token');
   if (features.auth) set.add('auth');
   else set.add('no-auth');
@@ -52,6 +55,7 @@ const WHY_MISSING: Readonly<Record<string, string>> = {
   'scopeless-token': 'no --scopeless-token was given',
   keepalive: `the server's keepalive is off or longer than ${MAX_KEEPALIVE_UNDER_TEST_MS} ms (serve --keepalive 1 runs it)`,
   websocket: 'this run is over WebTransport',
+  http: 'plain HTTP is served on the WebSocket port; the WebSocket run checks it',
   webtransport: 'this run is over WebSocket',
   msgpack: 'this run uses the json codec',
   json: 'this run uses the msgpack codec',
@@ -192,6 +196,7 @@ class ScenarioRun {
     }
     if ('finish' in step) return this.conn(step.on).finish(step.finish);
     if ('reset' in step) return this.conn(step.on).reset(step.reset);
+    if ('http' in step) return this.http(step);
     if ('expectEnd' in step) {
       const c = this.conn(step.on);
       const event = await c.events.take((e) => (e.kind === 'stream-end' || e.kind === 'stream-reset' || e.kind === 'frame') && e.id === step.expectEnd.id, step.timeoutMs ?? DEFAULT_TIMEOUT_MS);
@@ -262,6 +267,26 @@ class ScenarioRun {
   }
 
   /** Reads a call's responded frames up to its terminal event, checking count, shape and order. */
+  private async http(step: Extract<Step, { http: unknown }>): Promise<void> {
+    const { token, ...request } = step.http;
+    const headers = { ...request.headers, ...(token && this.options.token ? { authorization: `Bearer ${this.options.token}` } : {}) };
+    const answer = await sendHttp(this.options.url, this.options.codec, { ...request, headers }, step.timeoutMs ?? 30_000);
+    const where = `${request.method} ${request.path}`;
+    if (answer.status !== step.expectStatus) throw new ScenarioFailure(`${where}: status ${answer.status}, expected ${step.expectStatus} (body: ${JSON.stringify(answer.records).slice(0, 300)})`);
+    const headerMismatch = step.expectHeaders === undefined ? undefined : mismatch(step.expectHeaders, answer.headers);
+    if (headerMismatch) throw new ScenarioFailure(`${where}: headers: ${headerMismatch}`);
+    const records = step.expectEnvelope === undefined || answer.closedEarly ? answer.records : answer.records.slice(0, -1);
+    if (step.expectEnvelope !== undefined) {
+      if (answer.closedEarly) throw new ScenarioFailure(`${where}: closed before the envelope`);
+      const m = mismatch(step.expectEnvelope, answer.records.at(-1));
+      if (m) throw new ScenarioFailure(`${where}: envelope: ${m}`);
+    }
+    if (step.expectRecords !== undefined) {
+      const m = mismatch(step.expectRecords, records);
+      if (m) throw new ScenarioFailure(`${where}: records: ${m}`);
+    }
+  }
+
   private async collect(c: RawConnection, spec: CollectStep, timeoutMs: number): Promise<void> {
     let seen = 0;
     let joined = '';

@@ -45,6 +45,28 @@ const step = z.union([
   z.strictObject({ drain: z.strictObject({ id: z.string(), afterMs: z.number() }), on: z.string().optional() }),
   z.strictObject({ finish: z.string(), on: z.string().optional() }),
   z.strictObject({ reset: z.string(), on: z.string().optional() }),
+  /** One call over plain HTTP (spec §5.6) to the server behind the run's WebSocket URL. */
+  z.strictObject({
+    http: z.strictObject({
+      method: z.string().default('POST'),
+      path: z.string(),
+      headers: z.record(z.string(), z.string()).default({}),
+      input: z.unknown().optional(),
+      bodyText: z.string().optional(),
+      stallAfterBytes: z.number().int().optional(),
+      closeAfterLines: z.number().int().optional(),
+      /** Send the run's token as `Authorization: Bearer`. */
+      token: z.boolean().optional(),
+    }),
+    expectStatus: z.number().int(),
+    /** Matchers for response headers and trailers, by lower-case name. */
+    expectHeaders: z.record(z.string(), z.unknown()).optional(),
+    /** Matchers for the streamed records before the envelope, exactly this many. */
+    expectRecords: z.array(z.unknown()).optional(),
+    /** A matcher for the terminal envelope: the last record, or the whole body. */
+    expectEnvelope: z.unknown().optional(),
+    timeoutMs: z.number().optional(),
+  }),
   z.strictObject({ expectEnd: z.strictObject({ id: z.string() }), on: z.string().optional(), timeoutMs: z.number().optional() }),
   z.strictObject({ sendPrefix: z.strictObject({ length: z.union([z.number(), z.string()]), plus: z.number().default(0) }), on: z.string().optional() }),
   z.strictObject({ sendFilled: z.strictObject({ length: z.union([z.number(), z.string()]), plus: z.number().default(0) }), on: z.string().optional() }),

@@ -82,7 +82,10 @@ export const execContract = defineContract({
     env: z.array(envEntry).optional(),
     workingDir: z.string().min(1).optional(),
     user: z.string().min(1).optional(),
-    tty: z.union([z.literal(false), ttySize]).optional().describe('a pseudo-terminal of this size; stdout and stderr then arrive merged, as stdout'),
+    tty: z
+      .union([z.literal(false), ttySize], { error: 'tty is false, or the terminal\'s size {cols, rows} for an interactive session (as docker exec -t)' })
+      .optional()
+      .describe('a pseudo-terminal of this size; stdout and stderr then arrive merged, as stdout'),
     stdin: z
       .union([bytesSchema, z.literal('stream')])
       .optional()

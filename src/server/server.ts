@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { createDispatcher, Registry, silentLogger, type Identity, type Logger, type Operation, type Session, type SessionLimits } from '../dispatcher/index.js';
 import { probeOperations, discoveryOperations, dockerOperations, probeDocker, serviceOperations, type DockerEngine } from '../operations/index.js';
 import { limits as protocolLimits } from '../protocol/index.js';
-import { createWebSocketTransport, isLoopbackName, listenWebTransport, validatePolicy, type OriginPolicy, type WebTransportListener } from '../transports/index.js';
+import { createHttpCalls, createWebSocketTransport, isLoopbackName, listenWebTransport, validatePolicy, type OriginPolicy, type WebTransportListener } from '../transports/index.js';
 import { certificateSha256, selfSignedCertificate } from './certificate.js';
 import { tokenAuthenticator, type TokenEntry } from './tokens.js';
 
@@ -96,8 +96,10 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const http: HttpServer = options.tls
     ? createHttpsServer({ cert: options.tls.certPem, key: options.tls.keyPem })
     : createHttpServer();
-  http.on('request', (_req, res) => {
-    res.writeHead(426, { 'content-type': 'text/plain' }).end('callwire speaks WebSocket at /callwire\n');
+  const httpCalls = createHttpCalls(common);
+  http.on('request', (req, res) => {
+    if (httpCalls(req, res)) return;
+    res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('callwire: WebSocket at /callwire, calls over HTTP at POST /call/<operation>\n');
   });
   const ws = createWebSocketTransport(common, http);
   await new Promise<void>((resolve, reject) => {

@@ -3,3 +3,5 @@ export { createWebSocketTransport, type WebSocketTransport, type WebSocketTransp
 export { bearerToken, type Authenticate } from './auth.js';
 export { listenWebTransport, probeHttp3, type WebTransportListener, type WebTransportServerOptions } from './webtransport.js';
 export { checkBrowserRequest, validatePolicy, isLoopbackName, type OriginPolicy, type Verdict } from './origin.js';
+export { createHttpCalls, CALL_PATH, DEADLINE_HEADER, type HttpCallsOptions } from './http/calls.js';
+export { EXIT_CODE_HEADER, CALL_ID_HEADER } from './http/responder.js';

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
 import { RpcError, type Client } from '../../client/index.js';
 import { connectFrom, globalFlags, parseCount, parseDuration, readInput, toJsonLine, unlessCancelled, writeErr, writeOut } from '../context.js';
-import { envelope } from '../envelope.js';
-import { classify, outcomes, type Classified } from '../outcome.js';
+import { envelope } from '../../terminal/index.js';
+import { classify, outcomes, type Classified } from '../../terminal/index.js';
 import { signalController } from '../signals.js';
 
 // README "The command line": a retryable error gets at most two more attempts.

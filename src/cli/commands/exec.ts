@@ -3,8 +3,8 @@ import type { Command } from 'commander';
 import { execFrames, RpcError, type Client, type ExecResult } from '../../client/index.js';
 import { envEntry } from '../../contracts/index.js';
 import { connectFrom, globalFlags, parseDuration, toJsonLine, writeErr, writeOut } from '../context.js';
-import { envelope } from '../envelope.js';
-import { classify, CliInputError, outcomes, precedence, type Classified } from '../outcome.js';
+import { envelope } from '../../terminal/index.js';
+import { classify, CallerInputError, outcomes, precedence, type Classified } from '../../terminal/index.js';
 import { signalController } from '../signals.js';
 import { localTerminal, type LocalTerminal } from '../terminal.js';
 
@@ -46,10 +46,10 @@ export function registerExec(program: Command): void {
       let failure: { classified: Classified; error: unknown } | undefined;
       let local: LocalTerminal | undefined;
       try {
-        for (const e of opts.env) if (!envEntry.safeParse(e).success) throw new CliInputError(`--env must be KEY=VALUE, not "${e}"`);
+        for (const e of opts.env) if (!envEntry.safeParse(e).success) throw new CallerInputError(`--env must be KEY=VALUE, not "${e}"`);
         // As docker exec: a terminal session reading keys needs keys to read.
-        if (opts.tty && opts.interactive && !process.stdin.isTTY) throw new CliInputError('the input device is not a TTY: use -i without -t to stream a pipe or file');
-        if (opts.tty && flags.json) throw new CliInputError('--json captures output; it does not go with -t');
+        if (opts.tty && opts.interactive && !process.stdin.isTTY) throw new CallerInputError('the input device is not a TTY: use -i without -t to stream a pipe or file');
+        if (opts.tty && flags.json) throw new CallerInputError('--json captures output; it does not go with -t');
         const deadlineMs = flags.timeout ? parseDuration(flags.timeout, '--timeout') : undefined;
         client = await connectFrom(flags, stop.signal);
         if (opts.tty) local = localTerminal(opts.interactive === true);

@@ -140,7 +140,7 @@ async function applyInput(items: AsyncIterable<ExecInputItem>, run: Running): Pr
     if (socket.destroyed) return;
     if ('data' in item) {
       if (input.stdin !== 'stream') throw new RpcError('INVALID_INPUT', "a {data} item needs stdin: 'stream' in the request");
-      if (!socket.write(item.data)) await new Promise((resolve) => socket.once('drain', resolve).once('close', resolve));
+      if (!socket.write(item.data)) await drained(socket);
     } else if ('resize' in item) {
       if (input.tty === undefined || input.tty === false) throw new RpcError('INVALID_INPUT', 'a {resize} item needs a tty in the request');
       await resize(run.exec, item.resize, false);
@@ -150,6 +150,17 @@ async function applyInput(items: AsyncIterable<ExecInputItem>, run: Running): Pr
     }
   }
   if (input.stdin === 'stream' && !socket.destroyed) socket.end();
+}
+
+/** Resolves when the socket can take more, or is gone; leaves no listener behind. */
+function drained(socket: Duplex): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      socket.off('drain', done).off('close', done);
+      resolve();
+    };
+    socket.on('drain', done).on('close', done);
+  });
 }
 
 /**

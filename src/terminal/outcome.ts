@@ -1,8 +1,8 @@
 import { isProtocolCode, RpcError } from '../protocol/index.js';
 
 /**
- * Terminal outcomes of a one-shot invocation and their exit codes
- * (README "Exit codes").
+ * Terminal outcomes of a one-shot invocation (the CLI's `call` and `exec`, an HTTP
+ * call) and their exit codes (README "Exit codes"): the one home of this table.
  */
 export const outcomes = {
   success: { exit: 0, execExit: 0, meaning: 'the call reached its terminal event without error' },
@@ -45,7 +45,7 @@ export const codeOutcomes: Readonly<Record<string, Classified>> = {
  * operation failures; anything unrecognisable is an infrastructure failure.
  */
 export function classify(error: unknown): Classified {
-  if (error instanceof CliInputError) return { outcome: 'invalid_input', boundary: 'input' };
+  if (error instanceof CallerInputError) return { outcome: 'invalid_input', boundary: 'input' };
   if (!(error instanceof RpcError)) return { outcome: 'infrastructure_failure', boundary: 'execution' };
   const known = codeOutcomes[error.code];
   if (known) return known;
@@ -53,9 +53,9 @@ export function classify(error: unknown): Classified {
   return { outcome: 'operation_failure', boundary: 'execution' };
 }
 
-/** Bad flags, unreadable input files, bad JSON: the caller's mistake, found before any call. */
-export class CliInputError extends Error {
-  override readonly name = 'CliInputError';
+/** Bad flags, an unreadable body, bad JSON: the caller's mistake, found before any call. */
+export class CallerInputError extends Error {
+  override readonly name = 'CallerInputError';
 }
 
 /**

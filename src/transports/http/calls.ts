@@ -1,0 +1,218 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Dispatcher, Identity, SessionTransport } from '../../dispatcher/index.js';
+import { codecs, decodeEnvelope, envelopes, RpcError, type RequestedPayload } from '../../protocol/index.js';
+import { CallerInputError, classify, envelope, type Classified, type TerminalEnvelope } from '../../terminal/index.js';
+import { bearerToken } from '../auth.js';
+import { checkBrowserRequest, SAME_ORIGIN_ONLY, type OriginPolicy } from '../origin.js';
+import { BodyRefusal, readInput } from './body.js';
+import { Responder, streamFormat, EXIT_CODE_HEADER, CALL_ID_HEADER } from './responder.js';
+
+export interface HttpCallsOptions {
+  readonly dispatcher: Dispatcher;
+  readonly originPolicy?: OriginPolicy;
+  /** How long a request body may take to arrive (spec §5.6). Default 5 s. */
+  readonly bodyDeadlineMs?: number;
+}
+
+/** `POST /call/<operationId>` (spec §5.6). */
+export const CALL_PATH = '/call/';
+export const DEADLINE_HEADER = 'X-Callwire-Deadline-Ms';
+const DEFAULT_BODY_DEADLINE_MS = 5000;
+/** A stream's output credit: what may wait in the response's buffers for a slow reader (§4.8). */
+const WINDOW_BYTES = 1024 * 1024;
+/** The exec operation's envelope carries its exit code as the CLI's does (README "Exit codes"). */
+const EXEC = 'docker/container/exec';
+
+/**
+ * Calls over plain HTTP, for curl and fetch: one request is one call, run through
+ * a session of its own with the same auth, origin rules, limits and validation as
+ * a WebSocket call. Returns a request handler that answers `true` for requests it
+ * took (paths under /call/), `false` for others.
+ */
+export function createHttpCalls(options: HttpCallsOptions): (req: IncomingMessage, res: ServerResponse) => boolean {
+  const { dispatcher } = options;
+  const policy = options.originPolicy ?? SAME_ORIGIN_ONLY;
+  const bodyDeadlineMs = options.bodyDeadlineMs ?? DEFAULT_BODY_DEADLINE_MS;
+
+  return (req, res) => {
+    const path = new URL(req.url ?? '/', 'http://x').pathname;
+    if (!path.startsWith(CALL_PATH)) return false;
+    const operationId = safeDecode(path.slice(CALL_PATH.length));
+    const refuse = (status: number, classified: Classified, code: string, message: string, headers: Record<string, string> = {}): true => {
+      const answer = envelope({ command: operationId === EXEC ? 'exec' : 'call', outcome: classified.outcome, failure_boundary: classified.boundary, operation: operationId || '(none)', call_id: null, events_seen: 0, diagnostics: [{ code, message }] });
+      // The body was not read: this connection cannot carry another request.
+      new Responder(res, 'ndjson', '').whole(status, answer, { connection: 'close', ...headers });
+      return true;
+    };
+
+    const verdict = checkBrowserRequest(policy, req.headers.origin, req.headers.host);
+    if (!verdict.ok) return refuse(403, { outcome: 'forbidden', boundary: 'validation' }, 'FORBIDDEN', verdict.reason);
+    const cors = corsHeaders(req);
+    if (req.method === 'OPTIONS') {
+      res.writeHead(204, { ...cors, 'access-control-allow-methods': 'POST', 'access-control-allow-headers': `content-type, authorization, accept, ${DEADLINE_HEADER}`, 'access-control-max-age': '600' }).end();
+      return true;
+    }
+    if (req.method !== 'POST') return refuse(405, { outcome: 'invalid_input', boundary: 'input' }, 'METHOD_NOT_ALLOWED', `use POST ${CALL_PATH}<operation>`, { allow: 'POST, OPTIONS', ...cors });
+    if (!dispatcher.accepting) return refuse(503, { outcome: 'infrastructure_failure', boundary: 'connect' }, 'UNAVAILABLE', 'the server is shutting down', { 'retry-after': '1', ...cors });
+    let identity: Identity | null = dispatcher.anonymousIdentity;
+    const token = bearerToken(req.headers.authorization);
+    if (token !== undefined) {
+      const found = dispatcher.authenticate?.(token);
+      // The token itself is never echoed.
+      if (!found) return refuse(401, { outcome: 'forbidden', boundary: 'validation' }, 'FORBIDDEN', 'invalid token', { 'www-authenticate': 'Bearer', ...cors });
+      identity = found;
+    }
+    const deadline = parseDeadline(req.headers[DEADLINE_HEADER.toLowerCase()]);
+    if (deadline instanceof CallerInputError) return refuse(400, { outcome: 'invalid_input', boundary: 'input' }, 'INVALID_INPUT', deadline.message, cors);
+
+    void readInput(req, dispatcher.limits.maxInputBytes, bodyDeadlineMs).then(
+      (input) => runCall(dispatcher, req, res, { operationId, input, deadline, identity, cors }),
+      (error: unknown) => {
+        if (!(error instanceof BodyRefusal)) return; // the client went away: nobody to answer
+        const classified: Classified = error.status === 408 ? { outcome: 'timeout', boundary: 'input' } : { outcome: 'invalid_input', boundary: 'input' };
+        const code = { 400: 'INVALID_INPUT', 408: 'TIMEOUT', 413: 'PAYLOAD_TOO_LARGE', 415: 'UNSUPPORTED_MEDIA_TYPE' }[error.status];
+        void refuse(error.status, classified, code, error.message, cors);
+      },
+    );
+    return true;
+  };
+}
+
+interface CallRequest {
+  readonly operationId: string;
+  readonly input: unknown;
+  readonly deadline: number | undefined;
+  readonly identity: Identity | null;
+  readonly cors: Record<string, string>;
+}
+
+/** Runs one admitted request as a call on a session of its own, and answers it. */
+function runCall(dispatcher: Dispatcher, req: IncomingMessage, res: ServerResponse, call: CallRequest): void {
+  const { operationId, cors } = call;
+  const id = randomUUID();
+  const op = dispatcher.registry.lookup(operationId);
+  const streaming = op?.kind === 'subscription';
+  const command = op?.name === EXEC ? 'exec' : 'call';
+  for (const [name, value] of Object.entries(cors)) res.setHeader(name, value);
+  if (Object.keys(cors).length > 0) res.setHeader('access-control-expose-headers', `${EXIT_CODE_HEADER}, ${CALL_ID_HEADER}`);
+  const responder = new Responder(res, streamFormat(req.headers.accept), id);
+  let events = 0;
+  let admitted = false;
+  let done = false;
+  let output: unknown;
+  let execEnd: { exitCode: number; stdoutBytes: number; stderrBytes: number } | undefined;
+
+  const finish = (error: RpcError | undefined): void => {
+    if (done) return;
+    done = true;
+    const base = { command, operation: operationId, call_id: id, events_seen: events } as const;
+    let terminal: TerminalEnvelope;
+    if (error) {
+      const classified = classify(error);
+      terminal = envelope({
+        ...base,
+        outcome: classified.outcome,
+        failure_boundary: classified.boundary,
+        error: { code: error.code, message: error.message, retryable: error.retryable },
+        diagnostics: [{ code: error.code, message: error.message }],
+        ...(command === 'exec' ? { exec: execSummary(execEnd) } : {}),
+      });
+    } else if (command === 'exec') {
+      // As the CLI: the remote exit code is the call's; a non-zero one is the operation's failure.
+      const exitCode = execEnd?.exitCode ?? 0;
+      terminal = envelope({ ...base, outcome: exitCode === 0 ? 'success' : 'operation_failure', failure_boundary: exitCode === 0 ? 'none' : 'execution', exit_code: exitCode & 0xff, exec: execSummary(execEnd) });
+    } else {
+      terminal = envelope({ ...base, outcome: 'success', failure_boundary: 'none', ...(streaming ? {} : { output }) });
+    }
+    if (responder.headersSent) responder.endStream(terminal);
+    else responder.whole(statusOf(error, call.identity), terminal, retryAfter(error));
+    session.close();
+  };
+
+  const transport: SessionTransport = {
+    codec: codecs.msgpack,
+    send: async (frame) => {
+      if (done) return;
+      const parsed = decodeEnvelope(codecs.msgpack, frame);
+      if (parsed.kind !== 'event') return finish(new RpcError('INTERNAL', 'the session sent an unreadable frame'));
+      const e = parsed.envelope;
+      if (e.type === 'call.credit') {
+        if (admitted) return;
+        admitted = true;
+        // The body was the whole input: an operation that also takes an input stream gets its end at once.
+        if (op?.inputStream) session.receive(codecs.msgpack.encode(envelopes.end(id)));
+        if (streaming) responder.startStream();
+      } else if (e.type === 'call.responded') {
+        events++;
+        if (!streaming) {
+          // A unary call's one answer is its end (§4.2).
+          output = e.payload.output;
+          return finish(undefined);
+        }
+        const value = e.payload.output as { terminal?: unknown; exitCode?: number; stdoutBytes?: number; stderrBytes?: number };
+        if (command === 'exec' && value?.terminal === true) execEnd = { exitCode: value.exitCode ?? 0, stdoutBytes: value.stdoutBytes ?? 0, stderrBytes: value.stderrBytes ?? 0 };
+        responder.startStream();
+        // The consumer here is the socket: credit comes back as it takes each line.
+        responder.value(e.payload.output, () => {
+          if (!done) session.receive(codecs.msgpack.encode(envelopes.credit(id, frame.byteLength)));
+        });
+      } else if (e.type === 'call.completed') finish(undefined);
+      else if (e.type === 'call.error') finish(RpcError.fromPayload(e.payload));
+    },
+    close: (_code, reason) => finish(new RpcError('INTERNAL', reason)),
+  };
+  const session = dispatcher.open(transport, call.identity);
+  // A client that goes away aborts its call, as a closed WebSocket does: an exec's process is killed.
+  res.on('close', () => {
+    if (!done) {
+      done = true;
+      session.close();
+    }
+  });
+  const payload: RequestedPayload = { operationId, input: call.input, ...(streaming ? { credit: WINDOW_BYTES } : {}), ...(call.deadline === undefined ? {} : { deadline_ms: call.deadline }) };
+  session.receive(codecs.msgpack.encode(envelopes.requested(id, payload)));
+}
+
+function execSummary(end: { exitCode: number; stdoutBytes: number; stderrBytes: number } | undefined): NonNullable<TerminalEnvelope['exec']> {
+  // The output went out as it came; the envelope counts it and does not repeat it.
+  return { exit_code: end?.exitCode ?? null, stdout_bytes: end?.stdoutBytes ?? 0, stderr_bytes: end?.stderrBytes ?? 0, encoding: 'utf8', truncated: false };
+}
+
+/**
+ * 200 for every outcome the operation's call produced; the refusals of the server's
+ * own machinery keep their HTTP meaning (spec §5.6).
+ */
+function statusOf(error: RpcError | undefined, identity: Identity | null): number {
+  if (!error) return 200;
+  if (error.code === 'FORBIDDEN') return identity === null ? 401 : 403;
+  if (error.code === 'UNAVAILABLE') return 503;
+  if (error.code === 'LIMIT_EXCEEDED') return 429;
+  return 200;
+}
+
+function retryAfter(error: RpcError | undefined): Record<string, string> {
+  return error?.retryable && (error.code === 'UNAVAILABLE' || error.code === 'LIMIT_EXCEEDED') ? { 'retry-after': '1' } : {};
+}
+
+function parseDeadline(header: string | string[] | undefined): number | undefined | CallerInputError {
+  if (header === undefined) return undefined;
+  const text = Array.isArray(header) ? header[0]! : header;
+  const ms = Number(text);
+  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(ms) || ms <= 0) return new CallerInputError(`${DEADLINE_HEADER} must be a whole number of milliseconds above 0, not "${text}"`);
+  return ms;
+}
+
+/** A page of an allowed origin may read the answer (the origin itself was checked already). */
+function corsHeaders(req: IncomingMessage): Record<string, string> {
+  const origin = req.headers.origin;
+  return origin ? { 'access-control-allow-origin': origin, vary: 'Origin' } : {};
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}

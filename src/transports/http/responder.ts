@@ -1,0 +1,80 @@
+import type { ServerResponse } from 'node:http';
+import { codecs } from '../../protocol/index.js';
+import type { TerminalEnvelope } from '../../terminal/index.js';
+
+/** How a streaming call's values go out: one JSON value per line, or one Server-Sent Event each. */
+export type StreamFormat = 'ndjson' | 'sse';
+
+export const EXIT_CODE_HEADER = 'X-Callwire-Exit-Code';
+export const CALL_ID_HEADER = 'X-Callwire-Call-Id';
+
+/** Picks the stream format from Accept: SSE when asked for, NDJSON otherwise. */
+export function streamFormat(accept: string | undefined): StreamFormat {
+  return /\btext\/event-stream\b/i.test(accept ?? '') ? 'sse' : 'ndjson';
+}
+
+const json = (value: unknown): string => new TextDecoder().decode(codecs.json.encode(value));
+
+/**
+ * Writes one call's HTTP answer (spec §5.6): a unary call's envelope as the whole
+ * body; a stream's values as lines or events, each written once the socket has
+ * taken the one before (the write's callback is the consumer's credit, §4.8), and
+ * the envelope last, with the exit code in a trailer as well as in the envelope.
+ */
+export class Responder {
+  private started = false;
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly format: StreamFormat,
+    private readonly callId: string,
+  ) {}
+
+  get headersSent(): boolean {
+    return this.started;
+  }
+
+  /** The stream was admitted: 200 and the stream's headers. */
+  startStream(): void {
+    if (this.started) return;
+    this.started = true;
+    this.res.writeHead(200, {
+      'content-type': this.format === 'sse' ? 'text/event-stream; charset=utf-8' : 'application/x-ndjson; charset=utf-8',
+      'cache-control': 'no-store',
+      'x-content-type-options': 'nosniff',
+      [CALL_ID_HEADER]: this.callId,
+      trailer: EXIT_CODE_HEADER,
+    });
+    // Headers now, not with the first value: a caller sees at once that its call runs.
+    this.res.flushHeaders();
+  }
+
+  /** One streamed value; `taken` runs when the socket has taken it. */
+  value(value: unknown, taken: () => void): void {
+    const line = this.format === 'sse' ? `data: ${json(value)}\n\n` : `${json(value)}\n`;
+    this.res.write(line, () => taken());
+  }
+
+  /** The last record of a stream. */
+  endStream(terminal: TerminalEnvelope): void {
+    this.res.write(this.format === 'sse' ? `event: terminal\ndata: ${json(terminal)}\n\n` : `${json(terminal)}\n`);
+    this.res.addTrailers({ [EXIT_CODE_HEADER]: String(terminal.exit_code) });
+    this.res.end();
+  }
+
+  /** The whole answer in one body: a unary call's, or a refusal's. */
+  whole(status: number, terminal: TerminalEnvelope, headers: Record<string, string> = {}): void {
+    this.started = true;
+    const body = `${json(terminal)}\n`;
+    this.res.writeHead(status, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': String(Buffer.byteLength(body)),
+      'cache-control': 'no-store',
+      'x-content-type-options': 'nosniff',
+      [EXIT_CODE_HEADER]: String(terminal.exit_code),
+      ...(terminal.call_id ? { [CALL_ID_HEADER]: terminal.call_id } : {}),
+      ...headers,
+    });
+    this.res.end(body);
+  }
+}
