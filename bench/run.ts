@@ -255,6 +255,29 @@ async function keystrokes(command: string): Promise<number> {
   return median(times);
 }
 
+// --- msgpack decode with and without the native extension ----------------------------------
+console.error('codec');
+{
+  const decodeRate = (disabled: boolean): { native: boolean; framesPerSecond: number } => {
+    const out = spawnSync(process.execPath, ['--import', 'tsx', 'bench/msgpack-decode.ts'], { encoding: 'utf8', env: { ...process.env, ...(disabled ? { MSGPACKR_NATIVE_ACCELERATION_DISABLED: 'true' } : {}) } });
+    return JSON.parse(out.stdout.trim().split('\n').pop()!) as { native: boolean; framesPerSecond: number };
+  };
+  // Interleaved, so a noisy minute hits both.
+  const withExt: number[] = [];
+  const without: number[] = [];
+  let loaded = false;
+  for (let i = 0; i < RUNS; i++) {
+    const a = decodeRate(false);
+    loaded = a.native;
+    withExt.push(a.framesPerSecond);
+    without.push(decodeRate(true).framesPerSecond);
+  }
+  const w = median(withExt);
+  const wo = median(without);
+  record({ group: 'codec', metric: 'msgpack decode, 250 B exec frames', subject: `with msgpackr-extract${loaded ? '' : ' (not loaded!)'}`, value: w, unit: 'frames/s', peer: 'without', peerValue: wo });
+  record({ group: 'codec', metric: 'msgpack decode, 250 B exec frames', subject: 'without the extension', value: wo, unit: 'frames/s' });
+}
+
 // --- scaling -------------------------------------------------------------------------------
 console.error('scaling');
 let single = 0;
