@@ -18,6 +18,7 @@ const allowed = {
   conformance: ['protocol', 'webtransport'],
   server: ['dispatcher', 'protocol', 'transports', 'operations'],
   cli: ['server', 'client', 'protocol', 'conformance', 'contracts', 'terminal'],
+  lab: ['client', 'terminal'],
 };
 
 function layerOf(file, srcRoot) {

@@ -10,6 +10,7 @@ const PROJECT_SOCKET = '/tmp/callwire-docker/docker.sock';
  */
 export default function setup(): void {
   execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+  execFileSync(process.execPath, ['scripts/build-lab.mjs'], { stdio: 'inherit' });
   if (process.env['DOCKER_HOST']) return;
   if (process.getuid?.() === 0 || existsSync(PROJECT_SOCKET)) {
     execFileSync('bash', ['scripts/docker-engine.sh', 'up'], { stdio: ['ignore', 'ignore', 'inherit'] });

@@ -6,6 +6,7 @@ import { probeOperations, discoveryOperations, dockerOperations, probeDocker, se
 import { limits as protocolLimits } from '../protocol/index.js';
 import { createHttpCalls, createWebSocketTransport, isLoopbackName, listenWebTransport, validatePolicy, type OriginPolicy, type WebTransportListener } from '../transports/index.js';
 import { certificateSha256, selfSignedCertificate } from './certificate.js';
+import { createLab } from './lab.js';
 import { tokenAuthenticator, type TokenEntry } from './tokens.js';
 
 export interface ServerOptions {
@@ -97,9 +98,10 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     ? createHttpsServer({ cert: options.tls.certPem, key: options.tls.keyPem })
     : createHttpServer();
   const httpCalls = createHttpCalls(common);
+  const lab = createLab(originPolicy);
   http.on('request', (req, res) => {
-    if (httpCalls(req, res)) return;
-    res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('callwire: WebSocket at /callwire, calls over HTTP at POST /call/<operation>\n');
+    if (httpCalls(req, res) || lab(req, res)) return;
+    res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('callwire: the Lab at /, WebSocket at /callwire, calls over HTTP at POST /call/<operation>\n');
   });
   const ws = createWebSocketTransport(common, http);
   await new Promise<void>((resolve, reject) => {

@@ -28,14 +28,15 @@ export function boundDiagnostics(list: readonly { code: string; message: string 
   return { diagnostics, omitted: Math.max(0, list.length - DIAGNOSTICS_MAX) };
 }
 
+// TextEncoder, not Buffer: the Lab builds the same envelope in the browser.
 function truncateUtf8(text: string, maxBytes: number): string {
-  const bytes = Buffer.from(text, 'utf8');
+  const bytes = new TextEncoder().encode(text);
   if (bytes.byteLength <= maxBytes) return text;
-  const room = maxBytes - Buffer.byteLength(TRUNCATED);
+  const room = maxBytes - new TextEncoder().encode(TRUNCATED).byteLength;
   // Cut on a character boundary: drop continuation bytes at the cut.
   let end = room;
   while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
-  return bytes.subarray(0, end).toString('utf8') + TRUNCATED;
+  return new TextDecoder().decode(bytes.subarray(0, end)) + TRUNCATED;
 }
 
 export function envelope(fields: Omit<TerminalEnvelope, 'kind' | 'schema_version' | 'exit_code' | 'diagnostics' | 'diagnostics_omitted'> & {

@@ -1,0 +1,285 @@
+import { FitAddon } from '@xterm/addon-fit';
+import { Terminal } from '@xterm/xterm';
+import { connect, RpcError, type Client, type OperationSummary } from '../client/index.js';
+import type { TerminalEnvelope } from '../terminal/index.js';
+import { runCall, type LabTerminal } from './run.js';
+import { SchemaForm, type JsonSchema } from './schema-form.js';
+
+/**
+ * The Lab (README "The Lab"): discover the operations, fill an input generated from
+ * each one's schema, run it over WebSocket, watch values or a terminal live, and
+ * export the terminal envelope. The seed's rules: editing the request or leaving the
+ * view cancels the active call, and an old result never outlives a new run or an error.
+ */
+const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
+const TOKEN_KEY = 'callwire.token';
+const EXAMPLES: Record<string, Record<string, unknown>> = {
+  'docker/container/exec': { containerId: 'callwire-demo', cmd: ['sh'] },
+  'docker/container/logs': { containerId: 'callwire-demo', follow: false },
+  'docker/container/inspect': { containerId: 'callwire-demo' },
+  'services/schema': { name: 'docker/container/exec' },
+};
+
+let client: Client | undefined;
+let current: { name: string; kind: string; form: SchemaForm; schema: JsonSchema } | undefined;
+let active: AbortController | undefined;
+let lastEnvelope: TerminalEnvelope | undefined;
+
+const term = new Terminal({ cols: 100, rows: 20, convertEol: false, fontSize: 13 });
+const fit = new FitAddon();
+term.loadAddon(fit);
+let termOpened = false;
+
+async function start(): Promise<void> {
+  const token = sessionStorage.getItem(TOKEN_KEY) ?? undefined;
+  const url = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/callwire`;
+  try {
+    client = await connect(url, token ? { token } : {});
+    // An anonymous caller of a server with tokens may call next to nothing: ask for one.
+    const info = await client.call<{ identity: { subject: string } | null }>('services/info', null);
+    if (info.identity === null) {
+      status('this server needs a token');
+      $('token-form').hidden = false;
+    } else status(`connected to ${location.host} as ${info.identity.subject}${token ? ' with a token' : ''}`);
+    showOperations(await client.listOperations());
+  } catch (error) {
+    if (error instanceof RpcError && error.code === 'FORBIDDEN') {
+      status(token ? 'that token was refused' : 'this server needs a token');
+      $('token-form').hidden = false;
+    } else status(`cannot connect: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+function status(text: string): void {
+  $('connection').textContent = text;
+}
+
+function showOperations(operations: OperationSummary[]): void {
+  const nav = $('operations');
+  nav.replaceChildren(
+    ...operations.map((op) => {
+      const button = document.createElement('button');
+      button.type = 'button';
+      button.dataset['op'] = op.name;
+      button.textContent = op.name;
+      const kind = document.createElement('span');
+      kind.className = 'kind';
+      kind.textContent = op.kind;
+      button.append(kind);
+      button.addEventListener('click', () => void select(op.name));
+      return button;
+    }),
+  );
+}
+
+/** Leaving an operation's view cancels its call (the seed's Lab rule). */
+async function select(name: string): Promise<void> {
+  cancel('left the view');
+  clearResult();
+  for (const b of Array.from($('operations').querySelectorAll('button'))) b.setAttribute('aria-current', String(b.dataset['op'] === name));
+  const spec = await client!.schema(name);
+  const schema = (spec.input_schema ?? {}) as JsonSchema;
+  $('operation').hidden = false;
+  $('op-name').textContent = spec.name;
+  $('op-meta').textContent = `${spec.kind}${spec.idempotent ? ' · idempotent' : ''}${spec.input_stream_schema ? ' · takes an input stream' : ''}`;
+  $('op-description').textContent = spec.description;
+  $('op-error-list').replaceChildren(
+    ...spec.error_schemas.map((e) => {
+      const li = document.createElement('li');
+      li.textContent = `${e.code}${e.http_status ? ` (${e.http_status})` : ''}: ${e.description}`;
+      return li;
+    }),
+  );
+  const scopes = [...spec.access_control.required_scopes, ...spec.access_control.required_scopes_any.map((s) => `${s} (any)`)];
+  $('op-scopes').textContent = scopes.length > 0 ? `Scopes: ${scopes.join(', ')}` : 'No scopes needed.';
+  // The Lab runs exec on its own terminal: the tty size, stdin and encoding are the terminal's.
+  const shown = spec.name === 'docker/container/exec' ? withoutProperties(schema, ['tty', 'stdin', 'encoding']) : schema;
+  const form = new SchemaForm($<HTMLFormElement>('input-form'), shown, onEdit);
+  current = { name: spec.name, kind: spec.kind, form, schema };
+  form.render({ ...exampleOf(shown), ...EXAMPLES[spec.name] });
+  ($<HTMLInputElement>('raw-toggle')).checked = false;
+  showRaw(false);
+  $('terminal').hidden = spec.name !== 'docker/container/exec';
+  if (spec.name === 'docker/container/exec') openTerminal();
+  // Each fresh view is numbered, so a script driving the page knows the form is new.
+  document.body.dataset['views'] = String(Number(document.body.dataset['views'] ?? 0) + 1);
+}
+
+function withoutProperties(schema: JsonSchema, names: readonly string[]): JsonSchema {
+  const properties = Object.fromEntries(Object.entries(schema.properties ?? {}).filter(([name]) => !names.includes(name)));
+  return { ...schema, properties, required: (schema.required ?? []).filter((name) => !names.includes(name)) };
+}
+
+/** A starting value: each property's default, and empty values for required ones. */
+function exampleOf(schema: JsonSchema): Record<string, unknown> {
+  const value: Record<string, unknown> = {};
+  for (const [name, p] of Object.entries(schema.properties ?? {})) {
+    if (p.default !== undefined) value[name] = p.default;
+    else if ((schema.required ?? []).includes(name)) value[name] = p.type === 'array' ? [] : p.type === 'number' || p.type === 'integer' ? (p.minimum ?? 0) : '';
+  }
+  return value;
+}
+
+function openTerminal(): void {
+  if (!termOpened) {
+    term.open($('terminal'));
+    termOpened = true;
+  }
+  fit.fit();
+}
+
+/** Editing the request cancels the active call, and its result goes (the seed's Lab rule). */
+function onEdit(): void {
+  if (active) {
+    cancel('the request was edited');
+    clearResult();
+    $('input-error').textContent = 'Cancelled: the request was edited.';
+  } else clearResult();
+}
+
+function cancel(why: string): void {
+  active?.abort(new Error(why));
+  active = undefined;
+  $<HTMLButtonElement>('cancel').disabled = true;
+}
+
+function clearResult(): void {
+  lastEnvelope = undefined;
+  $('result').hidden = true;
+  $('result-fields').replaceChildren();
+  $('diagnostics').replaceChildren();
+  $('values').textContent = '';
+  $('values').hidden = true;
+  $('input-error').textContent = '';
+}
+
+function readInput(): Record<string, unknown> | undefined {
+  if (!current) return undefined;
+  if ($<HTMLInputElement>('raw-toggle').checked) {
+    try {
+      return JSON.parse($<HTMLTextAreaElement>('raw-input').value) as Record<string, unknown>;
+    } catch (error) {
+      $('input-error').textContent = `The raw input is not JSON: ${(error as Error).message}`;
+      return undefined;
+    }
+  }
+  const read = current.form.read();
+  if ('error' in read) {
+    $('input-error').textContent = `Fix the input first: ${read.error}`;
+    return undefined;
+  }
+  return read.value;
+}
+
+function showRaw(raw: boolean): void {
+  $('input-form').hidden = raw;
+  $('raw-input').hidden = !raw;
+}
+
+async function run(): Promise<void> {
+  if (!current || !client) return;
+  cancel('a new run started');
+  clearResult();
+  const input = readInput();
+  if (!input) return;
+  const controller = new AbortController();
+  active = controller;
+  $<HTMLButtonElement>('cancel').disabled = false;
+  const isExec = current.name === 'docker/container/exec';
+  if (isExec) {
+    openTerminal();
+    term.reset();
+    term.focus();
+  } else if (current.kind === 'subscription') $('values').hidden = false;
+  const terminal: LabTerminal = {
+    cols: term.cols,
+    rows: term.rows,
+    write: (text) => term.write(text),
+    onData: (listener) => {
+      const d = term.onData(listener);
+      return () => d.dispose();
+    },
+    onResize: (listener) => {
+      const d = term.onResize(({ cols, rows }) => listener(cols, rows));
+      return () => d.dispose();
+    },
+  };
+  const result = await runCall(client, current.name, current.kind, input, controller.signal, {
+    value: (v) => ($('values').textContent += `${JSON.stringify(v)}\n`),
+    terminal,
+  });
+  // A call cancelled by an edit or a new run shows nothing: its successor owns the screen.
+  if (active !== controller) return;
+  active = undefined;
+  $<HTMLButtonElement>('cancel').disabled = true;
+  showResult(result);
+}
+
+function showResult(envelope: TerminalEnvelope): void {
+  lastEnvelope = envelope;
+  const rows: [string, string][] = [
+    ['outcome', envelope.outcome],
+    ['exit code', String(envelope.exit_code)],
+    ['call id', envelope.call_id ?? '—'],
+    ['events', String(envelope.events_seen)],
+  ];
+  if (envelope.exec) rows.push(['bytes', `stdout ${envelope.exec.stdout_bytes}, stderr ${envelope.exec.stderr_bytes}`]);
+  if (envelope.output !== undefined) rows.push(['output', JSON.stringify(envelope.output, null, 2)]);
+  $('result-fields').replaceChildren(
+    ...rows.flatMap(([k, v]) => {
+      const dt = document.createElement('dt');
+      dt.textContent = k;
+      const dd = document.createElement('dd');
+      dd.textContent = v;
+      if (k === 'outcome') dd.className = v === 'success' ? 'outcome-success' : 'outcome-failure';
+      dd.dataset['field'] = k;
+      return [dt, dd];
+    }),
+  );
+  $('diagnostics').replaceChildren(
+    ...envelope.diagnostics.map((d) => {
+      const li = document.createElement('li');
+      li.textContent = `${d.code}: ${d.message}`;
+      return li;
+    }),
+  );
+  $('result').hidden = false;
+}
+
+function exportEnvelope(): void {
+  if (!lastEnvelope) return;
+  const blob = new Blob([`${JSON.stringify(lastEnvelope)}\n`], { type: 'application/json' });
+  const a = document.createElement('a');
+  a.href = URL.createObjectURL(blob);
+  a.download = `callwire-terminal-${lastEnvelope.call_id ?? 'refused'}.json`;
+  a.click();
+  setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+}
+
+$('run').addEventListener('click', () => void run());
+$('cancel').addEventListener('click', () => cancel('cancelled by the user'));
+$('export').addEventListener('click', exportEnvelope);
+$('raw-input').addEventListener('input', onEdit);
+$('raw-toggle').addEventListener('change', () => {
+  const raw = $<HTMLInputElement>('raw-toggle').checked;
+  if (raw && current) {
+    const read = current.form.read();
+    $<HTMLTextAreaElement>('raw-input').value = JSON.stringify('value' in read ? read.value : {}, null, 2);
+  } else if (!raw && current) {
+    try {
+      current.form.fill(JSON.parse($<HTMLTextAreaElement>('raw-input').value) as Record<string, unknown>);
+    } catch {
+      // keep the fields as they were; the raw text was not JSON
+    }
+  }
+  showRaw(raw);
+});
+$('token-form').addEventListener('submit', (event) => {
+  event.preventDefault();
+  // The tab's session only: never a URL, never localStorage.
+  sessionStorage.setItem(TOKEN_KEY, $<HTMLInputElement>('token').value.trim());
+  location.reload();
+});
+window.addEventListener('resize', () => termOpened && !$('terminal').hidden && fit.fit());
+window.addEventListener('pagehide', () => cancel('left the page'));
+void start();

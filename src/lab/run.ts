@@ -1,0 +1,98 @@
+import { exec, RpcError, type Client } from '../client/index.js';
+import { classify, envelope, type TerminalEnvelope } from '../terminal/index.js';
+
+/** What the Lab shows a call's progress on. */
+export interface RunView {
+  /** A streamed value (not exec). */
+  value(value: unknown): void;
+  /** The exec's terminal, when the call is an exec. */
+  readonly terminal: LabTerminal;
+}
+
+export interface LabTerminal {
+  readonly cols: number;
+  readonly rows: number;
+  write(text: string): void;
+  /** Keystrokes; returns the unsubscribe. */
+  onData(listener: (data: string) => void): () => void;
+  onResize(listener: (cols: number, rows: number) => void): () => void;
+}
+
+const EXEC = 'docker/container/exec';
+
+/**
+ * Runs one call as the CLI's `--json` would and returns the same terminal envelope
+ * (spec/cli/terminal-envelope.schema.json): what "Export terminal JSON" saves. An
+ * exec runs interactively on the Lab's terminal: keys and resizes go to it.
+ */
+export async function runCall(client: Client, name: string, kind: string, input: Record<string, unknown>, signal: AbortSignal, view: RunView): Promise<TerminalEnvelope> {
+  const callId = crypto.randomUUID();
+  const base = { operation: name, call_id: callId } as const;
+  let events = 0;
+  if (name === EXEC) {
+    const t = view.terminal;
+    const handle = exec(client, String(input['containerId']), (input['cmd'] as string[] | undefined) ?? [], {
+      id: callId,
+      signal,
+      stdin: 'pipe',
+      tty: { cols: t.cols, rows: t.rows },
+      ...(Array.isArray(input['env']) ? { env: input['env'] as string[] } : {}),
+      ...(typeof input['workingDir'] === 'string' ? { workingDir: input['workingDir'] } : {}),
+      ...(typeof input['user'] === 'string' ? { user: input['user'] } : {}),
+    });
+    const offData = t.onData((data) => void handle.stdin.write(data).catch(() => undefined));
+    const offResize = t.onResize((cols, rows) => handle.resize(cols, rows));
+    const subscription = handle.output.subscribe((frame) => {
+      events++;
+      if ('text' in frame) t.write(frame.text);
+    });
+    try {
+      const result = await handle.result;
+      const ok = result.exitCode === 0;
+      return envelope({
+        command: 'exec',
+        ...base,
+        outcome: ok ? 'success' : 'operation_failure',
+        failure_boundary: ok ? 'none' : 'execution',
+        exit_code: result.exitCode & 0xff,
+        events_seen: events + 1,
+        exec: { exit_code: result.exitCode, stdout_bytes: result.stdoutBytes, stderr_bytes: result.stderrBytes, encoding: 'utf8', truncated: false },
+      });
+    } catch (error) {
+      return failed('exec', base, events, error, { exec: { exit_code: null, stdout_bytes: 0, stderr_bytes: 0, encoding: 'utf8', truncated: false } });
+    } finally {
+      offData();
+      offResize();
+      subscription.unsubscribe();
+    }
+  }
+  try {
+    if (kind !== 'subscription') {
+      const output = await client.call(name, input, { id: callId, signal });
+      return envelope({ command: 'call', ...base, outcome: 'success', failure_boundary: 'none', events_seen: 1, output });
+    }
+    for await (const value of client.iterate(name, input, { id: callId, signal })) {
+      events++;
+      view.value(value);
+    }
+    return envelope({ command: 'call', ...base, outcome: 'success', failure_boundary: 'none', events_seen: events });
+  } catch (error) {
+    return failed('call', base, events, error, {});
+  }
+}
+
+function failed(command: 'call' | 'exec', base: { operation: string; call_id: string }, events: number, error: unknown, extra: Partial<TerminalEnvelope>): TerminalEnvelope {
+  const classified = classify(error);
+  const rpc = error instanceof RpcError ? error : undefined;
+  const message = error instanceof Error ? error.message : String(error);
+  return envelope({
+    command,
+    ...base,
+    ...extra,
+    outcome: classified.outcome,
+    failure_boundary: classified.boundary,
+    events_seen: events,
+    ...(rpc ? { error: { code: rpc.code, message: rpc.message, retryable: rpc.retryable } } : {}),
+    diagnostics: [{ code: rpc?.code ?? classified.outcome, message }],
+  });
+}
