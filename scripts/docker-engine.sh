@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A private Docker engine for callwire's tests and for developers.
 #   scripts/docker-engine.sh up     install (if needed) and start dockerd, import the test image
+#   scripts/docker-engine.sh stop   stop it, keeping its images and containers (npm start's Ctrl-C)
 #   scripts/docker-engine.sh down   stop it and remove its state
 #   scripts/docker-engine.sh env    print the DOCKER_HOST line to eval
 # Idempotent: "up" on a running engine only checks it. Needs root (dockerd does).
@@ -76,7 +77,7 @@ import_image() {
   rm -rf "$rootfs"
 }
 
-stop_engine() {
+stop_dockerd() {
   if [ -f "$ROOT/dockerd.pid" ]; then
     local pid
     pid=$(cat "$ROOT/dockerd.pid")
@@ -87,6 +88,10 @@ stop_engine() {
       kill -9 "$pid" 2>/dev/null || true
     fi
   fi
+}
+
+stop_engine() {
+  stop_dockerd
   # Leftover mounts under the data root would make rm fail.
   grep -o " $ROOT[^ ]*" /proc/mounts 2>/dev/null | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
   rm -rf "$ROOT"
@@ -99,7 +104,8 @@ case "${1:-up}" in
     import_image
     echo "export DOCKER_HOST=$DOCKER_HOST"
     ;;
+  stop) stop_dockerd ;;
   down) stop_engine ;;
   env) echo "export DOCKER_HOST=$DOCKER_HOST" ;;
-  *) echo "usage: $0 up|down|env" >&2; exit 2 ;;
+  *) echo "usage: $0 up|stop|down|env" >&2; exit 2 ;;
 esac

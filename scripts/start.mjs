@@ -1,0 +1,91 @@
+// npm start: the server with the main job working on a fresh machine (README, first screen).
+// Finds a Docker engine, or starts the project's private one when it can (root); makes sure
+// a labelled demo container `callwire-demo` runs; then runs `callwire serve` until Ctrl-C,
+// and stops the engine only if it started it. It removes nothing: the demo container and
+// anything else in the engine stay for next time.
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import Docker from 'dockerode';
+
+const PRIVATE_SOCKET = '/tmp/callwire-docker/docker.sock';
+const DEMO = 'callwire-demo';
+const IMAGES = ['callwire-test:busybox', 'busybox:latest', 'busybox', 'alpine:latest'];
+const say = (line) => process.stderr.write(`[npm start] ${line}\n`);
+
+async function answers(socketPath) {
+  if (!existsSync(socketPath)) return false;
+  try {
+    await new Docker({ socketPath, timeout: 3000 }).ping();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The engine to use: DOCKER_HOST, the system's, ours already running, or ours started now. */
+async function findEngine() {
+  if (process.env.DOCKER_HOST) return { host: process.env.DOCKER_HOST, started: false, why: `DOCKER_HOST=${process.env.DOCKER_HOST}` };
+  if (await answers('/var/run/docker.sock')) return { host: 'unix:///var/run/docker.sock', started: false, why: 'the system engine at /var/run/docker.sock' };
+  if (await answers(PRIVATE_SOCKET)) return { host: `unix://${PRIVATE_SOCKET}`, started: false, why: `the project's engine, already running at ${PRIVATE_SOCKET}` };
+  if (process.getuid?.() !== 0) {
+    say('docker: off. No engine answers (DOCKER_HOST, /var/run/docker.sock), and starting one needs root: run  sudo npm start');
+    return undefined;
+  }
+  say(`docker: no engine answers; starting the project's own at ${PRIVATE_SOCKET} (scripts/docker-engine.sh up; Ctrl-C stops it)`);
+  try {
+    execFileSync('bash', ['scripts/docker-engine.sh', 'up'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  } catch (error) {
+    say(`docker: could not start the engine: ${String(error.stderr ?? error).trim().split('\n').slice(-3).join(' | ')}`);
+    return undefined;
+  }
+  return { host: `unix://${PRIVATE_SOCKET}`, started: true, why: 'the project\'s engine, started now' };
+}
+
+/** Reuses `callwire-demo` (started if stopped), or creates it from a local image. */
+async function demoContainer(host) {
+  const docker = new Docker({ socketPath: host.replace(/^unix:\/\//, ''), timeout: 30_000 });
+  const existing = docker.getContainer(DEMO);
+  const info = await existing.inspect().catch(() => undefined);
+  if (info) {
+    if (!info.State.Running) await existing.start();
+    return `${DEMO} (reused)`;
+  }
+  const local = new Set((await docker.listImages()).flatMap((i) => i.RepoTags ?? []));
+  const image = IMAGES.find((name) => local.has(name) || local.has(`${name}:latest`));
+  if (!image) return undefined;
+  const created = await docker.createContainer({
+    name: DEMO,
+    Image: image,
+    Cmd: ['sleep', '2147483647'],
+    Labels: { 'callwire.demo': 'true' },
+    HostConfig: { NetworkMode: 'none', Init: true },
+  });
+  await created.start();
+  return `${DEMO} (created from ${image})`;
+}
+
+const engine = process.env.CALLWIRE_NO_DOCKER ? undefined : await findEngine();
+const env = { ...process.env };
+if (engine) {
+  env.DOCKER_HOST = engine.host;
+  try {
+    const demo = await demoContainer(engine.host);
+    say(demo ? `docker: ${engine.why}; demo container ${demo}: try  node dist/cli/main.js exec -it ${DEMO} sh` : `docker: ${engine.why}; no local image for a demo container (docker pull busybox, then npm start again)`);
+  } catch (error) {
+    say(`docker: ${engine.why}; the demo container failed: ${error.message}`);
+  }
+}
+
+const server = spawn(process.execPath, ['dist/cli/main.js', 'serve', ...process.argv.slice(2)], { stdio: 'inherit', env });
+// Ctrl-C reaches the server too (same process group); we wait for it to finish, then stop what we started.
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => server.kill(signal));
+const code = await new Promise((resolve) => server.on('exit', (c, s) => resolve(c ?? (s ? 128 + 2 : 1))));
+if (engine?.started) {
+  say('docker: stopping the engine this started (its containers and images stay)');
+  try {
+    execFileSync('bash', ['scripts/docker-engine.sh', 'stop'], { stdio: 'ignore' });
+  } catch {
+    say('docker: could not stop the engine; scripts/docker-engine.sh stop does it');
+  }
+}
+process.exit(code);
