@@ -2,6 +2,8 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { codecs, type CodecName } from '../protocol/index.js';
 
+const EXPECT_CONTINUE_ABOVE = 64 * 1024;
+
 /** One HTTP call of a scenario (spec §5.6), as the runner sends it. */
 export interface HttpStep {
   readonly method: string;
@@ -39,6 +41,9 @@ export function sendHttp(baseUrl: string, codec: CodecName, step: HttpStep, time
     headers['content-type'] ??= codec === 'json' ? 'application/json' : 'application/msgpack';
   }
   if (body && step.stallAfterBytes === undefined) headers['content-length'] = String(body.byteLength);
+  // As curl does for large bodies: ask first, so a refusal by the headers (413) comes before the body.
+  const askFirst = body !== undefined && body.byteLength > EXPECT_CONTINUE_ABOVE && step.stallAfterBytes === undefined;
+  if (askFirst) headers['expect'] = '100-continue';
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise<HttpAnswer>((resolve, reject) => {
     const req = send(url, { method: step.method, headers, rejectUnauthorized: false });
@@ -46,11 +51,15 @@ export function sendHttp(baseUrl: string, codec: CodecName, step: HttpStep, time
       req.destroy();
       reject(new Error(`no complete HTTP answer within ${timeoutMs} ms`));
     }, timeoutMs);
+    let answered = false;
     req.on('error', (error) => {
+      // The server may answer and close before taking the whole body; its answer is what counts.
+      if (answered) return;
       clearTimeout(timer);
       reject(error);
     });
     req.on('response', (res: IncomingMessage) => {
+      answered = true;
       let text = '';
       let closedEarly = false;
       res.setEncoding('utf8');
@@ -74,6 +83,8 @@ export function sendHttp(baseUrl: string, codec: CodecName, step: HttpStep, time
       // Part of the body, and then nothing: the server's read deadline must end it.
       req.flushHeaders();
       if (body) req.write(body.subarray(0, step.stallAfterBytes));
+    } else if (askFirst) {
+      req.on('continue', () => req.end(body));
     } else {
       req.end(body);
     }

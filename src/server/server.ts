@@ -1,4 +1,4 @@
-import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
+import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createDispatcher, Registry, silentLogger, type Identity, type Logger, type Operation, type Session, type SessionLimits } from '../dispatcher/index.js';
@@ -99,10 +99,13 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     : createHttpServer();
   const httpCalls = createHttpCalls(common);
   const lab = createLab(originPolicy);
-  http.on('request', (req, res) => {
+  const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     if (httpCalls(req, res) || lab(req, res)) return;
     res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('callwire: the Lab at /, WebSocket at /callwire, calls over HTTP at POST /call/<operation>\n');
-  });
+  };
+  http.on('request', onRequest);
+  // With this listener Node leaves 100 Continue to us: a refusal by the headers alone (413, 415) is sent before any body.
+  http.on('checkContinue', onRequest);
   const ws = createWebSocketTransport(common, http);
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);

@@ -5,6 +5,12 @@ import { transportCases } from '../support/server-fixture.js';
 
 const MIB = 1024 * 1024;
 
+/** Fails with the stage's name after 15 s, so a hang says where it is. */
+function stage<T>(name: string, promise: Promise<T>): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`stage "${name}" did not finish within 15 s`)), 15_000)))]).finally(() => clearTimeout(timer));
+}
+
 /** A source that counts what was pulled from it. */
 function chunks(count: number, pulled: { n: number }): AsyncIterable<Uint8Array> {
   return (async function* () {
@@ -56,11 +62,11 @@ describe('exec stdin streamed through the SDK', () => {
       // Writable stdin: each write resolves once sent; end() is the command's end of file.
       const cat = exec(client, containerId, ['sh', '-c', 'cat; echo "[eof]"'], { stdin: 'pipe' });
       const out: string[] = [];
-      cat.output.subscribe((f) => out.push('text' in f ? f.text : ''));
+      cat.output.subscribe({ next: (f) => out.push('text' in f ? f.text : ''), error: () => undefined });
       await cat.stdin.write('one ');
       await cat.stdin.write(new TextEncoder().encode('two'));
       cat.stdin.end();
-      expect(await cat.result).toMatchObject({ exitCode: 0, stderrBytes: 0 });
+      expect(await stage('cat', cat.result)).toMatchObject({ exitCode: 0, stderrBytes: 0 });
       expect(out.join('')).toBe('one two[eof]\n');
 
       // A web ReadableStream as stdin.
@@ -73,26 +79,26 @@ describe('exec stdin streamed through the SDK', () => {
       });
       const wc = exec(client, containerId, ['wc', '-c'], { stdin: body });
       const counted: string[] = [];
-      wc.output.subscribe((f) => counted.push('text' in f ? f.text : ''));
-      expect((await wc.result).exitCode).toBe(0);
+      wc.output.subscribe({ next: (f) => counted.push('text' in f ? f.text : ''), error: () => undefined });
+      expect((await stage('wc from a ReadableStream', wc.result)).exitCode).toBe(0);
       expect(counted.join('').trim()).toBe('5');
 
       // A terminal, resized while it runs; its output merged into stdout.
       const tty = exec(client, containerId, ['sh', '-c', 'read x; stty size; echo err >&2'], { stdin: 'pipe', tty: { cols: 70, rows: 20 } });
       const screen: string[] = [];
-      tty.output.subscribe((f) => screen.push(`${f.stream}:${'text' in f ? f.text : ''}`));
+      tty.output.subscribe({ next: (f) => screen.push(`${f.stream}:${'text' in f ? f.text : ''}`), error: () => undefined });
       tty.resize(132, 43);
       await tty.stdin.write('\r');
-      const ttyResult = await tty.result;
+      const ttyResult = await stage('tty', tty.result);
       expect(screen.every((s) => s.startsWith('stdout:'))).toBe(true);
       expect(screen.map((s) => s.slice('stdout:'.length)).join('')).toBe('\r\n43 132\r\nerr\r\n');
       expect(ttyResult).toMatchObject({ exitCode: 0, stderrBytes: 0 });
 
       // A signal without a terminal: the trap's exit code is the result.
       const trapped = exec(client, containerId, ['sh', '-c', "trap 'exit 42' INT; echo ready; while true; do sleep 0.05; done"]);
-      await new Promise<void>((resolve) => trapped.output.subscribe(() => resolve()));
+      await stage('trap ready', new Promise<void>((resolve, reject) => trapped.output.subscribe({ next: () => resolve(), error: reject })));
       trapped.signal('SIGINT');
-      expect((await trapped.result).exitCode).toBe(42);
+      expect((await stage('SIGINT', trapped.result)).exitCode).toBe(42);
 
       // Without stdin: 'pipe' there is no stdin to write to.
       const closed = exec(client, containerId, ['true']);

@@ -65,7 +65,7 @@ async function* runExec(engine: DockerEngine, labelPrefix: string, input: ExecIn
   // A bad input item ends the call with its error, and the process with it.
   let inputFailure: RpcError | undefined;
   try {
-    // The first size lands before any item applies, so a resize sent at once is not overtaken by it.
+    // The first size lands before any input applies (applyInput waits for it), so a resize sent at once is not overtaken by it.
     const sized = tty ? resize(exec, tty, true) : Promise.resolve();
     if (input.stdin !== undefined && input.stdin !== 'stream') socket.end(input.stdin);
     void applyInput(ctx.input as AsyncIterable<ExecInputItem>, { engine, container, exec, socket, input, sized, logger: ctx.logger }).catch((error: unknown) => {
@@ -129,26 +129,41 @@ interface Running {
 /**
  * Applies the call's input stream in order (EXEC-8): stdin bytes are written as the
  * engine takes them (a command that does not read slows the caller, through the
- * call's credit), resizes and signals act when reached; call.end half-closes the
- * command's stdin. Rejects with the error that ends the call for an item the call
- * cannot take. An abort destroys the socket, which ends this too.
+ * call's credit), and a resize or signal acts after everything sent before it has
+ * been handed to the engine, without waiting for the command to read that stdin: a
+ * Ctrl-C is not stuck behind keys nobody reads. call.end half-closes the command's
+ * stdin. Rejects with the error that ends the call for an item the call cannot
+ * take. An abort destroys the socket, which ends this too.
  */
 async function applyInput(items: AsyncIterable<ExecInputItem>, run: Running): Promise<void> {
   const { socket, input } = run;
-  await run.sized;
+  // The terminal has its first size before the command reads a key: a command that asks
+  // for its size at once (stty size, a shell's line editor) is not answered mid-resize.
+  let controls = run.sized;
+  let backedUp: Promise<void> = Promise.resolve();
+  const control = (act: () => Promise<void>): void => {
+    controls = controls.then(act, act);
+  };
   for await (const item of items) {
     if (socket.destroyed) return;
     if ('data' in item) {
       if (input.stdin !== 'stream') throw new RpcError('INVALID_INPUT', "a {data} item needs stdin: 'stream' in the request");
-      if (!socket.write(item.data)) await drained(socket);
+      // Bytes wait for the controls sent before them, and for the engine to take the bytes before them.
+      await Promise.all([controls, backedUp]);
+      if (!socket.write(item.data)) backedUp = drained(socket);
     } else if ('resize' in item) {
       if (input.tty === undefined || input.tty === false) throw new RpcError('INVALID_INPUT', 'a {resize} item needs a tty in the request');
-      await resize(run.exec, item.resize, false);
+      const size = item.resize;
+      control(() => resize(run.exec, size, false));
     } else {
-      const failure = await signalExec(run.engine, run.container, run.exec, item.signal).catch((error: unknown) => String(error));
-      if (failure !== undefined) run.logger.warn('could not signal an exec process', { signal: item.signal, reason: failure });
+      const signal = item.signal;
+      control(async () => {
+        const failure = await signalExec(run.engine, run.container, run.exec, signal).catch((error: unknown) => String(error));
+        if (failure !== undefined) run.logger.warn('could not signal an exec process', { signal, reason: failure });
+      });
     }
   }
+  await Promise.all([controls, backedUp]);
   if (input.stdin === 'stream' && !socket.destroyed) socket.end();
 }
 
@@ -170,7 +185,8 @@ function drained(socket: Duplex): Promise<void> {
 async function resize(exec: Docker.Exec, size: { cols: number; rows: number }, first: boolean): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     try {
-      await exec.resize({ h: size.rows, w: size.cols });
+      // Bounded: an engine that does not answer must not hold the resizes after this one.
+      await withTimeout(exec.resize({ h: size.rows, w: size.cols }), RESIZE_TIMEOUT_MS);
       return;
     } catch {
       // The process may have ended already; a size that cannot be set is then moot.
@@ -178,6 +194,13 @@ async function resize(exec: Docker.Exec, size: { cols: number; rows: number }, f
       await new Promise((resolve) => setTimeout(resolve, 10 * (attempt + 1)));
     }
   }
+}
+
+const RESIZE_TIMEOUT_MS = 5000;
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)))]).finally(() => clearTimeout(timer));
 }
 
 async function exitCodeOf(exec: Docker.Exec, signal: AbortSignal): Promise<number> {

@@ -21,7 +21,7 @@ const MSGPACK_TYPES = new Set(['application/msgpack', 'application/x-msgpack', '
  * time). No body and no Content-Type is `null` input. Rejects with a BodyRefusal;
  * a client that goes away rejects with a plain Error.
  */
-export async function readInput(req: IncomingMessage, maxBytes: number, deadlineMs: number): Promise<unknown> {
+export async function readInput(req: IncomingMessage, maxBytes: number, deadlineMs: number, beforeBody: () => void = () => undefined): Promise<unknown> {
   // What the headers already say is refused before a byte of the body is read.
   const mediaType = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   const codec = JSON_TYPES.has(mediaType) ? codecs.json : MSGPACK_TYPES.has(mediaType) ? codecs.msgpack : undefined;
@@ -32,6 +32,8 @@ export async function readInput(req: IncomingMessage, maxBytes: number, deadline
   if (Number.isFinite(declared) && declared > maxBytes) {
     throw new BodyRefusal(413, `the request body (${declared} bytes) is over the ${maxBytes}-byte input limit`);
   }
+  // Only now may a client that sent `Expect: 100-continue` send its body.
+  beforeBody();
   const body = await readBody(req, maxBytes, deadlineMs);
   if (!codec) {
     if (body.byteLength === 0) return null;

@@ -66,7 +66,11 @@ export function createHttpCalls(options: HttpCallsOptions): (req: IncomingMessag
     const deadline = parseDeadline(req.headers[DEADLINE_HEADER.toLowerCase()]);
     if (deadline instanceof CallerInputError) return refuse(400, { outcome: 'invalid_input', boundary: 'input' }, 'INVALID_INPUT', deadline.message, cors);
 
-    void readInput(req, dispatcher.limits.maxInputBytes, bodyDeadlineMs).then(
+    // A client that asks first (curl does for large bodies) hears 100 Continue only once the headers pass.
+    const sendContinue = (): void => {
+      if (/100-continue/i.test(req.headers.expect ?? '')) res.writeContinue();
+    };
+    void readInput(req, dispatcher.limits.maxInputBytes, bodyDeadlineMs, sendContinue).then(
       (input) => runCall(dispatcher, req, res, { operationId, input, deadline, identity, cors }),
       (error: unknown) => {
         if (!(error instanceof BodyRefusal)) return; // the client went away: nobody to answer
