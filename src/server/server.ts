@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { createDispatcher, Registry, silentLogger, type Identity, type Logger, type Operation, type Session, type SessionLimits } from '../dispatcher/index.js';
 import { probeOperations, discoveryOperations, dockerOperations, probeDocker, serviceOperations, type DockerEngine } from '../operations/index.js';
 import { limits as protocolLimits } from '../protocol/index.js';
-import { createHttpCalls, createWebSocketTransport, isLoopbackName, listenWebTransport, validatePolicy, type OriginPolicy, type WebTransportListener } from '../transports/index.js';
+import { createHttpCalls, createWebSocketTransport, findDeno, isLoopbackName, startQuicEdge, type QuicEdge, listenWebTransport, validatePolicy, type OriginPolicy, type WebTransportListener } from '../transports/index.js';
 import { certificateSha256, selfSignedCertificate } from './certificate.js';
 import { createLab } from './lab.js';
 import { tokenAuthenticator, type TokenEntry } from './tokens.js';
@@ -31,6 +31,8 @@ export interface ServerOptions {
   readonly allowOrigins?: readonly string[];
   /** Host names accepted besides loopback ones while listening on loopback (DNS rebinding, §10.1). */
   readonly allowHosts?: readonly string[];
+  /** HTTP/3 when a provider is present (the native fails-components part, else the Deno edge); false: never. Default true. */
+  readonly http3?: boolean;
   /** WebSocket ping interval in ms (spec §5.5); 0 turns keepalive off. Default 30 s. */
   readonly keepaliveMs?: number;
 }
@@ -117,6 +119,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   let wt: WebTransportListener | undefined;
   let certHash: string | undefined;
   let certNotAfter: Date | undefined;
+  let http3 = { on: false, reason: 'WebTransport is off' };
+  let edge: QuicEdge | undefined;
   if (options.webTransportPort !== false) {
     const cert = options.tls
       ? { certPem: options.tls.certPem, keyPem: options.tls.keyPem, sha256: certificateSha256(options.tls.certPem), notAfter: undefined }
@@ -130,6 +134,29 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       await new Promise((resolve) => http.close(resolve));
       throw error;
     }
+    http3 = { on: wt.http3, reason: wt.http3 ? 'the native fails-components transport' : wt.http3Reason };
+    if (options.http3 === false) http3 = { on: false, reason: 'turned off (--no-http3)' };
+    // The fails-components provider wins when its native part loaded; otherwise the Deno edge, when installed.
+    else if (!wt.http3) {
+      const deno = findDeno();
+      if ('reason' in deno) http3 = { on: false, reason: `${wt.http3Reason}, and ${deno.reason}` };
+      else {
+        try {
+          edge = await startQuicEdge({
+            dispatcher,
+            host,
+            port: wt.port,
+            certPem: cert.certPem,
+            keyPem: cert.keyPem,
+            // Over HTTP/3 the Origin is not visible: without tokens, only the fresh certificate's hash admits a caller (README).
+            anonymousIdentity: options.tls ? null : anonymousIdentity,
+          });
+          http3 = { on: true, reason: 'the Deno edge (edge/quic-edge.ts)' };
+        } catch (error) {
+          http3 = { on: false, reason: `the Deno edge did not start: ${error instanceof Error ? error.message : String(error)}` };
+        }
+      }
+    }
   }
 
   return {
@@ -137,15 +164,15 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     wtUrl: wt ? `https://${urlHost}:${wt.port}/callwire` : undefined,
     certHash,
     certNotAfter,
-    http3: wt?.http3 ?? false,
-    http3Reason: wt?.http3Reason ?? 'WebTransport is off',
+    http3: http3.on,
+    http3Reason: http3.reason,
     docker,
     registry,
     allowedOrigins: originPolicy.allowOrigins,
     sessions: () => dispatcher.sessions,
     async close(graceMs = 0) {
       await dispatcher.shutdown(graceMs);
-      await Promise.all([ws.close(), wt?.close()]);
+      await Promise.all([ws.close(), wt?.close(), edge?.close()]);
       http.closeAllConnections?.();
       await new Promise((resolve) => http.close(resolve));
     },

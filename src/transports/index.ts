@@ -5,3 +5,4 @@ export { listenWebTransport, probeHttp3, type WebTransportListener, type WebTran
 export { checkBrowserRequest, validatePolicy, isLoopbackName, type OriginPolicy, type Verdict } from './origin.js';
 export { createHttpCalls, CALL_PATH, DEADLINE_HEADER, type HttpCallsOptions } from './http/calls.js';
 export { EXIT_CODE_HEADER, CALL_ID_HEADER } from './http/responder.js';
+export { startQuicEdge, findDeno, type QuicEdge, type QuicEdgeOptions } from './quic-edge.js';

@@ -14,6 +14,13 @@ export interface OpenOptions {
  * certificate, and HTTP/2 unless HTTP/3 is asked for.
  */
 export async function openWebTransport(url: string, options: OpenOptions = {}): Promise<WtSession> {
+  // A browser has its own WebTransport, over HTTP/3: no library, no polyfill.
+  const Native = (globalThis as { WebTransport?: new (url: string, init: Record<string, unknown>) => WtSession }).WebTransport;
+  if (Native) {
+    const wt = new Native(url, options.certHash ? { serverCertificateHashes: [{ algorithm: 'sha-256', value: hexBytes(options.certHash.replace(/:/g, '')) }] } : {});
+    wt.closed.catch(() => undefined);
+    return wt;
+  }
   const lib = await loadWebTransport();
   // The library loads its native HTTP/3 part asynchronously; a session built before it
   // settles fails with "Lib quiche loading attempt did not end".

@@ -95,10 +95,11 @@ describe('exec stdin streamed through the SDK', () => {
       expect(ttyResult).toMatchObject({ exitCode: 0, stderrBytes: 0 });
 
       // A signal without a terminal: the trap's exit code is the result.
-      const trapped = exec(client, containerId, ['sh', '-c', "trap 'exit 42' INT; echo ready; while true; do sleep 0.05; done"]);
+      // SIGTERM, not SIGINT: a shell started with SIGINT ignored (as under an engine started from a script) cannot trap it.
+      const trapped = exec(client, containerId, ['sh', '-c', "trap 'exit 42' TERM; echo ready; while true; do sleep 0.05; done"]);
       await stage('trap ready', new Promise<void>((resolve, reject) => trapped.output.subscribe({ next: () => resolve(), error: reject })));
-      trapped.signal('SIGINT');
-      expect((await stage('SIGINT', trapped.result)).exitCode).toBe(42);
+      trapped.signal('SIGTERM');
+      expect((await stage('SIGTERM', trapped.result)).exitCode).toBe(42);
 
       // Without stdin: 'pipe' there is no stdin to write to.
       const closed = exec(client, containerId, ['true']);

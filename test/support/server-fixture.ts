@@ -29,7 +29,8 @@ export class ServerFixture {
   private clients: Client[] = [];
 
   async start(options: ServerOptions = {}): Promise<this> {
-    this.server = await startServer({ port: 0, webTransportPort: 0, docker: false, operations: sampleOperations(this.probe), ...options });
+    // HTTP/3 (a Deno edge process per server) only where a test asks for it.
+    this.server = await startServer({ port: 0, webTransportPort: 0, docker: false, http3: false, operations: sampleOperations(this.probe), ...options });
     return this;
   }
 

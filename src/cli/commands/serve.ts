@@ -19,6 +19,7 @@ interface ServeFlags {
   allowOrigin: string[];
   allowHost: string[];
   keepalive: string;
+  http3: boolean;
 }
 
 export function registerServe(program: Command): void {
@@ -29,6 +30,7 @@ export function registerServe(program: Command): void {
     .option('--port <n>', 'WebSocket port (0: any free port)', '7070')
     .option('--wt-port <n>', 'WebTransport port (0: any free port)', '7071')
     .option('--no-webtransport', 'serve WebSocket only')
+    .option('--no-http3', 'WebTransport over HTTP/2 only: no HTTP/3 edge')
     .option('--cert <file>', 'PEM certificate (with --key): wss:// and WebTransport use it')
     .option('--key <file>', 'PEM private key for --cert')
     .option('--tokens <file>', 'tokens file {"tokens":[{"token","subject","scopes"}]} (or CALLWIRE_TOKENS / CALLWIRE_TOKENS_FILE)')
@@ -62,6 +64,7 @@ export function registerServe(program: Command): void {
         allowOrigins: flags.allowOrigin,
         allowHosts: flags.allowHost,
         keepaliveMs: seconds(flags.keepalive, '--keepalive') * 1000,
+        http3: flags.http3,
         ...(tls ? { tls } : {}),
       });
       printBanner(server, tokens.length);
@@ -96,7 +99,7 @@ function printBanner(server: RunningServer, tokenCount: number): void {
   out('callwire is serving');
   out(`  WebSocket     ${server.wsUrl}`);
   if (server.wtUrl) {
-    out(`  WebTransport  ${server.wtUrl}  (HTTP/2${server.http3 ? ' and HTTP/3' : `; HTTP/3 off: ${server.http3Reason}`})`);
+    out(`  WebTransport  ${server.wtUrl}  (HTTP/2${server.http3 ? ` and HTTP/3 via ${server.http3Reason}` : `; HTTP/3 off: ${server.http3Reason}`})`);
     out(`  certificate   sha256 ${server.certHash}${server.certNotAfter ? `  (self-signed, valid until ${server.certNotAfter.toISOString()})` : ''}`);
   }
   out(`  auth          ${tokenCount === 0 ? 'none: loopback only, local callers have full access' : `${tokenCount} token(s)`}`);

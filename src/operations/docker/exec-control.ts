@@ -30,9 +30,14 @@ export async function killExec(engine: DockerEngine, container: Docker.Container
  */
 export async function signalExec(engine: DockerEngine, container: Docker.Container, exec: Docker.Exec, signal: NodeJS.Signals): Promise<string | undefined> {
   if (!engine.local) return remote(engine);
-  const state = await exec.inspect();
-  if (!state.Running || !(state.Pid > 0)) return undefined; // ended already: nothing to signal
-  return deliver(container, [state.Pid], signal, state.Pid);
+  // A running exec whose pid the engine has not recorded yet is asked again, briefly.
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const state = await exec.inspect();
+    if (!state.Running) return undefined; // ended already: nothing to signal
+    if (state.Pid > 0) return deliver(container, [state.Pid], signal, state.Pid);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  return 'the engine did not report the process id';
 }
 
 const remote = (engine: DockerEngine): string => `the engine at ${engine.address} is remote: its process ids are not this host's`;

@@ -1,0 +1,259 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import type { Dispatcher, Identity, Session, SessionTransport, StreamEntry } from '../dispatcher/index.js';
+import { codecs, encodeFrame, FrameDecoder, type Codec } from '../protocol/index.js';
+
+export interface QuicEdgeOptions {
+  readonly dispatcher: Dispatcher;
+  readonly host: string;
+  /** The UDP port for HTTP/3; the WebTransport HTTP/2 port by convention. */
+  readonly port: number;
+  readonly certPem: string;
+  readonly keyPem: string;
+  /**
+   * The identity of callers without a token. The edge cannot see a browser's Origin
+   * (Deno's WebTransport server does not expose the request's headers), so this is
+   * the anonymous identity only while the certificate is the server's own fresh one,
+   * whose hash a page can only learn from the operator (spec §10.1); otherwise null.
+   */
+  readonly anonymousIdentity: Identity | null;
+}
+
+export interface QuicEdge {
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+const PATHS: Readonly<Record<string, Codec>> = { '/callwire': codecs.msgpack, '/callwire/msgpack': codecs.msgpack, '/callwire/json': codecs.json };
+const EDGE_PROGRAM = fileURLToPath(new URL('../../edge/quic-edge.ts', import.meta.url));
+const RESTARTS_PER_MINUTE = 5;
+
+/** The Deno binary of the pinned optional dependency, or why there is none. */
+export function findDeno(): { path: string } | { reason: string } {
+  const require = createRequire(import.meta.url);
+  const arch = process.arch === 'arm64' ? 'arm64' : 'x64';
+  for (const pkg of ['deno', `@deno/${process.platform}-${arch}-glibc`, `@deno/${process.platform}-${arch}`]) {
+    try {
+      const candidate = join(dirname(require.resolve(`${pkg}/package.json`)), 'deno');
+      if (existsSync(candidate)) return { path: candidate };
+    } catch {
+      // not installed
+    }
+  }
+  return { reason: 'the optional dependency deno (and its @deno/* binary) is not installed' };
+}
+
+/**
+ * HTTP/3 through a Deno edge process (edge/quic-edge.ts): QUIC and WebTransport end
+ * there; each session and each stream comes here over a private unix socket and
+ * enters the same session entry as an HTTP/2 WebTransport stream (`openStream`),
+ * under the same limits and backpressure. A crashed edge is restarted (at most five
+ * times a minute) without touching the other listeners.
+ */
+export async function startQuicEdge(options: QuicEdgeOptions): Promise<QuicEdge> {
+  const { dispatcher } = options;
+  const deno = findDeno();
+  if ('reason' in deno) throw new Error(deno.reason);
+  const dir = mkdtempSync(join(tmpdir(), 'callwire-edge-'));
+  const secret = randomBytes(32).toString('hex');
+  const socketPath = join(dir, 'bridge.sock');
+  writeFileSync(join(dir, 'cert.pem'), options.certPem, { mode: 0o600 });
+  writeFileSync(join(dir, 'key.pem'), options.keyPem, { mode: 0o600 });
+  const bridge = await listenBridge(socketPath, secret, options);
+  const configFile = join(dir, 'config.json');
+  writeFileSync(configFile, JSON.stringify({ host: options.host, port: options.port, certFile: join(dir, 'cert.pem'), keyFile: join(dir, 'key.pem'), socket: socketPath, secret }), { mode: 0o600 });
+
+  let child: ChildProcess | undefined;
+  let stopping = false;
+  const starts: number[] = [];
+  const start = (): Promise<number> =>
+    new Promise<number>((resolve, reject) => {
+      starts.push(Date.now());
+      const proc = spawn(deno.path, ['run', '--quiet', '--no-prompt', '--no-config', '--no-lock', '--unstable-net', '--allow-net', `--allow-read=${dir},${EDGE_PROGRAM}`, '--allow-write=' + dir, EDGE_PROGRAM, configFile], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, NO_COLOR: '1', DENO_NO_UPDATE_CHECK: '1' },
+      });
+      child = proc;
+      let ready = false;
+      createInterface({ input: proc.stdout! }).once('line', (text) => {
+        try {
+          const message = JSON.parse(text) as { ready?: boolean; port?: number };
+          if (message.ready && message.port) {
+            ready = true;
+            resolve(message.port);
+          }
+        } catch {
+          reject(new Error(`the HTTP/3 edge said: ${text}`));
+        }
+      });
+      let errors = '';
+      proc.stderr!.on('data', (d: Buffer) => (errors = (errors + d.toString()).slice(-2000)));
+      proc.on('exit', (code, signal) => {
+        if (!ready) return reject(new Error(`the HTTP/3 edge exited (${signal ?? code}) before it was ready: ${errors.trim()}`));
+        if (stopping) return;
+        dispatcher.logger?.warn('the HTTP/3 edge exited; restarting it', { code, signal, stderr: errors.trim().slice(-500) });
+        const recent = starts.filter((t) => Date.now() - t < 60_000);
+        if (recent.length >= RESTARTS_PER_MINUTE) {
+          dispatcher.logger?.error('the HTTP/3 edge keeps failing; HTTP/3 is off until the server restarts', {});
+          return;
+        }
+        setTimeout(() => void start().catch((error: unknown) => dispatcher.logger?.error('the HTTP/3 edge did not restart', { error: String(error) })), 1000).unref();
+      });
+    });
+
+  let port: number;
+  try {
+    port = await start();
+  } catch (error) {
+    bridge.close();
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+  return {
+    port,
+    async close() {
+      stopping = true;
+      child?.kill('SIGTERM');
+      bridge.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+interface BridgeSession {
+  readonly session: Session;
+  readonly streams: Map<number, { entry: StreamEntry; socket: Socket }>;
+  readonly control: Socket;
+}
+
+/** The unix socket the edge connects to: one connection per session, one per stream. */
+function listenBridge(socketPath: string, secret: string, options: QuicEdgeOptions): Promise<Server> {
+  const { dispatcher } = options;
+  const sessions = new Map<string, BridgeSession>();
+  const expected = Buffer.from(secret);
+  // Half-open: a FIN from the edge is the caller's end of input; our side stays open for the answer.
+  const server = createServer({ allowHalfOpen: true }, (socket) => {
+    socket.setNoDelay?.(true);
+    let head = Buffer.alloc(0);
+    const onData = (chunk: Buffer): void => {
+      head = Buffer.concat([head, chunk]);
+      const at = head.indexOf(10);
+      if (at < 0) {
+        if (head.byteLength > 4096) socket.destroy();
+        return;
+      }
+      socket.off('data', onData);
+      socket.pause();
+      let hello: { secret?: string; kind?: string; path?: string; session?: string; n?: number };
+      try {
+        hello = JSON.parse(head.subarray(0, at).toString('utf8')) as typeof hello;
+      } catch {
+        return void socket.destroy();
+      }
+      const given = Buffer.from(String(hello.secret ?? ''));
+      if (given.byteLength !== expected.byteLength || !timingSafeEqual(given, expected)) return void socket.destroy();
+      const rest = head.subarray(at + 1);
+      if (hello.kind === 'session') openSession(socket, String(hello.path ?? ''));
+      else if (hello.kind === 'stream') openStream(socket, String(hello.session ?? ''), Number(hello.n), rest);
+      else socket.destroy();
+    };
+    socket.on('data', onData);
+    socket.on('error', () => undefined);
+  });
+
+  function openSession(control: Socket, path: string): void {
+    const codec = PATHS[path];
+    if (!codec) return void control.end(`${JSON.stringify({ ok: false, status: 404, reason: `no WebTransport endpoint at ${path}` })}\n`);
+    if (!dispatcher.accepting) return void control.end(`${JSON.stringify({ ok: false, status: 503, reason: 'server shutting down' })}\n`);
+    const id = randomUUID();
+    const transport: SessionTransport = {
+      codec,
+      send: () => Promise.reject(new Error("WebTransport frames travel on their call's stream")),
+      close: (code, reason) => void control.write(`${JSON.stringify({ close: code, reason })}\n`),
+    };
+    const session = dispatcher.open(transport, options.anonymousIdentity);
+    const entry: BridgeSession = { session, streams: new Map(), control };
+    sessions.set(id, entry);
+    control.write(`${JSON.stringify({ ok: true, id })}\n`);
+    control.resume();
+    let pending = '';
+    control.on('data', (chunk: Buffer) => {
+      pending += chunk.toString('utf8');
+      for (let at = pending.indexOf('\n'); at >= 0; at = pending.indexOf('\n')) {
+        const message = JSON.parse(pending.slice(0, at)) as { reset?: number };
+        pending = pending.slice(at + 1);
+        // The caller reset a stream: that call is aborted (WT-2).
+        if (message.reset !== undefined) entry.streams.get(message.reset)?.entry.reset();
+      }
+    });
+    control.on('close', () => {
+      sessions.delete(id);
+      session.close(); // ABT-4: the session's calls end with it
+    });
+  }
+
+  function openStream(socket: Socket, sessionId: string, n: number, first: Buffer): void {
+    const owner = sessions.get(sessionId);
+    if (!owner) return void socket.destroy();
+    const maxFrameBytes = dispatcher.limits.maxFrameBytes;
+    const decoder = new FrameDecoder(maxFrameBytes);
+    let reset = false;
+    const entry = owner.session.openStream({
+      write: (frame) =>
+        new Promise<void>((resolve, reject) => {
+          if (socket.destroyed) return reject(new Error('stream closed'));
+          socket.write(encodeFrame(frame, maxFrameBytes), (error) => (error ? reject(error) : resolve()));
+        }),
+      end: () => void socket.end(),
+      reset: (reason) => {
+        reset = true;
+        dispatcher.logger?.debug('http/3 stream reset', { reason });
+        owner.control.write(`${JSON.stringify({ reset: n })}\n`);
+        socket.destroy();
+      },
+    });
+    owner.streams.set(n, { entry, socket });
+    const take = (chunk: Buffer): void => {
+      try {
+        for (const body of decoder.push(chunk)) {
+          if (reset) return;
+          entry.receive(body);
+        }
+      } catch (error) {
+        // §5.1, WT-3: a bad length prefix ends this stream only.
+        if (!reset) {
+          reset = true;
+          entry.reset();
+          owner.control.write(`${JSON.stringify({ reset: n })}\n`);
+          socket.destroy();
+        }
+        dispatcher.logger?.debug('http/3 stream ended', { error: String(error) });
+      }
+    };
+    if (first.byteLength > 0) take(first);
+    socket.on('data', take);
+    socket.on('end', () => {
+      if (reset) return;
+      try {
+        decoder.end();
+        entry.end(); // FIN: the caller's end of input (WT-2)
+      } catch {
+        entry.reset();
+      }
+    });
+    socket.on('close', () => owner.streams.delete(n));
+    socket.resume();
+  }
+
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(socketPath, () => resolve(server));
+  });
+}

@@ -1,0 +1,116 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { build } from 'esbuild';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findDeno } from '../../src/transports/index.js';
+import { DockerFixture } from '../support/docker.js';
+import { ServerFixture, transportCases } from '../support/server-fixture.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const deno = findDeno();
+
+// In the page: the SDK over the browser's own WebTransport (HTTP/3, QUIC), no polyfill.
+const PAGE_SCRIPT = `
+import { connect, exec } from '/client.js';
+const { url, certHash, container, quick } = JSON.parse(decodeURIComponent(location.hash.slice(1)));
+try {
+  const client = await connect(url, { certHash });
+  const echo = await client.call('test/echo', { text: 'over QUIC' });
+  if (quick) throw { quick: echo };
+  const ticks = [];
+  for await (const t of client.iterate('test/ticker', { count: 3, intervalMs: 1 })) ticks.push(t.n);
+  const run = exec(client, container, ['sh', '-c', 'echo out; echo err >&2; exit 4']);
+  const frames = [];
+  run.output.subscribe((f) => frames.push(f.stream + ':' + f.text));
+  const result = await run.result;
+  const aborter = new AbortController();
+  const long = exec(client, container, ['sh', '-c', 'echo started; exec sleep 1005'], { signal: aborter.signal });
+  await new Promise((resolve) => long.output.subscribe({ next: resolve, error: resolve }));
+  window.started = true;
+  await new Promise((resolve) => (window.abortNow = resolve));
+  aborter.abort();
+  const aborted = await long.result.then(() => 'resolved', (e) => e.code);
+  window.result = { echo, ticks, frames, result, aborted, native: typeof WebTransport === 'function' };
+} catch (error) {
+  window.result = error && error.quick ? { echo: error.quick } : { error: String(error && error.stack || error) };
+}
+`;
+
+/**
+ * The test of record that callwire speaks QUIC to a client nobody here wrote:
+ * Chromium's native WebTransport, over HTTP/3, through the Deno edge, to a real
+ * server and a real Docker engine. The page is served from http://127.0.0.1 (a
+ * secure context; about:blank is not one in headless Chromium).
+ */
+describe.skipIf(!existsSync(CHROMIUM) || 'reason' in deno)('HTTP/3 from Chromium through the Deno edge', () => {
+  const docker = new DockerFixture();
+  const fx = new ServerFixture();
+  let page: Server;
+  let browser: Browser;
+  let pageUrl = '';
+  let c = '';
+
+  beforeAll(async () => {
+    const bundle = await build({ entryPoints: ['src/client/index.ts'], bundle: true, format: 'esm', platform: 'browser', write: false, external: ['ws', '@fails-components/webtransport'] });
+    const script = bundle.outputFiles[0]!.text;
+    page = createServer((req, res) => {
+      if (req.url === '/client.js') return res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' }).end(script);
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<!doctype html><meta charset="utf-8"><title>h3</title><script type="module">${PAGE_SCRIPT}</script>`);
+    });
+    await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
+    pageUrl = `http://127.0.0.1:${(page.address() as AddressInfo).port}/`;
+    await fx.start({ http3: true, docker: docker.engine, allowOrigins: [new URL(pageUrl).origin] });
+    c = await docker.container();
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--no-first-run'] });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await new Promise((resolve) => page?.close(resolve));
+    await fx.stop();
+    await docker.cleanup();
+  });
+
+  it('the banner says HTTP/3 is on through the Deno edge', () => {
+    expect(fx.server.http3).toBe(true);
+    expect(fx.server.http3Reason).toMatch(/Deno edge/);
+  });
+
+  it('a unary call, a subscription, an exec with its output and exit code, and an abort that kills the process', async () => {
+    const tab = await browser.newPage();
+    await tab.goto(`${pageUrl}#${encodeURIComponent(JSON.stringify({ url: fx.server.wtUrl, certHash: fx.server.certHash, container: c }))}`);
+    await tab.waitForFunction(() => (window as unknown as { started?: boolean; result?: unknown }).started || (window as unknown as { result?: unknown }).result, undefined, { timeout: 30_000 });
+    expect(await docker.processes(c)).toContain('sleep 1005');
+    await tab.evaluate(() => (window as unknown as { abortNow: () => void }).abortNow());
+    await tab.waitForFunction(() => (window as unknown as { result?: unknown }).result !== undefined, undefined, { timeout: 20_000 });
+    const result = (await tab.evaluate(() => (window as unknown as { result: unknown }).result)) as Record<string, unknown>;
+    expect(result['error']).toBeUndefined();
+    expect(result['native']).toBe(true);
+    expect(result['echo']).toEqual({ text: 'over QUIC' });
+    expect(result['ticks']).toEqual([0, 1, 2]);
+    expect(result['frames']).toEqual(['stdout:out\n', 'stderr:err\n']);
+    expect(result['result']).toEqual({ exitCode: 4, stdoutBytes: 4, stderrBytes: 4 });
+    expect(result['aborted']).toBe('CANCELLED');
+    await expect.poll(() => docker.processes(c), { timeout: 5000 }).toEqual(['sleep 1000000']);
+    await tab.close();
+  }, 60_000);
+
+  it('a crashed edge is restarted, and QUIC calls work again; the WebSocket listener never noticed', async () => {
+    const edges = (): number[] =>
+      // Ours only (children of this process): other test files' servers run edges too.
+      execFileSync('pgrep', ['-P', String(process.pid), '-f', 'edge/quic-edge.ts'], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
+    const before = edges();
+    expect(before.length).toBeGreaterThan(0);
+    const ws = await fx.client(transportCases[0]!);
+    for (const pid of before) process.kill(pid, 'SIGKILL');
+    expect(await ws.call('test/echo', { text: 'still here' })).toEqual({ text: 'still here' });
+    await expect.poll(() => edges().filter((pid) => !before.includes(pid)).length, { timeout: 10_000 }).toBeGreaterThan(0);
+    const tab = await browser.newPage();
+    await tab.goto(`${pageUrl}#${encodeURIComponent(JSON.stringify({ url: fx.server.wtUrl, certHash: fx.server.certHash, container: c, quick: true }))}`);
+    await tab.waitForFunction(() => (window as unknown as { result?: unknown }).result !== undefined, undefined, { timeout: 20_000 });
+    expect(await tab.evaluate(() => (window as unknown as { result: unknown }).result)).toEqual({ echo: { text: 'over QUIC' } });
+    await tab.close();
+  }, 60_000);
+});
