@@ -40,3 +40,27 @@ export async function medianOf<T>(runs: number, fn: () => Promise<T>, key: (t: T
 }
 
 export const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+
+export interface Spread {
+  readonly min: number;
+  readonly median: number;
+  readonly max: number;
+}
+
+export const spread = (values: number[]): Spread => ({ min: Math.min(...values), median: median(values), max: Math.max(...values) });
+
+/**
+ * Runs every subject once per round, in turn, for `rounds` rounds: a noisy minute on a
+ * shared machine hits all of them, so ratios taken round by round are fair.
+ */
+export async function interleaved<T>(rounds: number, subjects: Readonly<Record<string, () => Promise<T>>>): Promise<Record<string, T[]>> {
+  const out: Record<string, T[]> = {};
+  for (const name of Object.keys(subjects)) out[name] = [];
+  for (let round = 0; round < rounds; round++) {
+    for (const [name, run] of Object.entries(subjects)) out[name]!.push(await run());
+  }
+  return out;
+}
+
+/** The ratio subject/peer per round (same index), as a spread. */
+export const ratios = (subject: number[], peer: number[]): Spread => spread(subject.map((v, i) => v / peer[i]!));

@@ -10,29 +10,48 @@ import { createInterface } from 'node:readline';
 import * as grpc from '@grpc/grpc-js';
 import WebSocket from 'ws';
 import { connect, exec, type Client } from '../src/client/index.js';
-import { fmt, median, medianOf, unaryLoad, type UnaryResult } from './measure.js';
+import { fmt, interleaved, median, ratios, spread, unaryLoad } from './measure.js';
 import { grpcService } from './peers.js';
 
-const RUNS = Number(process.env['BENCH_RUNS'] ?? 3);
-const UNARY_MS = 1500;
+/** `npm run bench -- --quick`: a 30-second subset (unary, 100 B streaming, a 64 MiB exec), 3 rounds. */
+const QUICK = process.argv.includes('--quick');
+const RUNS = Number(process.env['BENCH_RUNS'] ?? (QUICK ? 3 : 5));
+const UNARY_MS = QUICK ? 500 : 1500;
 const MB = 1e6;
 
 interface Row {
   group: string;
   metric: string;
   subject: string;
+  /** The median of the runs. */
   value: number;
   unit: string;
+  /** The runs' spread, when there were several. */
+  min?: number;
+  max?: number;
   peer?: string;
   peerValue?: number;
+  /** Median of the per-round ratios to the peer (runs interleaved), or value/peerValue. */
   ratio?: number;
+  ratioMin?: number;
+  ratioMax?: number;
 }
 const rows: Row[] = [];
+const digits = (n: number): number => (n < 10 ? 2 : 0);
+const range = (r: { min?: number; max?: number; value: number }): string =>
+  r.min === undefined || r.max === undefined ? '' : ` (${fmt(r.min, digits(r.value))}–${fmt(r.max, digits(r.value))})`;
 const record = (row: Row): void => {
-  if (row.peerValue !== undefined && row.peerValue > 0) row.ratio = row.value / row.peerValue;
+  if (row.ratio === undefined && row.peerValue !== undefined && row.peerValue > 0) row.ratio = row.value / row.peerValue;
   rows.push(row);
-  const ratio = row.ratio === undefined ? '' : `  (${row.ratio.toFixed(2)}× ${row.peer})`;
-  console.error(`  ${row.group} · ${row.metric} · ${row.subject}: ${fmt(row.value, row.value < 10 ? 2 : 0)} ${row.unit}${ratio}`);
+  console.error(`  ${row.group} · ${row.metric} · ${row.subject}: ${fmt(row.value, digits(row.value))}${range(row)} ${row.unit}${ratioText(row)}`);
+};
+const ratioText = (row: Row): string =>
+  row.ratio === undefined ? '' : `  ${row.ratio.toFixed(2)}×${row.ratioMin === undefined ? '' : ` (${row.ratioMin.toFixed(2)}–${row.ratioMax!.toFixed(2)})`} ${row.peer}`;
+/** A row from interleaved runs: the subject's spread, and its ratio to the peer round by round. */
+const recordRuns = (base: Omit<Row, 'value' | 'min' | 'max' | 'ratio' | 'ratioMin' | 'ratioMax' | 'peerValue'>, values: number[], peerValues?: number[]): void => {
+  const s = spread(values);
+  const r = peerValues ? ratios(values, peerValues) : undefined;
+  record({ ...base, value: s.median, min: s.min, max: s.max, ...(r ? { ratio: r.median, ratioMin: r.min, ratioMax: r.max, peerValue: median(peerValues!) } : {}) });
 };
 
 // The project's own engine (scripts/docker-engine.sh) when DOCKER_HOST names none, as the tests do.
@@ -94,6 +113,8 @@ const raw = await rawWs();
 console.error('memory');
 const memory = async (): Promise<{ heapUsed: number; rss: number }> => ws.call('bench/memory');
 const liveCalls = async (): Promise<number> => (await ws.call<{ liveCalls: number }>('services/stats')).liveCalls;
+if (!QUICK) {
+
 {
   const before = await memory();
   const idle = await Promise.all(Array.from({ length: 1000 }, () => connect(addresses.wsUrl)));
@@ -114,22 +135,32 @@ const liveCalls = async (): Promise<number> => (await ws.call<{ liveCalls: numbe
   await Promise.all(conns.map((c) => c.close()));
 }
 
+}
+
 // --- unary ------------------------------------------------------------------------
 console.error('unary');
-for (const concurrency of [1, 64]) {
-  const run = (call: () => Promise<unknown>): Promise<UnaryResult> => medianOf(RUNS, () => unaryLoad(call, concurrency, UNARY_MS), (r) => r.callsPerSec);
-  const g = await run(grpcEcho);
-  const r = await run(raw.echo);
-  for (const [name, client] of [['callwire WebSocket', ws], ['callwire WebTransport', wt]] as const) {
-    const c = await run(() => client.call('bench/echo', { text: 'hello bench' }));
-    record({ group: 'unary', metric: `calls/s @${concurrency} in flight`, subject: name, value: c.callsPerSec, unit: 'calls/s', peer: 'grpc-js', peerValue: g.callsPerSec });
-    record({ group: 'unary', metric: `p50 @${concurrency}`, subject: name, value: c.p50Ms, unit: 'ms', peer: 'grpc-js', peerValue: g.p50Ms });
-    record({ group: 'unary', metric: `p99 @${concurrency}`, subject: name, value: c.p99Ms, unit: 'ms', peer: 'grpc-js', peerValue: g.p99Ms });
+for (const concurrency of QUICK ? [1] : [1, 64]) {
+  const load = (call: () => Promise<unknown>) => () => unaryLoad(call, concurrency, UNARY_MS);
+  const runs = await interleaved(RUNS, {
+    grpc: load(grpcEcho),
+    raw: load(raw.echo),
+    ws: load(() => ws.call('bench/echo', { text: 'hello bench' })),
+    ...(QUICK ? {} : { wt: load(() => wt.call('bench/echo', { text: 'hello bench' })) }),
+  });
+  const rate = (name: string): number[] => runs[name]!.map((r) => r.callsPerSec);
+  const p50 = (name: string): number[] => runs[name]!.map((r) => r.p50Ms);
+  const p99 = (name: string): number[] => runs[name]!.map((r) => r.p99Ms);
+  for (const [name, key] of [['callwire WebSocket', 'ws'], ['callwire WebTransport', 'wt']] as const) {
+    if (!runs[key]) continue;
+    recordRuns({ group: 'unary', metric: `calls/s @${concurrency} in flight`, subject: name, unit: 'calls/s', peer: 'grpc-js' }, rate(key), rate('grpc'));
+    if (key === 'ws') recordRuns({ group: 'unary', metric: `calls/s @${concurrency} in flight`, subject: name, unit: 'calls/s', peer: 'raw ws echo' }, rate(key), rate('raw'));
+    recordRuns({ group: 'unary', metric: `p50 @${concurrency}`, subject: name, unit: 'ms', peer: 'grpc-js' }, p50(key), p50('grpc'));
+    recordRuns({ group: 'unary', metric: `p99 @${concurrency}`, subject: name, unit: 'ms', peer: 'grpc-js' }, p99(key), p99('grpc'));
   }
-  record({ group: 'unary', metric: `calls/s @${concurrency} in flight`, subject: 'grpc-js', value: g.callsPerSec, unit: 'calls/s', peer: 'raw ws echo', peerValue: r.callsPerSec });
-  record({ group: 'unary', metric: `p50 @${concurrency}`, subject: 'grpc-js', value: g.p50Ms, unit: 'ms' });
-  record({ group: 'unary', metric: `calls/s @${concurrency} in flight`, subject: 'raw ws echo (ceiling)', value: r.callsPerSec, unit: 'calls/s' });
-  record({ group: 'unary', metric: `p50 @${concurrency}`, subject: 'raw ws echo (ceiling)', value: r.p50Ms, unit: 'ms' });
+  recordRuns({ group: 'unary', metric: `calls/s @${concurrency} in flight`, subject: 'grpc-js', unit: 'calls/s', peer: 'raw ws echo' }, rate('grpc'), rate('raw'));
+  recordRuns({ group: 'unary', metric: `p50 @${concurrency}`, subject: 'grpc-js', unit: 'ms' }, p50('grpc'));
+  recordRuns({ group: 'unary', metric: `calls/s @${concurrency} in flight`, subject: 'raw ws echo (ceiling)', unit: 'calls/s' }, rate('raw'));
+  recordRuns({ group: 'unary', metric: `p50 @${concurrency}`, subject: 'raw ws echo (ceiling)', unit: 'ms' }, p50('raw'));
 }
 
 // --- streaming ----------------------------------------------------------------------
@@ -148,26 +179,31 @@ function grpcStream(items: number, itemBytes: number): Promise<number> {
     call.on('error', reject);
   });
 }
-for (const [label, items, itemBytes] of [
+for (const [label, items, itemBytes] of (QUICK ? [['100 B items', 100_000, 100]] : [
   ['100 B items', 200_000, 100],
   ['64 KiB items', 2_000, 64 * 1024],
-] as const) {
-  const timed = async (fn: () => Promise<number>) => {
+]) as [string, number, number][]) {
+  const metricOf = (r: { itemsPerSec: number; mbPerSec: number }): number => (itemBytes === 100 ? r.itemsPerSec : r.mbPerSec);
+  const timed = (fn: () => Promise<number>) => async (): Promise<number> => {
     const t = performance.now();
     const bytes = await fn();
     const s = (performance.now() - t) / 1000;
-    return { itemsPerSec: items / s, mbPerSec: bytes / MB / s };
+    return metricOf({ itemsPerSec: items / s, mbPerSec: bytes / MB / s });
   };
-  const metricOf = (r: { itemsPerSec: number; mbPerSec: number }): number => (itemBytes === 100 ? r.itemsPerSec : r.mbPerSec);
   const unit = itemBytes === 100 ? 'items/s' : 'MB/s';
-  const g = await medianOf(RUNS, () => timed(() => grpcStream(items, itemBytes)), metricOf);
-  const r = await medianOf(RUNS, () => timed(() => raw.stream(items, itemBytes)), metricOf);
-  for (const [name, client] of [['callwire WebSocket', ws], ['callwire WebTransport', wt]] as const) {
-    const c = await medianOf(RUNS, () => timed(() => callwireStream(client, items, itemBytes)), metricOf);
-    record({ group: 'streaming', metric: label, subject: name, value: metricOf(c), unit, peer: 'grpc-js', peerValue: metricOf(g) });
+  const runs = await interleaved(RUNS, {
+    grpc: timed(() => grpcStream(items, itemBytes)),
+    raw: timed(() => raw.stream(items, itemBytes)),
+    ws: timed(() => callwireStream(ws, items, itemBytes)),
+    ...(QUICK ? {} : { wt: timed(() => callwireStream(wt, items, itemBytes)) }),
+  });
+  for (const [name, key] of [['callwire WebSocket', 'ws'], ['callwire WebTransport', 'wt']] as const) {
+    if (!runs[key]) continue;
+    recordRuns({ group: 'streaming', metric: label, subject: name, unit, peer: 'grpc-js' }, runs[key]!, runs['grpc']);
+    if (key === 'ws') recordRuns({ group: 'streaming', metric: label, subject: name, unit, peer: 'raw ws' }, runs[key]!, runs['raw']);
   }
-  record({ group: 'streaming', metric: label, subject: 'grpc-js server streaming', value: metricOf(g), unit, peer: 'raw ws', peerValue: metricOf(r) });
-  record({ group: 'streaming', metric: label, subject: 'raw ws (ceiling)', value: metricOf(r), unit });
+  recordRuns({ group: 'streaming', metric: label, subject: 'grpc-js server streaming', unit, peer: 'raw ws' }, runs['grpc']!, runs['raw']);
+  recordRuns({ group: 'streaming', metric: label, subject: 'raw ws (ceiling)', unit }, runs['raw']!);
 }
 
 // --- exec -------------------------------------------------------------------------------
@@ -180,8 +216,9 @@ if (!addresses.docker.on) {
 } else {
   const run = spawnSync(dockerCli, ['run', '-d', '--network', 'none', '--label', 'callwire.bench=1', 'callwire-test:busybox', 'sleep', '100000'], { encoding: 'utf8', env: { ...process.env, ...(dockerHost ? { DOCKER_HOST: dockerHost } : {}) } });
   const container = run.stdout.trim();
-  const dd = ['dd', 'if=/dev/zero', 'bs=1M', 'count=512'];
-  const viaCallwire = async (cmd: string[]): Promise<{ seconds: number; bytes: number }> => {
+  const ddMiB = QUICK ? 64 : 512;
+  const dd = ['dd', 'if=/dev/zero', 'bs=1M', `count=${ddMiB}`];
+  const viaCallwire = (cmd: string[]) => async (): Promise<number> => {
     const t = performance.now();
     let bytes = 0;
     const handle = exec(ws, container, cmd, { encoding: 'binary' });
@@ -189,38 +226,48 @@ if (!addresses.docker.on) {
       if ('data' in f && f.stream === 'stdout') bytes += f.data.byteLength;
     });
     await handle.result;
-    return { seconds: (performance.now() - t) / 1000, bytes };
+    return bytes / MB / ((performance.now() - t) / 1000);
   };
-  const viaDocker = (cmd: string[]): Promise<{ seconds: number; bytes: number }> =>
-    new Promise((resolve) => {
+  /** A whole process writing to /dev/null, as `… > /dev/null` in a shell: the docker CLI or ours. */
+  const wholeProcess = (argv: string[], bytes: number) => (): Promise<number> =>
+    new Promise((resolve, reject) => {
       const t = performance.now();
-      let bytes = 0;
-      const child = spawn(dockerCli, ['exec', container, ...cmd], { stdio: ['ignore', 'pipe', 'ignore'] });
-      child.stdout.on('data', (c: Buffer) => (bytes += c.byteLength));
-      child.on('close', () => resolve({ seconds: (performance.now() - t) / 1000, bytes }));
+      const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'ignore', 'ignore'] });
+      child.on('close', (code) => (code === 0 ? resolve(bytes / MB / ((performance.now() - t) / 1000)) : reject(new Error(`${argv.join(' ')} exited ${code}`))));
     });
-  const mbps = (r: { seconds: number; bytes: number }): number => r.bytes / MB / r.seconds;
-  const c = await medianOf(RUNS, () => viaCallwire(dd), mbps);
-  const d = await medianOf(RUNS, () => viaDocker(dd), mbps);
-  record({ group: 'exec', metric: 'dd 512 MiB of output', subject: 'callwire exec', value: mbps(c), unit: 'MB/s', peer: 'docker exec', peerValue: mbps(d) });
-  record({ group: 'exec', metric: 'dd 512 MiB of output', subject: 'docker exec (CLI)', value: mbps(d), unit: 'MB/s' });
-  const rtt = async (fn: (cmd: string[]) => Promise<{ seconds: number }>): Promise<number> => {
-    const times: number[] = [];
-    for (let i = 0; i < 10; i++) times.push((await fn(['true'])).seconds * 1000);
-    return median(times);
-  };
-  const ct = await rtt(viaCallwire);
-  const dt = await rtt(viaDocker);
-  record({ group: 'exec', metric: 'round trip of `true`', subject: 'callwire exec', value: ct, unit: 'ms', peer: 'docker exec', peerValue: dt });
-  record({ group: 'exec', metric: 'round trip of `true`', subject: 'docker exec (CLI)', value: dt, unit: 'ms' });
+  const ddBytes = ddMiB * 1024 * 1024;
+  const runs = await interleaved(RUNS, {
+    sdk: viaCallwire(dd),
+    docker: wholeProcess([dockerCli, 'exec', container, ...dd], ddBytes),
+    ...(QUICK ? {} : { cli: wholeProcess([process.execPath, 'dist/cli/main.js', '--url', addresses.wsUrl, 'exec', container, '--', ...dd], ddBytes) }),
+  });
+  const metric = `dd ${ddMiB} MiB of output`;
+  recordRuns({ group: 'exec', metric, subject: 'callwire exec (SDK)', unit: 'MB/s', peer: 'docker exec' }, runs['sdk']!, runs['docker']);
+  if (runs['cli']) recordRuns({ group: 'exec', metric: `${metric}, > /dev/null`, subject: 'callwire exec (CLI process)', unit: 'MB/s', peer: 'docker exec' }, runs['cli'], runs['docker']);
+  recordRuns({ group: 'exec', metric, subject: 'docker exec (CLI process)', unit: 'MB/s' }, runs['docker']!);
+  if (!QUICK) {
+    const seconds = (fn: () => Promise<unknown>) => async (): Promise<number> => {
+      const t = performance.now();
+      await fn();
+      return performance.now() - t;
+    };
+    const rtt = await interleaved(10, {
+      callwire: seconds(viaCallwire(['true'])),
+      docker: seconds(wholeProcess([dockerCli, 'exec', container, 'true'], 0)),
+    });
+    recordRuns({ group: 'exec', metric: 'round trip of `true`', subject: 'callwire exec (SDK)', unit: 'ms', peer: 'docker exec' }, rtt['callwire']!, rtt['docker']);
+    recordRuns({ group: 'exec', metric: 'round trip of `true`', subject: 'docker exec (CLI process)', unit: 'ms' }, rtt['docker']!);
+  }
 
   // A keystroke through a terminal: typed into a pty (util-linux `script`), through the client,
   // to a remote `cat` on a raw tty and back. Both CLIs as whole processes, the same engine.
   const catCmd = `sh -c 'stty raw -echo; echo ready; cat'`;
-  const cliKeys = await keystrokes(`'${process.execPath}' dist/cli/main.js --url ${addresses.wsUrl} exec -it ${container} -- ${catCmd}`);
-  const dockerKeys = await keystrokes(`${dockerCli} exec -it ${container} ${catCmd}`);
-  record({ group: 'exec', metric: 'keystroke echo, tty (median)', subject: 'callwire exec -it', value: cliKeys, unit: 'ms', peer: 'docker exec -it', peerValue: dockerKeys });
-  record({ group: 'exec', metric: 'keystroke echo, tty (median)', subject: 'docker exec -it (CLI)', value: dockerKeys, unit: 'ms' });
+  if (!QUICK) {
+    const cliKeys = await keystrokes(`'${process.execPath}' dist/cli/main.js --url ${addresses.wsUrl} exec -it ${container} -- ${catCmd}`);
+    const dockerKeys = await keystrokes(`${dockerCli} exec -it ${container} ${catCmd}`);
+    record({ group: 'exec', metric: 'keystroke echo, tty (median)', subject: 'callwire exec -it', value: cliKeys, unit: 'ms', peer: 'docker exec -it', peerValue: dockerKeys });
+    record({ group: 'exec', metric: 'keystroke echo, tty (median)', subject: 'docker exec -it (CLI)', value: dockerKeys, unit: 'ms' });
+  }
   spawnSync(dockerCli, ['rm', '-f', container], { env: process.env });
 }
 
@@ -257,7 +304,7 @@ async function keystrokes(command: string): Promise<number> {
 
 // --- msgpack decode with and without the native extension ----------------------------------
 console.error('codec');
-{
+if (!QUICK) {
   const decodeRate = (disabled: boolean): { native: boolean; framesPerSecond: number } => {
     const out = spawnSync(process.execPath, ['--import', 'tsx', 'bench/msgpack-decode.ts'], { encoding: 'utf8', env: { ...process.env, ...(disabled ? { MSGPACKR_NATIVE_ACCELERATION_DISABLED: 'true' } : {}) } });
     return JSON.parse(out.stdout.trim().split('\n').pop()!) as { native: boolean; framesPerSecond: number };
@@ -281,7 +328,7 @@ console.error('codec');
 // --- scaling -------------------------------------------------------------------------------
 console.error('scaling');
 let single = 0;
-for (const n of [1, 10, 100, 1000]) {
+for (const n of QUICK ? [] : [1, 10, 100, 1000]) {
   const conns = await Promise.all(Array.from({ length: Math.min(n, 10) }, () => connect(addresses.wsUrl)));
   const measure = async (): Promise<number> => {
     let items = 0;
@@ -299,9 +346,9 @@ for (const n of [1, 10, 100, 1000]) {
   };
   const rates: number[] = [];
   for (let i = 0; i < RUNS; i++) rates.push(await measure());
-  const rate = median(rates);
-  if (n === 1) single = rate;
-  record({ group: 'scaling', metric: `items/s, 100 B items, ${n} concurrent subscription(s)`, subject: 'callwire WebSocket', value: rate, unit: 'items/s', peer: '1 subscription', peerValue: single });
+  const s = spread(rates);
+  if (n === 1) single = s.median;
+  record({ group: 'scaling', metric: `items/s, 100 B items, ${n} concurrent subscription(s)`, subject: 'callwire WebSocket', value: s.median, min: s.min, max: s.max, unit: 'items/s', peer: '1 subscription', peerValue: single });
   await Promise.all(conns.map((c) => c.close()));
 }
 
@@ -314,13 +361,13 @@ serverProcess.kill('SIGTERM');
 const machine = { cpu: os.cpus()[0]?.model ?? 'unknown', cores: os.cpus().length, memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, platform: `${os.type()} ${os.release()}` };
 const seconds = Math.round((Date.now() - started) / 1000);
 mkdirSync('bench/results', { recursive: true });
-writeFileSync('bench/results/latest.json', `${JSON.stringify({ date: new Date().toISOString(), machine, runs: RUNS, seconds, rows }, null, 2)}\n`);
+writeFileSync(QUICK ? 'bench/results/quick.json' : 'bench/results/latest.json', `${JSON.stringify({ date: new Date().toISOString(), machine, runs: RUNS, seconds, rows }, null, 2)}\n`);
 
 const lines = [
-  `| group | metric | subject | value | vs peer |`,
+  `| group | metric | subject | median (min–max) | vs peer, median (min–max) of interleaved runs |`,
   `|---|---|---|---:|---|`,
-  ...rows.map((r) => `| ${r.group} | ${r.metric} | ${r.subject} | ${fmt(r.value, r.value < 10 ? 2 : 0)} ${r.unit} | ${r.ratio === undefined ? '' : `${r.ratio.toFixed(2)}× ${r.peer}`} |`),
+  ...rows.map((r) => `| ${r.group} | ${r.metric} | ${r.subject} | ${fmt(r.value, digits(r.value))}${range(r)} ${r.unit} | ${ratioText(r).trim()} |`),
 ];
 console.log(lines.join('\n'));
-console.log(`\n${machine.cores} × ${machine.cpu}, ${machine.memoryGiB} GiB, Node ${machine.node}; median of ${RUNS} runs; ${seconds} s. JSON: bench/results/latest.json`);
+console.log(`\n${machine.cores} × ${machine.cpu}, ${machine.memoryGiB} GiB, Node ${machine.node}; ${RUNS} interleaved runs${QUICK ? ' (--quick)' : ''}; ${seconds} s. JSON: bench/results/latest.json`);
 process.exit(0);
