@@ -64,8 +64,17 @@ export type ExecFrames = AsyncGenerator<ExecOutput, ExecResult> & ExecControls;
  * the terminal-frame rule is written; `exec()` and the CLI both use it.
  */
 export function execFrames(client: Client, containerId: string, cmd: readonly string[], options: ExecOptions = {}): ExecFrames {
-  const { signal, deadlineMs, token, id, stdin, env, tty, ...rest } = options;
-  const input: InputOf<typeof execContract> = { containerId, cmd: [...cmd], ...rest, ...(env ? { env: [...env] } : {}), ...(tty ? { tty: { cols: tty.cols, rows: tty.rows } } : {}) };
+  const { signal, deadlineMs, token, id, stdin, env, tty, workingDir, user, encoding, windowBytes, onAdmitted } = options;
+  // The operation's input from the exec options only: call options never leak into it.
+  const input: InputOf<typeof execContract> = {
+    containerId,
+    cmd: [...cmd],
+    ...(env ? { env: [...env] } : {}),
+    ...(workingDir === undefined ? {} : { workingDir }),
+    ...(user === undefined ? {} : { user }),
+    ...(encoding === undefined ? {} : { encoding }),
+    ...(tty ? { tty: { cols: tty.cols, rows: tty.rows } } : {}),
+  };
   const streaming = stdin === 'pipe' || (stdin !== undefined && typeof stdin !== 'string' && !(stdin instanceof Uint8Array));
   if (stdin === 'pipe') input.stdin = 'stream';
   else if (typeof stdin === 'string') input.stdin = new TextEncoder().encode(stdin);
@@ -82,6 +91,8 @@ export function execFrames(client: Client, containerId: string, cmd: readonly st
     ...(deadlineMs === undefined ? {} : { deadlineMs }),
     ...(token === undefined ? {} : { token }),
     ...(id === undefined ? {} : { id }),
+    ...(windowBytes === undefined ? {} : { windowBytes }),
+    ...(onAdmitted ? { onAdmitted } : {}),
   };
   const frames = (async function* (): AsyncGenerator<ExecOutput, ExecResult> {
     let result: ExecResult | undefined;

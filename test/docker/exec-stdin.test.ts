@@ -77,11 +77,14 @@ describe('exec stdin streamed through the SDK', () => {
           controller.close();
         },
       });
-      const wc = exec(client, containerId, ['wc', '-c'], { stdin: body });
+      // Call options (a window, an admission callback) go to the call, never into the operation's input.
+      let admitted = false;
+      const wc = exec(client, containerId, ['wc', '-c'], { stdin: body, windowBytes: 64 * 1024, onAdmitted: () => (admitted = true) });
       const counted: string[] = [];
       wc.output.subscribe({ next: (f) => counted.push('text' in f ? f.text : ''), error: () => undefined });
       expect((await stage('wc from a ReadableStream', wc.result)).exitCode).toBe(0);
       expect(counted.join('').trim()).toBe('5');
+      expect(admitted).toBe(true);
 
       // A terminal, resized while it runs; its output merged into stdout.
       const tty = exec(client, containerId, ['sh', '-c', 'read x; stty size; echo err >&2'], { stdin: 'pipe', tty: { cols: 70, rows: 20 } });
