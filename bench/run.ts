@@ -369,5 +369,5 @@ const lines = [
   ...rows.map((r) => `| ${r.group} | ${r.metric} | ${r.subject} | ${fmt(r.value, digits(r.value))}${range(r)} ${r.unit} | ${ratioText(r).trim()} |`),
 ];
 console.log(lines.join('\n'));
-console.log(`\n${machine.cores} × ${machine.cpu}, ${machine.memoryGiB} GiB, Node ${machine.node}; ${RUNS} interleaved runs${QUICK ? ' (--quick)' : ''}; ${seconds} s. JSON: bench/results/latest.json`);
+console.log(`\n${machine.cores} × ${machine.cpu}, ${machine.memoryGiB} GiB, Node ${machine.node}; ${RUNS} interleaved runs${QUICK ? ' (--quick)' : ''}; ${seconds} s. JSON: bench/results/${QUICK ? 'quick' : 'latest'}.json`);
 process.exit(0);
