@@ -123,18 +123,20 @@ if (!QUICK) {
   record({ group: 'memory', metric: 'per idle connection (1,000 open)', subject: 'RSS', value: (after.rss - before.rss) / 1000 / 1024, unit: 'KiB' });
   await Promise.all(idle.map((c) => c.close()));
 }
-{
-  const conns = await Promise.all(Array.from({ length: 10 }, () => connect(addresses.wsUrl)));
+// How memory grows with idle subscriptions (README "Cost growth"): 1,000 per connection.
+for (const n of [1_000, 10_000, 50_000]) {
+  const conns = await Promise.all(Array.from({ length: n / 1000 }, () => connect(addresses.wsUrl)));
   const before = await memory();
   const subs = conns.flatMap((c) => Array.from({ length: 1000 }, () => c.subscribe('bench/idle', null).subscribe({ error: () => undefined })));
-  while ((await liveCalls()) < 10_001) await new Promise((r) => setTimeout(r, 100));
+  while ((await liveCalls()) < n + 1) await new Promise((r) => setTimeout(r, 100));
   const after = await memory();
-  record({ group: 'memory', metric: 'per live subscription (10,000 live)', subject: 'heap', value: (after.heapUsed - before.heapUsed) / 10_000 / 1024, unit: 'KiB' });
-  record({ group: 'memory', metric: 'per live subscription (10,000 live)', subject: 'RSS', value: (after.rss - before.rss) / 10_000 / 1024, unit: 'KiB' });
-  subs.forEach((s) => s.unsubscribe());
+  const metric = `per live subscription (${fmt(n)} live)`;
+  record({ group: 'memory', metric, subject: 'heap', value: (after.heapUsed - before.heapUsed) / n / 1024, unit: 'KiB' });
+  record({ group: 'memory', metric, subject: 'RSS', value: (after.rss - before.rss) / n / 1024, unit: 'KiB' });
+  subs.forEach((sub) => sub.unsubscribe());
   await Promise.all(conns.map((c) => c.close()));
+  while ((await liveCalls()) > 1) await new Promise((r) => setTimeout(r, 100));
 }
-
 }
 
 // --- unary ------------------------------------------------------------------------
@@ -161,6 +163,16 @@ for (const concurrency of QUICK ? [1] : [1, 64]) {
   recordRuns({ group: 'unary', metric: `p50 @${concurrency}`, subject: 'grpc-js', unit: 'ms' }, p50('grpc'));
   recordRuns({ group: 'unary', metric: `calls/s @${concurrency} in flight`, subject: 'raw ws echo (ceiling)', unit: 'calls/s' }, rate('raw'));
   recordRuns({ group: 'unary', metric: `p50 @${concurrency}`, subject: 'raw ws echo (ceiling)', unit: 'ms' }, p50('raw'));
+}
+
+// How unary latency grows with calls in flight, one WebSocket (README "Cost growth").
+if (!QUICK) {
+  for (const concurrency of [1, 64, 1024]) {
+    const runs = await interleaved(3, { ws: () => unaryLoad(() => ws.call('bench/echo', { text: 'hello bench' }), concurrency, UNARY_MS) });
+    recordRuns({ group: 'growth', metric: `unary p50, ${fmt(concurrency)} in flight`, subject: 'callwire WebSocket', unit: 'ms' }, runs['ws']!.map((r) => r.p50Ms));
+    recordRuns({ group: 'growth', metric: `unary p99, ${fmt(concurrency)} in flight`, subject: 'callwire WebSocket', unit: 'ms' }, runs['ws']!.map((r) => r.p99Ms));
+    recordRuns({ group: 'growth', metric: `unary calls/s, ${fmt(concurrency)} in flight`, subject: 'callwire WebSocket', unit: 'calls/s' }, runs['ws']!.map((r) => r.callsPerSec));
+  }
 }
 
 // --- streaming ----------------------------------------------------------------------
@@ -328,7 +340,7 @@ if (!QUICK) {
 // --- scaling -------------------------------------------------------------------------------
 console.error('scaling');
 let single = 0;
-for (const n of QUICK ? [] : [1, 10, 100, 1000]) {
+for (const n of QUICK ? [] : [1, 100, 10_000]) {
   const conns = await Promise.all(Array.from({ length: Math.min(n, 10) }, () => connect(addresses.wsUrl)));
   const measure = async (): Promise<number> => {
     let items = 0;
@@ -348,7 +360,7 @@ for (const n of QUICK ? [] : [1, 10, 100, 1000]) {
   for (let i = 0; i < RUNS; i++) rates.push(await measure());
   const s = spread(rates);
   if (n === 1) single = s.median;
-  record({ group: 'scaling', metric: `items/s, 100 B items, ${n} concurrent subscription(s)`, subject: 'callwire WebSocket', value: s.median, min: s.min, max: s.max, unit: 'items/s', peer: '1 subscription', peerValue: single });
+  record({ group: 'scaling', metric: `items/s, 100 B items, ${fmt(n)} concurrent subscription(s)`, subject: 'callwire WebSocket', value: s.median, min: s.min, max: s.max, unit: 'items/s', peer: '1 subscription', peerValue: single });
   await Promise.all(conns.map((c) => c.close()));
 }
 
