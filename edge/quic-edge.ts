@@ -31,6 +31,11 @@ const key = Deno.readTextFileSync(config.keyFile);
 const encoder = new TextEncoder();
 const line = (value: unknown): Uint8Array => encoder.encode(`${JSON.stringify(value)}\n`);
 
+/** Writes all of `bytes`: a Deno connection's write may take only part of them. */
+async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {
+  for (let at = 0; at < bytes.byteLength; ) at += await conn.write(bytes.subarray(at));
+}
+
 /** Reads one newline-terminated JSON line from a connection, leaving the rest unread. */
 async function readLine(conn: Deno.Conn): Promise<Record<string, unknown>> {
   const bytes: number[] = [];
@@ -58,7 +63,7 @@ for await (const incoming of listener) {
 
 async function serveSession(wt: WebTransport, path: string): Promise<void> {
   const control = await Deno.connect({ transport: 'unix', path: config.socket });
-  await control.write(line({ secret: config.secret, kind: 'session', path }));
+  await writeAll(control, line({ secret: config.secret, kind: 'session', path }));
   const answer = await readLine(control);
   if (answer['ok'] !== true) {
     wt.close({ closeCode: Number(answer['status'] ?? 0), reason: String(answer['reason'] ?? 'refused') });
@@ -123,7 +128,7 @@ async function serveStream(
   readers: Map<number, ReadableStreamDefaultReader<Uint8Array>>,
 ): Promise<void> {
   const conn = await Deno.connect({ transport: 'unix', path: config.socket });
-  await conn.write(line({ secret: config.secret, kind: 'stream', session, n }));
+  await writeAll(conn, line({ secret: config.secret, kind: 'stream', session, n }));
   const reader = stream.readable.getReader();
   const writer = stream.writable.getWriter();
   writers.set(n, writer);
@@ -138,12 +143,12 @@ async function serveStream(
       for (;;) {
         const { value, done } = await reader.read();
         if (done) break;
-        await conn.write(value);
+        await writeAll(conn, value);
       }
       await conn.closeWrite(); // FIN: the caller's end of input (WT-2)
     } catch {
       // A reset from the caller: tell the server on the session's control connection.
-      await control.write(line({ reset: n })).catch(() => undefined);
+      await writeAll(control, line({ reset: n })).catch(() => undefined);
       conn.close();
     }
   })();
