@@ -165,6 +165,25 @@ for (const concurrency of QUICK ? [1] : [1, 64]) {
   recordRuns({ group: 'unary', metric: `p50 @${concurrency}`, subject: 'raw ws echo (ceiling)', unit: 'ms' }, p50('raw'));
 }
 
+// Plain HTTP (spec §5.6): one POST per call, keep-alive connections (fetch's pool).
+if (!QUICK) {
+  const httpBase = addresses.wsUrl.replace(/^ws/, 'http').replace(/\/callwire$/, '');
+  const body = JSON.stringify({ text: 'hello bench' });
+  const httpEcho = async (): Promise<unknown> => {
+    const res = await fetch(`${httpBase}/call/bench/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    if (res.status !== 200) throw new Error(`HTTP ${res.status}`);
+    return res.json();
+  };
+  for (const concurrency of [1, 64]) {
+    const runs = await interleaved(RUNS, {
+      http: () => unaryLoad(httpEcho, concurrency, UNARY_MS),
+      ws: () => unaryLoad(() => ws.call('bench/echo', { text: 'hello bench' }), concurrency, UNARY_MS),
+    });
+    recordRuns({ group: 'http', metric: `calls/s @${concurrency} in flight`, subject: 'callwire HTTP POST', unit: 'calls/s', peer: 'callwire WebSocket' }, runs['http']!.map((r) => r.callsPerSec), runs['ws']!.map((r) => r.callsPerSec));
+    recordRuns({ group: 'http', metric: `p50 @${concurrency}`, subject: 'callwire HTTP POST', unit: 'ms', peer: 'callwire WebSocket' }, runs['http']!.map((r) => r.p50Ms), runs['ws']!.map((r) => r.p50Ms));
+  }
+}
+
 // How unary latency grows with calls in flight, one WebSocket (README "Cost growth").
 if (!QUICK) {
   for (const concurrency of [1, 64, 1024]) {
