@@ -75,16 +75,15 @@ export function execFrames(client: Client, containerId: string, cmd: readonly st
     ...(encoding === undefined ? {} : { encoding }),
     ...(tty ? { tty: { cols: tty.cols, rows: tty.rows } } : {}),
   };
-  const streaming = stdin === 'pipe' || (stdin !== undefined && typeof stdin !== 'string' && !(stdin instanceof Uint8Array));
-  if (stdin === 'pipe') input.stdin = 'stream';
+  // Bytes go in the request; a source or 'pipe' streams on the call's input stream.
+  const source = stdin === undefined || stdin === 'pipe' || typeof stdin === 'string' || stdin instanceof Uint8Array ? undefined : stdin;
+  const streaming = stdin === 'pipe' || source !== undefined;
+  if (streaming) input.stdin = 'stream';
   else if (typeof stdin === 'string') input.stdin = new TextEncoder().encode(stdin);
   else if (stdin instanceof Uint8Array) input.stdin = stdin;
-  else if (stdin !== undefined) input.stdin = 'stream';
   // The input stream always exists, for resizes and signals; it carries stdin only when streaming.
   const channel = new ExecInput(streaming);
-  if (stdin !== undefined && stdin !== 'pipe' && typeof stdin !== 'string' && !(stdin instanceof Uint8Array)) {
-    void channel.pipeFrom(stdin);
-  }
+  if (source) void channel.pipeFrom(source);
   const callOptions: CallOptions = {
     input: channel,
     ...(signal ? { signal } : {}),

@@ -1,5 +1,5 @@
-import { exec, RpcError, type Client } from '../client/index.js';
-import { classify, envelope, type TerminalEnvelope } from '../terminal/index.js';
+import { exec, type Client } from '../client/index.js';
+import { classify, envelope, errorFields, execEnded, type TerminalEnvelope } from '../terminal/index.js';
 
 /** What the Lab shows a call's progress on. */
 export interface RunView {
@@ -48,12 +48,12 @@ export async function runCall(client: Client, name: string, kind: string, input:
     });
     try {
       const result = await handle.result;
-      const ok = result.exitCode === 0;
+      const ended = execEnded(result.exitCode);
       return envelope({
         command: 'exec',
         ...base,
-        outcome: ok ? 'success' : 'operation_failure',
-        failure_boundary: ok ? 'none' : 'execution',
+        outcome: ended.outcome,
+        failure_boundary: ended.boundary,
         exit_code: result.exitCode & 0xff,
         events_seen: events + 1,
         exec: { exit_code: result.exitCode, stdout_bytes: result.stdoutBytes, stderr_bytes: result.stderrBytes, encoding: 'utf8', truncated: false },
@@ -83,16 +83,5 @@ export async function runCall(client: Client, name: string, kind: string, input:
 
 function failed(command: 'call' | 'exec', base: { operation: string; call_id: string }, events: number, error: unknown, extra: Partial<TerminalEnvelope>): TerminalEnvelope {
   const classified = classify(error);
-  const rpc = error instanceof RpcError ? error : undefined;
-  const message = error instanceof Error ? error.message : String(error);
-  return envelope({
-    command,
-    ...base,
-    ...extra,
-    outcome: classified.outcome,
-    failure_boundary: classified.boundary,
-    events_seen: events,
-    ...(rpc ? { error: { code: rpc.code, message: rpc.message, retryable: rpc.retryable } } : {}),
-    diagnostics: [{ code: rpc?.code ?? classified.outcome, message }],
-  });
+  return envelope({ command, ...base, ...extra, outcome: classified.outcome, failure_boundary: classified.boundary, events_seen: events, ...errorFields(error, classified.outcome) });
 }

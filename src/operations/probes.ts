@@ -150,7 +150,7 @@ export function probeOperations(): Operation[] {
       output: z.object({ produced: z.number().int() }),
       handler: () => ({ produced: flood.produced }),
     }),
-      defineOperation({
+    defineOperation({
       name: 'conformance/hold',
       kind: 'subscription',
       description: 'Emits {tag} once, then holds the call open until it is cancelled; its teardown records the tag for conformance/torn-down.',
@@ -178,7 +178,7 @@ export function probeOperations(): Operation[] {
       output: z.object({ data: bytesSchema }),
       handler: ({ bytes }) => ({ data: new Uint8Array(bytes) }),
     }),
-      defineOperation({
+    defineOperation({
       name: 'conformance/collect',
       kind: 'subscription',
       description: 'Takes an input stream of {n}: emits {n: 2n} for each item as it is pulled, then completes at the end of input. With pull: false it never pulls.',

@@ -1,3 +1,4 @@
+import { RpcError } from '../protocol/index.js';
 import { outcomes, type Boundary, type Outcome } from './outcome.js';
 
 /** The one line `--json` prints (spec/cli/terminal-envelope.schema.json). */
@@ -52,5 +53,18 @@ export function envelope(fields: Omit<TerminalEnvelope, 'kind' | 'schema_version
     exit_code: fields.exit_code ?? (fields.command === 'exec' ? table.execExit : table.exit),
     diagnostics,
     diagnostics_omitted: omitted,
+  };
+}
+
+/**
+ * What an envelope says of the error that ended a call: an RpcError's code, message
+ * and retryability, and one diagnostic (coded by the outcome when the error has no code).
+ */
+export function errorFields(error: unknown, outcome: Outcome): Pick<TerminalEnvelope, 'error' | 'diagnostics'> {
+  const rpc = error instanceof RpcError ? error : undefined;
+  const message = error instanceof Error ? error.message : String(error);
+  return {
+    ...(rpc ? { error: { code: rpc.code, message: rpc.message, retryable: rpc.retryable } } : {}),
+    diagnostics: [{ code: rpc?.code ?? outcome, message }],
   };
 }

@@ -8,7 +8,8 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { Dispatcher, Identity, Session, SessionTransport, StreamEntry } from '../dispatcher/index.js';
-import { codecs, encodeFrame, FrameDecoder, type Codec } from '../protocol/index.js';
+import { encodeFrame, FrameDecoder } from '../protocol/index.js';
+import { PATHS } from './webtransport.js';
 
 export interface QuicEdgeOptions {
   readonly dispatcher: Dispatcher;
@@ -31,7 +32,6 @@ export interface QuicEdge {
   close(): Promise<void>;
 }
 
-const PATHS: Readonly<Record<string, Codec>> = { '/callwire': codecs.msgpack, '/callwire/msgpack': codecs.msgpack, '/callwire/json': codecs.json };
 const EDGE_PROGRAM = fileURLToPath(new URL('../../edge/quic-edge.ts', import.meta.url));
 const RESTARTS_PER_MINUTE = 5;
 
@@ -187,7 +187,13 @@ function listenBridge(socketPath: string, secret: string, options: QuicEdgeOptio
     control.on('data', (chunk: Buffer) => {
       pending += chunk.toString('utf8');
       for (let at = pending.indexOf('\n'); at >= 0; at = pending.indexOf('\n')) {
-        const message = JSON.parse(pending.slice(0, at)) as { reset?: number };
+        let message: { reset?: number };
+        try {
+          message = JSON.parse(pending.slice(0, at)) as typeof message;
+        } catch {
+          // An edge that speaks nonsense loses its session, never the server.
+          return void control.destroy();
+        }
         pending = pending.slice(at + 1);
         // The caller reset a stream: that call is aborted (WT-2).
         if (message.reset !== undefined) entry.streams.get(message.reset)?.entry.reset();

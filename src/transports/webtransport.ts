@@ -29,8 +29,8 @@ export interface WebTransportListener {
   close(): Promise<void>;
 }
 
-// spec/PROTOCOL.md §5.4: the session path picks the codec.
-const PATHS: Readonly<Record<string, Codec>> = {
+/** spec/PROTOCOL.md §5.4: the session path picks the codec (HTTP/2 and the HTTP/3 edge alike). */
+export const PATHS: Readonly<Record<string, Codec>> = {
   '/callwire': codecs.msgpack,
   '/callwire/msgpack': codecs.msgpack,
   '/callwire/json': codecs.json,

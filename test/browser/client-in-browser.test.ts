@@ -1,13 +1,10 @@
-import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { build } from 'esbuild';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bundleClient, hasChromium, launchChromium, servePage } from '../support/browser.js';
 import { DockerFixture } from '../support/docker.js';
 import { ServerFixture } from '../support/server-fixture.js';
-
-const CHROMIUM = '/usr/bin/chromium';
 
 // Runs in the page, as plain browser JavaScript (the test only reads window.result).
 const PAGE_SCRIPT = `
@@ -54,7 +51,7 @@ const TOKEN = 'browser-token-0123456789abcdef';
  * platform with Node-only modules left out, run in headless Chromium against a real
  * server. The browser cannot set headers, so its token rides in each call.
  */
-describe.skipIf(!existsSync(CHROMIUM))(`the client in a browser${existsSync(CHROMIUM) ? '' : ' (skipped: no /usr/bin/chromium; .ci/run installs it)'}`, () => {
+describe.skipIf(!hasChromium)(`the client in a browser${hasChromium ? '' : ' (skipped: no /usr/bin/chromium; .ci/run installs it)'}`, () => {
   const fx = new ServerFixture();
   const docker = new DockerFixture();
   const dockerFx = new ServerFixture();
@@ -66,24 +63,11 @@ describe.skipIf(!existsSync(CHROMIUM))(`the client in a browser${existsSync(CHRO
   let otherPageUrl = '';
 
   beforeAll(async () => {
-    const bundle = await build({
-      entryPoints: ['src/client/index.ts'],
-      bundle: true,
-      format: 'esm',
-      platform: 'browser',
-      write: false,
-      // Loaded only on the Node and WebTransport paths; a browser bundle must not need them.
-      external: ['ws', '@fails-components/webtransport'],
-    });
-    const script = bundle.outputFiles[0]!.text;
-    page = createServer((req, res) => {
-      if (req.url === '/client.js') return res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' }).end(script);
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<!doctype html><meta charset="utf-8"><title>callwire</title><script type="module">${PAGE_SCRIPT}</script>`);
-    });
-    await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
-    pageUrl = `http://127.0.0.1:${(page.address() as AddressInfo).port}/`;
+    const served = await servePage(PAGE_SCRIPT, await bundleClient());
+    page = served.server;
+    pageUrl = served.url;
     // The same page under another origin, one the server does not list (spec §10.1).
-    otherPage = createServer(page.listeners('request')[0] as Parameters<typeof createServer>[0]);
+    otherPage = createServer(served.handler);
     await new Promise<void>((resolve) => otherPage.listen(0, '127.0.0.1', resolve));
     otherPageUrl = `http://localhost:${(otherPage.address() as AddressInfo).port}/`;
     await fx.start({
@@ -93,10 +77,7 @@ describe.skipIf(!existsSync(CHROMIUM))(`the client in a browser${existsSync(CHRO
     });
     await dockerFx.start({ webTransportPort: false, docker: docker.engine, allowOrigins: [new URL(pageUrl).origin] });
     containerId = await docker.container();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

@@ -1,15 +1,12 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { build } from 'esbuild';
-import { chromium, type Browser } from 'playwright-core';
+import type { Server } from 'node:http';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findDeno } from '../../src/transports/index.js';
+import { bundleClient, hasChromium, launchChromium, servePage } from '../support/browser.js';
 import { DockerFixture } from '../support/docker.js';
 import { ServerFixture, transportCases } from '../support/server-fixture.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const deno = findDeno();
 
 // In the page: the SDK over the browser's own WebTransport (HTTP/3, QUIC), no polyfill.
@@ -45,7 +42,7 @@ try {
  * server and a real Docker engine. The page is served from http://127.0.0.1 (a
  * secure context; about:blank is not one in headless Chromium).
  */
-describe.skipIf(!existsSync(CHROMIUM) || 'reason' in deno)('HTTP/3 from Chromium through the Deno edge', () => {
+describe.skipIf(!hasChromium || 'reason' in deno)('HTTP/3 from Chromium through the Deno edge', () => {
   const docker = new DockerFixture();
   const fx = new ServerFixture();
   let page: Server;
@@ -54,17 +51,10 @@ describe.skipIf(!existsSync(CHROMIUM) || 'reason' in deno)('HTTP/3 from Chromium
   let c = '';
 
   beforeAll(async () => {
-    const bundle = await build({ entryPoints: ['src/client/index.ts'], bundle: true, format: 'esm', platform: 'browser', write: false, external: ['ws', '@fails-components/webtransport'] });
-    const script = bundle.outputFiles[0]!.text;
-    page = createServer((req, res) => {
-      if (req.url === '/client.js') return res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' }).end(script);
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<!doctype html><meta charset="utf-8"><title>h3</title><script type="module">${PAGE_SCRIPT}</script>`);
-    });
-    await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
-    pageUrl = `http://127.0.0.1:${(page.address() as AddressInfo).port}/`;
+    ({ server: page, url: pageUrl } = await servePage(PAGE_SCRIPT, await bundleClient()));
     await fx.start({ http3: true, docker: docker.engine, allowOrigins: [new URL(pageUrl).origin] });
     c = await docker.container();
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--no-first-run'] });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

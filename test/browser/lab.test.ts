@@ -1,11 +1,11 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { mkdirSync, readFileSync } from 'node:fs';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasChromium, launchChromium } from '../support/browser.js';
 import { DockerFixture } from '../support/docker.js';
 import { parseEnvelope } from '../support/envelope-schema.js';
 import { ServerFixture } from '../support/server-fixture.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = 'test-artifacts';
 
 /**
@@ -13,7 +13,7 @@ const ARTIFACTS = 'test-artifacts';
  * page: discover, fill a generated form, run a unary call and an interactive exec,
  * cancel by editing, export the terminal JSON. Screenshots go to test-artifacts/.
  */
-describe.skipIf(!existsSync(CHROMIUM))('the Lab in Chromium', () => {
+describe.skipIf(!hasChromium)('the Lab in Chromium', () => {
   const docker = new DockerFixture();
   const fx = new ServerFixture();
   let browser: Browser;
@@ -34,7 +34,7 @@ describe.skipIf(!existsSync(CHROMIUM))('the Lab in Chromium', () => {
     await fx.start({ docker: docker.engine, webTransportPort: false });
     base = fx.server.wsUrl.replace('ws://', 'http://').replace(/\/callwire$/, '/');
     c = await docker.container();
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--no-first-run'] });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
     await page.goto(base);
   });

@@ -2,8 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
 import { RpcError, type Client } from '../../client/index.js';
 import { connectFrom, globalFlags, parseCount, parseDuration, readInput, toJsonLine, unlessCancelled, writeErr, writeOut } from '../context.js';
-import { envelope } from '../../terminal/index.js';
-import { classify, outcomes, type Classified } from '../../terminal/index.js';
+import { classify, envelope, errorFields, outcomes, type Classified } from '../../terminal/index.js';
 import { signalController } from '../signals.js';
 
 // README "The command line": a retryable error gets at most two more attempts.
@@ -35,8 +34,7 @@ export function registerCall(program: Command): void {
             call_id: client ? callId : null,
             events_seen: eventsSeen,
             ...(result.error === undefined ? { output: result.output } : {}),
-            ...(rpc ? { error: { code: rpc.code, message: rpc.message, retryable: rpc.retryable } } : {}),
-            diagnostics: result.error === undefined ? [] : [{ code: rpc?.code ?? failure.outcome, message }],
+            ...(result.error === undefined ? {} : errorFields(result.error, failure.outcome)),
           });
           written = await writeOut(`${toJsonLine(line)}\n`);
         } else if (result.error === undefined) {

@@ -3,8 +3,7 @@ import type { Command } from 'commander';
 import { execFrames, RpcError, type Client, type ExecResult } from '../../client/index.js';
 import { envEntry } from '../../contracts/index.js';
 import { connectFrom, globalFlags, parseDuration, toJsonLine, writeErr, writeOut } from '../context.js';
-import { envelope } from '../../terminal/index.js';
-import { classify, CallerInputError, outcomes, precedence, type Classified } from '../../terminal/index.js';
+import { classify, CallerInputError, envelope, errorFields, execEnded, outcomes, precedence, type Classified } from '../../terminal/index.js';
 import { signalController } from '../signals.js';
 import { localTerminal, type LocalTerminal } from '../terminal.js';
 
@@ -99,7 +98,8 @@ export function registerExec(program: Command): void {
       // A signal makes whatever failed after it a cancellation, unless a deadline passed first.
       if (failure && stop.which()) failure.classified = precedence([failure.classified, { outcome: 'cancelled', boundary: 'execution' }])!;
       const remoteExit = terminal?.exitCode ?? null;
-      const outcome: Classified = failure?.classified ?? (remoteExit === 0 ? { outcome: 'success', boundary: 'none' } : { outcome: 'operation_failure', boundary: 'execution' });
+      // Without a failure, execFrames returned the terminal frame: the command's code decides.
+      const outcome: Classified = failure?.classified ?? execEnded(terminal!.exitCode);
       // The remote code when the command ran to its end; ours otherwise (never 0 without a terminal frame).
       const exitCode = !failure && remoteExit !== null ? remoteExit : outcomes[outcome.outcome].execExit;
       const message = failure ? (failure.error instanceof Error ? failure.error.message : String(failure.error)) : '';
@@ -124,8 +124,7 @@ export function registerExec(program: Command): void {
             encoding,
             truncated: capture.truncated,
           },
-          ...(rpc ? { error: { code: rpc.code, message: rpc.message, retryable: rpc.retryable } } : {}),
-          diagnostics: failure ? [{ code: rpc?.code ?? outcome.outcome, message }] : [],
+          ...(failure ? errorFields(failure.error, outcome.outcome) : {}),
         });
         if (!(await writeOut(`${toJsonLine(line)}\n`))) {
           process.exitCode = outcomes.infrastructure_failure.execExit;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Dispatcher, Identity, SessionTransport } from '../../dispatcher/index.js';
 import { codecs, decodeEnvelope, envelopes, RpcError, type RequestedPayload } from '../../protocol/index.js';
-import { CallerInputError, classify, envelope, type Classified, type TerminalEnvelope } from '../../terminal/index.js';
+import { CallerInputError, classify, envelope, errorFields, execEnded, type Classified, type TerminalEnvelope } from '../../terminal/index.js';
 import { bearerToken } from '../auth.js';
 import { checkBrowserRequest, SAME_ORIGIN_ONLY, type OriginPolicy } from '../origin.js';
 import { BodyRefusal, readInput } from './body.js';
@@ -118,14 +118,14 @@ function runCall(dispatcher: Dispatcher, req: IncomingMessage, res: ServerRespon
         ...base,
         outcome: classified.outcome,
         failure_boundary: classified.boundary,
-        error: { code: error.code, message: error.message, retryable: error.retryable },
-        diagnostics: [{ code: error.code, message: error.message }],
+        ...errorFields(error, classified.outcome),
         ...(command === 'exec' ? { exec: execSummary(execEnd) } : {}),
       });
     } else if (command === 'exec') {
-      // As the CLI: the remote exit code is the call's; a non-zero one is the operation's failure.
+      // As the CLI: the remote exit code is the call's.
       const exitCode = execEnd?.exitCode ?? 0;
-      terminal = envelope({ ...base, outcome: exitCode === 0 ? 'success' : 'operation_failure', failure_boundary: exitCode === 0 ? 'none' : 'execution', exit_code: exitCode & 0xff, exec: execSummary(execEnd) });
+      const ended = execEnded(exitCode);
+      terminal = envelope({ ...base, outcome: ended.outcome, failure_boundary: ended.boundary, exit_code: exitCode & 0xff, exec: execSummary(execEnd) });
     } else {
       terminal = envelope({ ...base, outcome: 'success', failure_boundary: 'none', ...(streaming ? {} : { output }) });
     }

@@ -13,7 +13,8 @@ export function streamFormat(accept: string | undefined): StreamFormat {
   return /\btext\/event-stream\b/i.test(accept ?? '') ? 'sse' : 'ndjson';
 }
 
-const json = (value: unknown): string => new TextDecoder().decode(codecs.json.encode(value));
+const utf8 = new TextDecoder();
+const json = (value: unknown): string => utf8.decode(codecs.json.encode(value));
 
 /**
  * Writes one call's HTTP answer (spec §5.6): a unary call's envelope as the whole

@@ -1,0 +1,40 @@
+import { existsSync } from 'node:fs';
+import { createServer, type RequestListener, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { build } from 'esbuild';
+import { chromium, type Browser } from 'playwright-core';
+
+/** Debian's Chromium, which .ci/run installs. */
+export const CHROMIUM = '/usr/bin/chromium';
+export const hasChromium = existsSync(CHROMIUM);
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+}
+
+/**
+ * The client SDK bundled for the browser platform, as a page would load it. The
+ * Node-only paths (the ws package, WebTransport over HTTP/2) are left out: a browser
+ * bundle must not need them.
+ */
+export async function bundleClient(): Promise<string> {
+  const bundle = await build({ entryPoints: ['src/client/index.ts'], bundle: true, format: 'esm', platform: 'browser', write: false, external: ['ws', '@fails-components/webtransport'] });
+  return bundle.outputFiles[0]!.text;
+}
+
+/**
+ * A page on http://127.0.0.1 (a secure context; about:blank is not one in headless
+ * Chromium) that runs `pageScript` as a module, with the SDK at /client.js.
+ */
+export async function servePage(pageScript: string, clientScript: string): Promise<{ server: Server; url: string; handler: RequestListener }> {
+  const handler: RequestListener = (req, res) => {
+    if (req.url === '/client.js') return void res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' }).end(clientScript);
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<!doctype html><meta charset="utf-8"><title>callwire</title><script type="module">${pageScript}</script>`);
+  };
+  const server = createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, handler };
+}
