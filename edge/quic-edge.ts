@@ -48,6 +48,39 @@ async function readLine(conn: Deno.Conn): Promise<Record<string, unknown>> {
   }
 }
 
+/** WebTransport over HTTP/3's bidirectional stream type (draft-ietf-webtrans-http3 §4.2). */
+const WT_STREAM = 0x41;
+
+/** Reads a QUIC variable-length integer at `at`, or undefined when `bytes` ends first. */
+function varint(bytes: Uint8Array, at: number): { value: number; next: number } | undefined {
+  if (at >= bytes.byteLength) return undefined;
+  const length = 1 << (bytes[at]! >> 6);
+  if (at + length > bytes.byteLength) return undefined;
+  let value = bytes[at]! & 0x3f;
+  for (let i = 1; i < length; i++) value = value * 256 + bytes[at + i]!;
+  return { value, next: at + length };
+}
+
+/**
+ * Takes the stream's WebTransport header (its type and session id) off the front of the
+ * stream; what follows it is the caller's bytes. Undefined for a stream of another kind.
+ */
+async function readHeader(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<Uint8Array | undefined> {
+  let head = new Uint8Array(0);
+  for (;;) {
+    const type = varint(head, 0);
+    const session = type && varint(head, type.next);
+    if (type && type.value !== WT_STREAM) return undefined;
+    if (session) return head.subarray(session.next);
+    const { value, done } = await reader.read();
+    if (done) return undefined;
+    const joined = new Uint8Array(head.byteLength + value.byteLength);
+    joined.set(head);
+    joined.set(value, head.byteLength);
+    head = joined;
+  }
+}
+
 const endpoint = new Deno.QuicEndpoint({ hostname: config.host, port: config.port });
 const listener = endpoint.listen({ cert, key, alpnProtocols: ['h3'] });
 // The first line on stdout tells the server the edge is up, and on which port.
@@ -57,11 +90,11 @@ for await (const incoming of listener) {
   void (async () => {
     const conn = await incoming.accept();
     const wt = await Deno.upgradeWebTransport(conn);
-    await serveSession(wt, new URL(wt.url).pathname);
+    await serveSession(conn, wt, new URL(wt.url).pathname);
   })().catch((error) => console.error(JSON.stringify({ event: 'session failed', error: String(error) })));
 }
 
-async function serveSession(wt: WebTransport, path: string): Promise<void> {
+async function serveSession(conn: Deno.QuicConn, wt: WebTransport, path: string): Promise<void> {
   const control = await Deno.connect({ transport: 'unix', path: config.socket });
   await writeAll(control, line({ secret: config.secret, kind: 'session', path }));
   const answer = await readLine(control);
@@ -111,7 +144,12 @@ async function serveSession(wt: WebTransport, path: string): Promise<void> {
     }
   })();
 
-  const incoming = wt.incomingBidirectionalStreams.getReader();
+  // The session's streams are taken from the QUIC connection itself, not from
+  // `wt.incomingBidirectionalStreams`: Deno 2.9.6 wraps each WebTransport stream so that
+  // closing it sends no FIN, so a caller's stream never finished, never returned its
+  // slot, and Chromium could open no 101st stream on a session (test/browser/http3.test.ts).
+  // The QUIC stream's own close does send FIN. One connection carries one session here.
+  const incoming = conn.incomingBidirectionalStreams.getReader();
   for (let n = 0; ; n++) {
     const next = await incoming.read().catch(() => ({ done: true as const, value: undefined }));
     if (next.done) return closeAll();
@@ -120,17 +158,24 @@ async function serveSession(wt: WebTransport, path: string): Promise<void> {
 }
 
 async function serveStream(
-  stream: WebTransportBidirectionalStream,
+  stream: Deno.QuicBidirectionalStream,
   session: string,
   n: number,
   control: Deno.Conn,
   writers: Map<number, WritableStreamDefaultWriter<Uint8Array>>,
   readers: Map<number, ReadableStreamDefaultReader<Uint8Array>>,
 ): Promise<void> {
-  const conn = await Deno.connect({ transport: 'unix', path: config.socket });
-  await writeAll(conn, line({ secret: config.secret, kind: 'stream', session, n }));
   const reader = stream.readable.getReader();
   const writer = stream.writable.getWriter();
+  const first = await readHeader(reader).catch(() => undefined);
+  if (first === undefined) {
+    // Not a WebTransport stream (an HTTP/3 request on a WebTransport connection): refused.
+    await Promise.allSettled([reader.cancel(), writer.close()]);
+    return;
+  }
+  const conn = await Deno.connect({ transport: 'unix', path: config.socket });
+  await writeAll(conn, line({ secret: config.secret, kind: 'stream', session, n }));
+  if (first.byteLength > 0) await writeAll(conn, first);
   writers.set(n, writer);
   readers.set(n, reader);
   const forget = (): void => {

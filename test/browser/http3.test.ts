@@ -12,9 +12,65 @@ const deno = findDeno();
 // In the page: the SDK over the browser's own WebTransport (HTTP/3, QUIC), no polyfill.
 const PAGE_SCRIPT = `
 import { connect, exec } from '/client.js';
-const { url, certHash, container, quick } = JSON.parse(decodeURIComponent(location.hash.slice(1)));
+const { url, certHash, container, quick, many, raw } = JSON.parse(decodeURIComponent(location.hash.slice(1)));
+// Raw streams of the browser's WebTransport, with JSON frames (§5.1): a FIN and a reset of its own.
+async function rawStreams() {
+  const hash = new Uint8Array(certHash.match(/../g).map((h) => parseInt(h, 16)));
+  const wt = new WebTransport(url + '/json', { serverCertificateHashes: [{ algorithm: 'sha-256', value: hash }] });
+  await wt.ready;
+  const frame = (value) => {
+    const body = new TextEncoder().encode(JSON.stringify(value));
+    const out = new Uint8Array(4 + body.byteLength);
+    new DataView(out.buffer).setUint32(0, body.byteLength);
+    out.set(body, 4);
+    return out;
+  };
+  const frames = async function* (readable) {
+    const reader = readable.getReader();
+    let held = new Uint8Array(0);
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      const joined = new Uint8Array(held.byteLength + value.byteLength);
+      joined.set(held); joined.set(value, held.byteLength); held = joined;
+      while (held.byteLength >= 4) {
+        const length = new DataView(held.buffer, held.byteOffset).getUint32(0);
+        if (held.byteLength < 4 + length) break;
+        yield JSON.parse(new TextDecoder().decode(held.subarray(4, 4 + length)));
+        held = held.subarray(4 + length);
+      }
+    }
+  };
+  // FIN after the input: wc's stdin ends (WT-2), and the answer arrives in full, then the stream's end.
+  const fin = await wt.createBidirectionalStream();
+  const finWriter = fin.writable.getWriter();
+  await finWriter.write(frame({ type: 'call.requested', id: 'fin', payload: { operationId: 'docker/container/exec', input: { containerId: container, cmd: ['wc', '-c'], stdin: 'stream' } } }));
+  const seen = [];
+  for await (const f of frames(fin.readable)) {
+    seen.push(f.type === 'call.responded' ? f.payload.output : f.type);
+    if (f.type === 'call.credit' && seen.length === 1) {
+      await finWriter.write(frame({ type: 'call.input', id: 'fin', payload: { item: { data: { $base64: btoa('hello\\n') } } } }));
+      await finWriter.close();
+    }
+  }
+  // A reset before the end aborts the call (WT-2).
+  const held = await wt.createBidirectionalStream();
+  const heldWriter = held.writable.getWriter();
+  await heldWriter.write(frame({ type: 'call.requested', id: 'held', payload: { operationId: 'test/forever', input: null } }));
+  await frames(held.readable).next();
+  window.holding = true;
+  await new Promise((resolve) => (window.resetNow = resolve));
+  await heldWriter.abort(new Error('reset by the page'));
+  return { seen };
+}
 try {
+  if (raw) throw { quick: await rawStreams() };
   const client = await connect(url, { certHash });
+  if (many) {
+    let done = 0;
+    for (; done < many; done++) await client.call('test/echo', { text: String(done) });
+    throw { quick: { done } };
+  }
   const echo = await client.call('test/echo', { text: 'over QUIC' });
   if (quick) throw { quick: echo };
   const ticks = [];
@@ -85,6 +141,30 @@ describe.skipIf(!hasChromium || 'reason' in deno)('HTTP/3 from Chromium through 
     expect(result['result']).toEqual({ exitCode: 4, stdoutBytes: 4, stderrBytes: 4 });
     expect(result['aborted']).toBe('CANCELLED');
     await expect.poll(() => docker.processes(c), { timeout: 5000 }).toEqual(['sleep 1000000']);
+    await tab.close();
+  }, 60_000);
+
+  it('250 calls one after another on one session: each stream ends, so its slot comes back (Deno\'s WebTransport wrapper sent no FIN, and the 100th call failed)', async () => {
+    const tab = await browser.newPage();
+    await tab.goto(`${pageUrl}#${encodeURIComponent(JSON.stringify({ url: fx.server.wtUrl, certHash: fx.server.certHash, many: 250 }))}`);
+    await tab.waitForFunction(() => (window as unknown as { result?: unknown }).result !== undefined, undefined, { timeout: 30_000 });
+    expect(await tab.evaluate(() => (window as unknown as { result: unknown }).result)).toEqual({ echo: { done: 250 } });
+    await tab.close();
+  }, 60_000);
+
+  it('the browser\'s own FIN ends an exec\'s stdin and the whole answer follows; its reset aborts a call on the server (WT-2 across the edge)', async () => {
+    const teardowns = fx.probe.teardowns;
+    const tab = await browser.newPage();
+    await tab.goto(`${pageUrl}#${encodeURIComponent(JSON.stringify({ url: fx.server.wtUrl, certHash: fx.server.certHash, container: c, raw: true }))}`);
+    await tab.waitForFunction(() => (window as unknown as { holding?: boolean; result?: unknown }).holding || (window as unknown as { result?: unknown }).result, undefined, { timeout: 30_000 });
+    expect(await tab.evaluate(() => (window as unknown as { result?: unknown }).result)).toBeUndefined();
+    expect(fx.liveCalls()).toBe(1);
+    await tab.evaluate(() => (window as unknown as { resetNow: () => void }).resetNow());
+    await expect.poll(() => fx.liveCalls(), { timeout: 5000 }).toBe(0);
+    expect(fx.probe.teardowns).toBe(teardowns + 1);
+    await tab.waitForFunction(() => (window as unknown as { result?: unknown }).result !== undefined, undefined, { timeout: 10_000 });
+    const { echo } = (await tab.evaluate(() => (window as unknown as { result: unknown }).result)) as { echo: { seen: unknown[] } };
+    expect(echo.seen).toEqual(['call.credit', { stream: 'stdout', text: '6\n' }, { exitCode: 0, terminal: true, stdoutBytes: 2, stderrBytes: 0 }, 'call.completed']);
     await tab.close();
   }, 60_000);
 
