@@ -16,6 +16,8 @@
 //
 // Started by the server: deno run --unstable-net --allow-net --allow-read --allow-write=<socket dir> quic-edge.ts <config.json>
 
+import { line, readLine, readUntil, streamHeader, WT_STREAM, writeAll } from './wire.ts';
+
 interface Config {
   readonly host: string;
   readonly port: number;
@@ -23,66 +25,18 @@ interface Config {
   readonly keyFile: string;
   readonly socket: string;
   readonly secret: string;
+  /** The server's maxCallsInFlight, plus the session's CONNECT stream: the streams a connection may have open at once (Deno's default is 100). */
+  readonly maxStreams: number;
+  /** §5.5: QUIC PINGs this often, and a connection silent for two intervals is closed (0: Deno's defaults). */
+  readonly keepaliveMs: number;
 }
 
 const config = JSON.parse(Deno.readTextFileSync(Deno.args[0]!)) as Config;
 const cert = Deno.readTextFileSync(config.certFile);
 const key = Deno.readTextFileSync(config.keyFile);
-const encoder = new TextEncoder();
-const line = (value: unknown): Uint8Array => encoder.encode(`${JSON.stringify(value)}\n`);
-
-/** Writes all of `bytes`: a Deno connection's write may take only part of them. */
-async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {
-  for (let at = 0; at < bytes.byteLength; ) at += await conn.write(bytes.subarray(at));
-}
-
-/** Reads one newline-terminated JSON line from a connection, leaving the rest unread. */
-async function readLine(conn: Deno.Conn): Promise<Record<string, unknown>> {
-  const bytes: number[] = [];
-  const one = new Uint8Array(1);
-  for (;;) {
-    const n = await conn.read(one);
-    if (n === null) throw new Error('the server closed the bridge');
-    if (one[0] === 10) return JSON.parse(new TextDecoder().decode(new Uint8Array(bytes))) as Record<string, unknown>;
-    bytes.push(one[0]!);
-  }
-}
-
-/** WebTransport over HTTP/3's bidirectional stream type (draft-ietf-webtrans-http3 §4.2). */
-const WT_STREAM = 0x41;
-
-/** Reads a QUIC variable-length integer at `at`, or undefined when `bytes` ends first. */
-function varint(bytes: Uint8Array, at: number): { value: number; next: number } | undefined {
-  if (at >= bytes.byteLength) return undefined;
-  const length = 1 << (bytes[at]! >> 6);
-  if (at + length > bytes.byteLength) return undefined;
-  let value = bytes[at]! & 0x3f;
-  for (let i = 1; i < length; i++) value = value * 256 + bytes[at + i]!;
-  return { value, next: at + length };
-}
-
-/**
- * Takes the stream's WebTransport header (its type and session id) off the front of the
- * stream; what follows it is the caller's bytes. Undefined for a stream of another kind.
- */
-async function readHeader(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<Uint8Array | undefined> {
-  let head = new Uint8Array(0);
-  for (;;) {
-    const type = varint(head, 0);
-    const session = type && varint(head, type.next);
-    if (type && type.value !== WT_STREAM) return undefined;
-    if (session) return head.subarray(session.next);
-    const { value, done } = await reader.read();
-    if (done) return undefined;
-    const joined = new Uint8Array(head.byteLength + value.byteLength);
-    joined.set(head);
-    joined.set(value, head.byteLength);
-    head = joined;
-  }
-}
-
 const endpoint = new Deno.QuicEndpoint({ hostname: config.host, port: config.port });
-const listener = endpoint.listen({ cert, key, alpnProtocols: ['h3'] });
+const keepalive = config.keepaliveMs > 0 ? { keepAliveInterval: config.keepaliveMs, maxIdleTimeout: 2 * config.keepaliveMs } : {};
+const listener = endpoint.listen({ cert, key, alpnProtocols: ['h3'], maxConcurrentBidirectionalStreams: config.maxStreams, ...keepalive });
 // The first line on stdout tells the server the edge is up, and on which port.
 console.log(JSON.stringify({ ready: true, port: endpoint.addr.port }));
 
@@ -167,7 +121,8 @@ async function serveStream(
 ): Promise<void> {
   const reader = stream.readable.getReader();
   const writer = stream.writable.getWriter();
-  const first = await readHeader(reader).catch(() => undefined);
+  const header = await readUntil(reader, streamHeader).catch(() => undefined);
+  const first = header?.value.type === WT_STREAM ? header.rest : undefined;
   if (first === undefined) {
     // Not a WebTransport stream (an HTTP/3 request on a WebTransport connection): refused.
     await Promise.allSettled([reader.cancel(), writer.close()]);

@@ -14,8 +14,9 @@ await build({
   minify: true,
   sourcemap: true,
   outfile: `${out}/bundle.js`,
-  // The client's Node-only paths (the ws package, WebTransport over HTTP/2) are never loaded in a browser.
-  external: ['ws', '@fails-components/webtransport'],
+  // The client's Node-only paths (the ws package, WebTransport over HTTP/2, HTTP/3 through
+  // Deno, whose Node modules are imported only when it runs) are never loaded in a browser.
+  external: ['ws', '@fails-components/webtransport', 'node:*'],
   logLevel: 'warning',
 });
 copyFileSync('src/lab/index.html', `${out}/index.html`);

@@ -1,10 +1,10 @@
-// Type-checks the HTTP/3 edge (edge/quic-edge.ts) with the Deno that runs it: tsc does not know Deno's types.
+// Type-checks the HTTP/3 edges (edge/quic-edge.ts for the server, edge/quic-client.ts for clients) with the Deno that runs it: tsc does not know Deno's types.
 import { execFileSync } from 'node:child_process';
-import { findDeno } from '../src/transports/index.js';
+import { findDeno } from '../src/webtransport/index.js';
 
-const deno = findDeno();
+const deno = await findDeno();
 if ('reason' in deno) {
   console.log(`edge type check skipped: ${deno.reason}`);
 } else {
-  execFileSync(deno.path, ['check', '--quiet', '--unstable-net', '--no-config', 'edge/quic-edge.ts'], { stdio: 'inherit', env: { ...process.env, NO_COLOR: '1' } });
+  execFileSync(deno.path, ['check', '--quiet', '--unstable-net', '--no-config', 'edge/quic-edge.ts', 'edge/quic-client.ts'], { stdio: 'inherit', env: { ...process.env, NO_COLOR: '1' } });
 }

@@ -52,6 +52,11 @@ export class Client {
     return this.connection.closed;
   }
 
+  /** What the connection rides: a WebSocket, or WebTransport over HTTP/2 or HTTP/3. */
+  get carrier(): 'websocket' | 'http/2' | 'http/3' {
+    return this.connection.carrier;
+  }
+
   close(): Promise<void> {
     return this.connection.close();
   }

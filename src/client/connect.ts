@@ -1,4 +1,5 @@
 import { RpcError, type CodecName } from '../protocol/index.js';
+import type { WtCarrierChoice } from '../webtransport/index.js';
 import { Client } from './client.js';
 import { connectWebSocket, redact } from './websocket-connection.js';
 
@@ -13,8 +14,13 @@ export interface ConnectOptions {
   readonly connectTimeoutMs?: number;
   /** Gives up connecting when it fires: the attempt is closed and connect rejects with CANCELLED. */
   readonly signal?: AbortSignal;
-  /** WebTransport over HTTP/3 instead of HTTP/2 (needs the optional native transport). */
-  readonly http3?: boolean;
+  /**
+   * For https:// URLs: `h3` (WebTransport over HTTP/3, through the Deno client edge in
+   * Node, the native API in a browser), `h2` (over HTTP/2; Node only), or `auto`, the
+   * default: HTTP/3 where this process can speak it, with HTTP/2 started too if no
+   * HTTP/3 session is ready within 300 ms; the first ready wins (README "HTTP/3").
+   */
+  readonly transport?: WtCarrierChoice;
 }
 
 /**
@@ -43,7 +49,7 @@ export async function connect(url: string, options: ConnectOptions = {}): Promis
     const connection = await connectWebTransport(url, {
       ...common,
       ...(options.certHash ? { certHash: options.certHash } : {}),
-      ...(options.http3 ? { http3: true } : {}),
+      ...(options.transport ? { transport: options.transport } : {}),
     });
     return new Client(connection, connection.headerAuth ? undefined : options.token);
   }

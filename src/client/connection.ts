@@ -20,6 +20,8 @@ export interface CallChannel {
 /** What the client needs from a transport (WebSocket or WebTransport). */
 export interface ClientConnection {
   readonly codec: Codec;
+  /** What the connection rides: a WebSocket, or WebTransport over HTTP/2 or HTTP/3. */
+  readonly carrier: 'websocket' | 'http/2' | 'http/3';
   /** Sends `request` on a channel of its own and routes the call's frames to `sink`. */
   startCall(request: Envelope, sink: CallSink): CallChannel;
   close(): Promise<void>;

@@ -94,6 +94,7 @@ export async function connectWebSocket(url: string, options: WebSocketConnectOpt
 
   return {
     codec,
+    carrier: 'websocket',
     headerAuth: headers,
     closed,
     startCall(request, sink) {

@@ -8,7 +8,7 @@ import {
   type Codec,
   type CodecName,
 } from '../protocol/index.js';
-import { openWebTransport } from '../webtransport/index.js';
+import { openWebTransport, type WtCarrierChoice, type WtSession } from '../webtransport/index.js';
 import type { CallSink, ClientConnection } from './connection.js';
 import { redact } from './websocket-connection.js';
 
@@ -17,8 +17,8 @@ export interface WebTransportConnectOptions {
   /** SHA-256 (hex) of the server's self-signed certificate. */
   readonly certHash?: string;
   readonly connectTimeoutMs?: number;
-  /** Use HTTP/3 (QUIC) instead of HTTP/2; needs the optional native transport. */
-  readonly http3?: boolean;
+  /** HTTP/3, HTTP/2, or `auto` (HTTP/3 where this process can speak it, falling back to HTTP/2). */
+  readonly transport?: WtCarrierChoice;
   readonly signal?: AbortSignal;
 }
 
@@ -34,7 +34,13 @@ export async function connectWebTransport(
   const target = new URL(url);
   if (target.pathname === '/callwire' && options.codec === 'json') target.pathname = '/callwire/json';
   const codec: Codec = target.pathname.endsWith('/json') ? codecs.json : codecs.msgpack;
-  const wt = await openWebTransport(target.toString(), { certHash: options.certHash, http3: options.http3 });
+  let wt: WtSession;
+  let carrier: 'http/2' | 'http/3';
+  try {
+    ({ session: wt, carrier } = await openWebTransport(target.toString(), { certHash: options.certHash, transport: options.transport }));
+  } catch (error) {
+    throw new RpcError('UNAVAILABLE', `could not connect to ${redact(url)}: ${error instanceof Error ? error.message : String(error)}`);
+  }
   const timeoutMs = options.connectTimeoutMs ?? 10_000;
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
@@ -67,6 +73,7 @@ export async function connectWebTransport(
 
   return {
     codec,
+    carrier,
     headerAuth: false,
     closed,
     startCall(request, sink) {

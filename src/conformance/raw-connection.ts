@@ -1,6 +1,6 @@
 import WebSocket from 'ws';
 import { codecs, encodeFrame, FrameDecoder, subprotocols, type Codec, type CodecName } from '../protocol/index.js';
-import { openWebTransport } from '../webtransport/index.js';
+import { openWebTransport, type WtCarrierChoice } from '../webtransport/index.js';
 import { EventQueue, idOf } from './events.js';
 
 /**
@@ -32,6 +32,8 @@ export interface RawConnectOptions {
   readonly codec: CodecName;
   readonly token?: string | undefined;
   readonly certHash?: string | undefined;
+  /** WebTransport only: the carrier (HTTP/3, HTTP/2, or auto). */
+  readonly transport?: WtCarrierChoice | undefined;
   /** WebSocket only: subprotocols to offer instead of the codec's. */
   readonly subprotocols?: readonly string[];
   /** WebSocket only: never answer pings, as a peer that vanished would not (§5.5). */
@@ -114,7 +116,7 @@ async function rawWebTransport(url: string, options: RawConnectOptions): Promise
   const codec = codecs[options.codec];
   const target = new URL(url);
   if (target.pathname === '/callwire') target.pathname = `/callwire/${codec.name}`;
-  const wt = await openWebTransport(target.toString(), { certHash: options.certHash });
+  const { session: wt } = await openWebTransport(target.toString(), { certHash: options.certHash, transport: options.transport });
   const events = new EventQueue();
   const closed = wt.closed.then(
     (info) => events.push({ kind: 'close', code: info?.closeCode ?? 0, reason: info?.reason ?? '' }),

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { CodecName } from '../protocol/index.js';
+import type { WtCarrierChoice } from '../webtransport/index.js';
 import { idOf, type RawEvent } from './events.js';
 import { mismatch } from './match.js';
 import { sendHttp } from './http-step.js';
@@ -16,6 +17,8 @@ export interface RunOptions {
   /** A valid token that holds no scopes, for the AUTH-4 scenarios. */
   readonly scopelessToken?: string | undefined;
   readonly certHash?: string | undefined;
+  /** WebTransport only: the carrier (HTTP/3, HTTP/2, or auto). */
+  readonly transport?: WtCarrierChoice | undefined;
 }
 
 export interface ScenarioResult {
@@ -117,6 +120,7 @@ class ScenarioRun {
       ...(how.offer === undefined ? {} : { subprotocols: how.offer }),
       token: withToken === 'scopeless' ? this.options.scopelessToken : withToken ? this.options.token : undefined,
       certHash: this.options.certHash,
+      transport: this.options.transport,
     });
   }
 

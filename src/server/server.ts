@@ -138,7 +138,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     if (options.http3 === false) http3 = { on: false, reason: 'turned off (--no-http3)' };
     // The fails-components provider wins when its native part loaded; otherwise the Deno edge, when installed.
     else if (!wt.http3) {
-      const deno = findDeno();
+      const deno = await findDeno();
       if ('reason' in deno) http3 = { on: false, reason: `${wt.http3Reason}, and ${deno.reason}` };
       else {
         try {
@@ -148,6 +148,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
             port: wt.port,
             certPem: cert.certPem,
             keyPem: cert.keyPem,
+            keepaliveMs,
             // Over HTTP/3 the Origin is not visible: without tokens, only the fresh certificate's hash admits a caller (README).
             anonymousIdentity: options.tls ? null : anonymousIdentity,
           });

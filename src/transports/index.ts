@@ -5,4 +5,6 @@ export { listenWebTransport, probeHttp3, type WebTransportListener, type WebTran
 export { checkBrowserRequest, validatePolicy, isLoopbackName, type OriginPolicy, type Verdict } from './origin.js';
 export { createHttpCalls, CALL_PATH, DEADLINE_HEADER, type HttpCallsOptions } from './http/calls.js';
 export { EXIT_CODE_HEADER, CALL_ID_HEADER } from './http/responder.js';
-export { startQuicEdge, findDeno, type QuicEdge, type QuicEdgeOptions } from './quic-edge.js';
+// The server decides between HTTP/3 providers; finding Deno is the WebTransport layer's.
+export { findDeno } from '../webtransport/index.js';
+export { startQuicEdge, type QuicEdge, type QuicEdgeOptions } from './quic-edge.js';

@@ -1,14 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import type { Dispatcher, Identity, Session, SessionTransport, StreamEntry } from '../dispatcher/index.js';
 import { encodeFrame, FrameDecoder } from '../protocol/index.js';
+import { edgeProgram, findDeno } from '../webtransport/index.js';
 import { PATHS } from './webtransport.js';
 
 export interface QuicEdgeOptions {
@@ -25,6 +24,8 @@ export interface QuicEdgeOptions {
    * whose hash a page can only learn from the operator (spec §10.1); otherwise null.
    */
   readonly anonymousIdentity: Identity | null;
+  /** §5.5 on QUIC: a PING this often, and a connection silent for two intervals is closed; 0 leaves Deno's defaults. */
+  readonly keepaliveMs: number;
 }
 
 export interface QuicEdge {
@@ -32,23 +33,7 @@ export interface QuicEdge {
   close(): Promise<void>;
 }
 
-const EDGE_PROGRAM = fileURLToPath(new URL('../../edge/quic-edge.ts', import.meta.url));
 const RESTARTS_PER_MINUTE = 5;
-
-/** The Deno binary of the pinned optional dependency, or why there is none. */
-export function findDeno(): { path: string } | { reason: string } {
-  const require = createRequire(import.meta.url);
-  const arch = process.arch === 'arm64' ? 'arm64' : 'x64';
-  for (const pkg of ['deno', `@deno/${process.platform}-${arch}-glibc`, `@deno/${process.platform}-${arch}`]) {
-    try {
-      const candidate = join(dirname(require.resolve(`${pkg}/package.json`)), 'deno');
-      if (existsSync(candidate)) return { path: candidate };
-    } catch {
-      // not installed
-    }
-  }
-  return { reason: 'the optional dependency deno (and its @deno/* binary) is not installed' };
-}
 
 /**
  * HTTP/3 through a Deno edge process (edge/quic-edge.ts): QUIC and WebTransport end
@@ -59,8 +44,9 @@ export function findDeno(): { path: string } | { reason: string } {
  */
 export async function startQuicEdge(options: QuicEdgeOptions): Promise<QuicEdge> {
   const { dispatcher } = options;
-  const deno = findDeno();
+  const deno = await findDeno();
   if ('reason' in deno) throw new Error(deno.reason);
+  const program = await edgeProgram('quic-edge.ts');
   const dir = mkdtempSync(join(tmpdir(), 'callwire-edge-'));
   const secret = randomBytes(32).toString('hex');
   const socketPath = join(dir, 'bridge.sock');
@@ -68,7 +54,7 @@ export async function startQuicEdge(options: QuicEdgeOptions): Promise<QuicEdge>
   writeFileSync(join(dir, 'key.pem'), options.keyPem, { mode: 0o600 });
   const bridge = await listenBridge(socketPath, secret, options);
   const configFile = join(dir, 'config.json');
-  writeFileSync(configFile, JSON.stringify({ host: options.host, port: options.port, certFile: join(dir, 'cert.pem'), keyFile: join(dir, 'key.pem'), socket: socketPath, secret }), { mode: 0o600 });
+  writeFileSync(configFile, JSON.stringify({ host: options.host, port: options.port, certFile: join(dir, 'cert.pem'), keyFile: join(dir, 'key.pem'), socket: socketPath, secret, maxStreams: dispatcher.limits.maxCallsInFlight + 1, keepaliveMs: options.keepaliveMs }), { mode: 0o600 });
 
   let child: ChildProcess | undefined;
   let stopping = false;
@@ -76,7 +62,7 @@ export async function startQuicEdge(options: QuicEdgeOptions): Promise<QuicEdge>
   const start = (): Promise<number> =>
     new Promise<number>((resolve, reject) => {
       starts.push(Date.now());
-      const proc = spawn(deno.path, ['run', '--quiet', '--no-prompt', '--no-config', '--no-lock', '--unstable-net', '--allow-net', `--allow-read=${dir},${EDGE_PROGRAM}`, '--allow-write=' + dir, EDGE_PROGRAM, configFile], {
+      const proc = spawn(deno.path, ['run', '--quiet', '--no-prompt', '--no-config', '--no-lock', '--unstable-net', '--allow-net', `--allow-read=${dir},${dirname(program)}`, '--allow-write=' + dir, program, configFile], {
         stdio: ['ignore', 'pipe', 'pipe'],
         env: { ...process.env, NO_COLOR: '1', DENO_NO_UPDATE_CHECK: '1' },
       });
@@ -199,6 +185,9 @@ function listenBridge(socketPath: string, secret: string, options: QuicEdgeOptio
         if (message.reset !== undefined) entry.streams.get(message.reset)?.entry.reset();
       }
     });
+    // The bridge's sockets allow half-open streams (a caller's FIN is not the end of its
+    // answer); a session's control connection has no such half: the edge's end is the session's.
+    control.on('end', () => control.destroy());
     control.on('close', () => {
       sessions.delete(id);
       session.close(); // ABT-4: the session's calls end with it

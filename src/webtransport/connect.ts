@@ -1,34 +1,83 @@
+import { findDeno, openHttp3Session } from './deno.js';
 import { webTransportWindows } from './windows.js';
 import { loadWebTransport, type WtSession } from './types.js';
+
+/** Which carrier a WebTransport session rides: `auto` is HTTP/3 where this process can speak it, else HTTP/2. */
+export type WtCarrierChoice = 'auto' | 'h3' | 'h2';
 
 export interface OpenOptions {
   /** SHA-256 (hex, colons allowed) of a self-signed server certificate to pin. */
   readonly certHash?: string | undefined;
-  /** HTTP/3 (QUIC) instead of HTTP/2. */
-  readonly http3?: boolean | undefined;
+  readonly transport?: WtCarrierChoice | undefined;
+}
+
+/** A session and the carrier it rides. */
+export interface OpenedSession {
+  readonly session: WtSession;
+  readonly carrier: 'http/2' | 'http/3';
 }
 
 /**
- * Opens a client session (not yet ready: await `ready`), set up once for the SDK
- * and the conformance peer alike: the windows both ends must agree on, the pinned
- * certificate, and HTTP/2 unless HTTP/3 is asked for.
+ * How long `auto` gives HTTP/3 before it also tries HTTP/2 (README "HTTP/3"). On
+ * loopback an HTTP/3 session is ready in well under this; a server without HTTP/3
+ * (its UDP port closed or filtered) never answers, and HTTP/2 then wins this much later.
  */
-export async function openWebTransport(url: string, options: OpenOptions = {}): Promise<WtSession> {
+export const HTTP3_HEAD_START_MS = 300;
+
+/**
+ * Opens a client session (await its `ready`), set up once for the SDK and the
+ * conformance peer alike: the windows both ends must agree on, the pinned
+ * certificate, and the carrier.
+ */
+export async function openWebTransport(url: string, options: OpenOptions = {}): Promise<OpenedSession> {
   // A browser has its own WebTransport, over HTTP/3: no library, no polyfill.
   const Native = (globalThis as { WebTransport?: new (url: string, init: Record<string, unknown>) => WtSession }).WebTransport;
   if (Native) {
     const wt = new Native(url, options.certHash ? { serverCertificateHashes: [{ algorithm: 'sha-256', value: hexBytes(options.certHash.replace(/:/g, '')) }] } : {});
     wt.closed.catch(() => undefined);
-    return wt;
+    return { session: wt, carrier: 'http/3' };
   }
+  const choice = options.transport ?? 'auto';
+  if (choice === 'h2') return { session: await openHttp2(url, options.certHash), carrier: 'http/2' };
+  const deno = await findDeno();
+  if ('reason' in deno) {
+    if (choice === 'h3') throw new Error(`no HTTP/3 in this process: ${deno.reason}`);
+    return { session: await openHttp2(url, options.certHash), carrier: 'http/2' };
+  }
+  const h3 = await openHttp3Session(url, { certHash: options.certHash });
+  if (choice === 'h3') return { session: h3, carrier: 'http/3' };
+  return race(h3, () => openHttp2(url, options.certHash));
+}
+
+/**
+ * `auto`: HTTP/3 first; HTTP/2 too once HTTP/3 has failed or had its head start; the
+ * first session ready wins and the other is closed.
+ */
+async function race(h3: WtSession, openH2: () => Promise<WtSession>): Promise<OpenedSession> {
+  let h2: WtSession | undefined;
+  const h3Ready = h3.ready.then(() => 'http/3' as const);
+  const headStart = new Promise<void>((resolve) => setTimeout(resolve, HTTP3_HEAD_START_MS).unref?.());
+  await Promise.race([h3Ready.catch(() => undefined), headStart]);
+  const h2Ready = (async () => {
+    h2 = await openH2();
+    await h2.ready;
+    return 'http/2' as const;
+  })();
+  const winner = await Promise.any([h3Ready, h2Ready]).catch(() => undefined);
+  if (winner === 'http/3') {
+    void h2Ready.then(() => h2?.close(), () => undefined);
+    return { session: h3, carrier: 'http/3' };
+  }
+  h3.close();
+  // Neither: HTTP/2's own failure says the most (a refused port, a wrong certificate).
+  if (winner === undefined) await h2Ready;
+  return { session: h2!, carrier: 'http/2' };
+}
+
+async function openHttp2(url: string, certHash: string | undefined): Promise<WtSession> {
   const lib = await loadWebTransport();
-  // The library loads its native HTTP/3 part asynchronously; a session built before it
-  // settles fails with "Lib quiche loading attempt did not end".
-  if (options.http3) await lib.quicheLoaded?.catch(() => undefined);
-  const init: Record<string, unknown> = { forceReliable: options.http3 !== true, ...webTransportWindows };
-  if (options.certHash) {
-    init['serverCertificateHashes'] = [{ algorithm: 'sha-256', value: hexBytes(options.certHash.replace(/:/g, '')) }];
-  }
+  const init: Record<string, unknown> = { forceReliable: true, ...webTransportWindows };
+  if (certHash) init['serverCertificateHashes'] = [{ algorithm: 'sha-256', value: hexBytes(certHash.replace(/:/g, '')) }];
   const wt = new lib.WebTransport(url, init);
   // A failed handshake also rejects `closed`; callers learn of it through `ready`.
   wt.closed.catch(() => undefined);

@@ -1,7 +1,9 @@
 /**
- * The WebTransport library, as callwire uses it on both sides: its typings, the
- * windows both ends assume, and the client session setup. Node only.
+ * The WebTransport carriers, as callwire uses them on both sides: the library's
+ * typings, the windows both ends assume, the client session setup (HTTP/2 through the
+ * library, HTTP/3 through Deno), and finding Deno.
  */
 export { loadWebTransport, type WtLibrary, type WtServer, type WtSession, type WtSessionAnswer, type WtStream, type WtCloseInfo } from './types.js';
 export { webTransportWindows } from './windows.js';
-export { openWebTransport, type OpenOptions } from './connect.js';
+export { openWebTransport, HTTP3_HEAD_START_MS, type OpenOptions, type OpenedSession, type WtCarrierChoice } from './connect.js';
+export { findDeno, edgeProgram } from './deno.js';

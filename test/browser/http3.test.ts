@@ -2,12 +2,12 @@ import { execFileSync } from 'node:child_process';
 import type { Server } from 'node:http';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findDeno } from '../../src/transports/index.js';
+import { findDeno } from '../../src/webtransport/index.js';
 import { bundleClient, hasChromium, launchChromium, servePage } from '../support/browser.js';
 import { DockerFixture } from '../support/docker.js';
 import { ServerFixture, transportCases } from '../support/server-fixture.js';
 
-const deno = findDeno();
+const deno = await findDeno();
 
 // In the page: the SDK over the browser's own WebTransport (HTTP/3, QUIC), no polyfill.
 const PAGE_SCRIPT = `
@@ -153,15 +153,16 @@ describe.skipIf(!hasChromium || 'reason' in deno)('HTTP/3 from Chromium through 
   }, 60_000);
 
   it('the browser\'s own FIN ends an exec\'s stdin and the whole answer follows; its reset aborts a call on the server (WT-2 across the edge)', async () => {
-    const teardowns = fx.probe.teardowns;
     const tab = await browser.newPage();
     await tab.goto(`${pageUrl}#${encodeURIComponent(JSON.stringify({ url: fx.server.wtUrl, certHash: fx.server.certHash, container: c, raw: true }))}`);
     await tab.waitForFunction(() => (window as unknown as { holding?: boolean; result?: unknown }).holding || (window as unknown as { result?: unknown }).result, undefined, { timeout: 30_000 });
     expect(await tab.evaluate(() => (window as unknown as { result?: unknown }).result)).toBeUndefined();
     expect(fx.liveCalls()).toBe(1);
+    const held = fx.probe.signals.at(-1)!;
+    expect(held.aborted).toBe(false);
     await tab.evaluate(() => (window as unknown as { resetNow: () => void }).resetNow());
     await expect.poll(() => fx.liveCalls(), { timeout: 5000 }).toBe(0);
-    expect(fx.probe.teardowns).toBe(teardowns + 1);
+    expect(held.aborted).toBe(true);
     await tab.waitForFunction(() => (window as unknown as { result?: unknown }).result !== undefined, undefined, { timeout: 10_000 });
     const { echo } = (await tab.evaluate(() => (window as unknown as { result: unknown }).result)) as { echo: { seen: unknown[] } };
     expect(echo.seen).toEqual(['call.credit', { stream: 'stdout', text: '6\n' }, { exitCode: 0, terminal: true, stdoutBytes: 2, stderrBytes: 0 }, 'call.completed']);

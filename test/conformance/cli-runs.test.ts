@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadScenarios } from '../../src/conformance/index.js';
-import { findDeno } from '../../src/transports/index.js';
+import { findDeno } from '../../src/webtransport/index.js';
 import { cliPath, runCli, type CliRun } from '../support/cli.js';
 import { dockerHost } from '../support/docker.js';
 import { conformanceTokens, RUNNER_TOKEN, SCOPELESS_TOKEN } from './tokens.js';
@@ -66,7 +66,7 @@ describe('callwire conformance <url> against callwire serve --conformance (both 
   }
 
   it('over HTTP/3 through the Deno edge, run by Deno with its own WebTransport client: every scenario passes but those that need a reset, or a FIN from Deno\'s client', async () => {
-    const deno = findDeno();
+    const deno = await findDeno();
     if ('reason' in deno) throw new Error(`no HTTP/3 client: ${deno.reason} (npm ci installs it)`);
     const report = join(dir, `callwire-conformance-${process.pid}-h3.json`);
     const run = spawn(deno.path, ['run', '-A', '--unstable-net', '--quiet', cliPath, '--token', RUNNER_TOKEN, '--cert-hash', certHash, 'conformance', wtUrl, '--scopeless-token', SCOPELESS_TOKEN, '--report', report], {

@@ -1,15 +1,14 @@
 import { createHash, X509Certificate } from 'node:crypto';
 import { TLSSocket } from 'node:tls';
-import { firstValueFrom, toArray } from 'rxjs';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { connect } from '../../src/client/index.js';
 import { probeHttp3 } from '../../src/transports/index.js';
 import { selfSignedCertificate } from '../../src/server/index.js';
-import { http3, ServerFixture, transportCases } from '../support/server-fixture.js';
+import { carrierCases, hasHttp3, ServerFixture, transportCases } from '../support/server-fixture.js';
+import { until } from '../support/wait.js';
 import { patternChunk } from '../support/sample-ops.js';
 
 const wt = transportCases.find((t) => t.name === 'WebTransport HTTP/2 msgpack')!;
-const ws = transportCases.find((t) => t.name === 'WebSocket msgpack')!;
 const MIB = 1024 * 1024;
 
 function heap(): number {
@@ -81,14 +80,14 @@ describe('WebTransport over HTTP/2: the library defects, each pinned', () => {
   });
 });
 
-describe('100 MiB subscriptions arrive intact', () => {
-  const fx = new ServerFixture();
-  beforeAll(() => fx.start().then(() => undefined));
-  afterEach(() => fx.settle());
-  afterAll(() => fx.stop());
+for (const transport of carrierCases) {
+  describe(`100 MiB subscriptions arrive intact over ${transport.name}`, () => {
+    const fx = new ServerFixture();
+    beforeAll(() => fx.start(transport.server).then(() => undefined));
+    afterEach(() => fx.settle());
+    afterAll(() => fx.stop());
 
-  for (const transport of [wt, ws]) {
-    it(`over ${transport.name}: every byte, hash compared`, async () => {
+    it('every byte, hash compared', async () => {
       const total = 100 * MIB;
       const chunk = 64 * 1024;
       const expected = createHash('sha256');
@@ -103,20 +102,50 @@ describe('100 MiB subscriptions arrive intact', () => {
       expect(bytes).toBe(total);
       expect(received.digest('hex')).toBe(expected.digest('hex'));
     }, 120_000);
-  }
-});
+  });
+}
 
-describe.skipIf(!http3.ok)(`WebTransport over HTTP/3${http3.ok ? '' : ` (skipped: ${http3.reason})`}`, () => {
-  const fx = new ServerFixture();
-  beforeAll(() => fx.start().then(() => undefined));
-  afterAll(() => fx.stop());
+describe.skipIf(!hasHttp3)('the Node client over HTTP/3, through the Deno client edge', () => {
+  const h3 = new ServerFixture();
+  const h2only = new ServerFixture();
+  beforeAll(() => Promise.all([h3.start({ http3: true, limits: { maxCallsInFlight: 300 } }), h2only.start()]).then(() => undefined));
+  afterEach(() => Promise.all([h3.settle(), h2only.settle()]));
+  afterAll(() => Promise.all([h3.stop(), h2only.stop()]));
 
-  it('serves calls and streams over QUIC', async () => {
-    expect(fx.server.http3).toBe(true);
-    const client = await connect(fx.server.wtUrl!, { certHash: fx.server.certHash!, http3: true });
-    expect(await client.call('test/echo', { text: 'quic' })).toEqual({ text: 'quic' });
-    expect(await firstValueFrom(client.subscribe('test/ticker', { count: 3, intervalMs: 1 }).pipe(toArray()))).toHaveLength(3);
-    await client.close();
+  it('auto rides HTTP/3 where the server offers it, and HTTP/2 where it does not', async () => {
+    const quic = await connect(h3.server.wtUrl!, { certHash: h3.server.certHash! });
+    expect(quic.carrier).toBe('http/3');
+    expect(await quic.call('test/echo', { text: 'auto' })).toEqual({ text: 'auto' });
+    await quic.close();
+    const tcp = await connect(h2only.server.wtUrl!, { certHash: h2only.server.certHash! });
+    expect(tcp.carrier).toBe('http/2');
+    expect(await tcp.call('test/echo', { text: 'fallback' })).toEqual({ text: 'fallback' });
+    await tcp.close();
+  });
+
+  it('h3 forced against a server without HTTP/3 fails with UNAVAILABLE; h2 forced against an HTTP/3 server rides HTTP/2', async () => {
+    await expect(connect(h2only.server.wtUrl!, { certHash: h2only.server.certHash!, transport: 'h3', connectTimeoutMs: 2000 })).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+    const tcp = await connect(h3.server.wtUrl!, { certHash: h3.server.certHash!, transport: 'h2' });
+    expect(tcp.carrier).toBe('http/2');
+    await tcp.close();
+  });
+
+  it('a wrong certificate hash is refused over HTTP/3 too', async () => {
+    await expect(connect(h3.server.wtUrl!, { certHash: '00'.repeat(32), transport: 'h3', connectTimeoutMs: 3000 })).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+  });
+
+  it('1,000 calls one after another on one session: every stream ends and gives its slot back', async () => {
+    const client = await h3.client(transportCases[4]!);
+    for (let i = 0; i < 1000; i++) expect(await client.call('test/echo', { text: String(i) })).toEqual({ text: String(i) });
+    expect(client.carrier).toBe('http/3');
+  });
+
+  it('maxCallsInFlight streams at once, not Deno\'s default of 100: 250 subscriptions live together', async () => {
+    const client = await h3.client(transportCases[4]!);
+    const subscriptions = Array.from({ length: 250 }, () => client.subscribe('test/forever', null).subscribe());
+    await until(() => h3.liveCalls() === 250, '250 live calls on the server');
+    for (const s of subscriptions) s.unsubscribe();
+    await until(() => h3.liveCalls() === 0, 'every call cancelled');
   });
 });
 

@@ -17,11 +17,11 @@ export function launchChromium(): Promise<Browser> {
 
 /**
  * The client SDK bundled for the browser platform, as a page would load it. The
- * Node-only paths (the ws package, WebTransport over HTTP/2) are left out: a browser
+ * Node-only paths (the ws package, WebTransport over HTTP/2, HTTP/3 through Deno) are left out: a browser
  * bundle must not need them.
  */
 export async function bundleClient(): Promise<string> {
-  const bundle = await build({ entryPoints: ['src/client/index.ts'], bundle: true, format: 'esm', platform: 'browser', write: false, external: ['ws', '@fails-components/webtransport'] });
+  const bundle = await build({ entryPoints: ['src/client/index.ts'], bundle: true, format: 'esm', platform: 'browser', write: false, external: ['ws', '@fails-components/webtransport', 'node:*'] });
   return bundle.outputFiles[0]!.text;
 }
 

@@ -1,5 +1,5 @@
 import { connect, type Client, type ConnectOptions } from '../../src/client/index.js';
-import { probeHttp3 } from '../../src/transports/index.js';
+import { findDeno } from '../../src/webtransport/index.js';
 import { startServer, type RunningServer, type ServerOptions } from '../../src/server/index.js';
 import { Probe, sampleOperations } from './sample-ops.js';
 import { until } from './wait.js';
@@ -8,16 +8,28 @@ export interface TransportCase {
   readonly name: string;
   url(server: RunningServer): string;
   readonly options: (server: RunningServer) => ConnectOptions;
+  /** What the server needs for this case: HTTP/3 runs a Deno edge, so only cases that use it ask for it. */
+  readonly server?: ServerOptions;
 }
+
+const deno = await findDeno();
+/** Whether this machine can run HTTP/3 at all (the Deno edge and client); `npm ci` installs it. */
+export const hasHttp3 = !('reason' in deno);
+
+/** HTTP/3 on, and a keepalive short enough that a lost QUIC connection is found within seconds (§5.5). */
+const HTTP3_SERVER: ServerOptions = { http3: true, keepaliveMs: 2000 };
 
 export const transportCases: TransportCase[] = [
   { name: 'WebSocket msgpack', url: (s) => s.wsUrl, options: () => ({ codec: 'msgpack' }) },
   { name: 'WebSocket json', url: (s) => s.wsUrl, options: () => ({ codec: 'json' }) },
-  { name: 'WebTransport HTTP/2 msgpack', url: (s) => s.wtUrl!, options: (s) => ({ certHash: s.certHash!, codec: 'msgpack' }) },
-  { name: 'WebTransport HTTP/2 json', url: (s) => s.wtUrl!, options: (s) => ({ certHash: s.certHash!, codec: 'json' }) },
+  { name: 'WebTransport HTTP/2 msgpack', url: (s) => s.wtUrl!, options: (s) => ({ certHash: s.certHash!, codec: 'msgpack', transport: 'h2' }) },
+  { name: 'WebTransport HTTP/2 json', url: (s) => s.wtUrl!, options: (s) => ({ certHash: s.certHash!, codec: 'json', transport: 'h2' }) },
+  { name: 'WebTransport HTTP/3 msgpack', url: (s) => s.wtUrl!, options: (s) => ({ certHash: s.certHash!, codec: 'msgpack', transport: 'h3' }), server: HTTP3_SERVER },
+  { name: 'WebTransport HTTP/3 json', url: (s) => s.wtUrl!, options: (s) => ({ certHash: s.certHash!, codec: 'json', transport: 'h3' }), server: HTTP3_SERVER },
 ];
 
-export const http3 = await probeHttp3();
+/** One case per carrier, msgpack: WebSocket, WebTransport over HTTP/2, over HTTP/3. */
+export const carrierCases: TransportCase[] = [transportCases[0]!, transportCases[2]!, transportCases[4]!];
 
 /**
  * A server on free ports with the sample operations, and the clients a test opens.

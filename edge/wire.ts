@@ -1,0 +1,83 @@
+// What both Deno edges (the server's, edge/quic-edge.ts, and the client's,
+// edge/quic-client.ts) need: the bridge's JSON lines, whole writes, and the few
+// pieces of HTTP/3 WebTransport framing they read and write themselves.
+
+const encoder = new TextEncoder();
+
+/** One bridge control line. */
+export const line = (value: unknown): Uint8Array => encoder.encode(`${JSON.stringify(value)}\n`);
+
+/** Writes all of `bytes`: a Deno connection's write may take only part of them. */
+export async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {
+  for (let at = 0; at < bytes.byteLength; ) at += await conn.write(bytes.subarray(at));
+}
+
+/** Reads one newline-terminated JSON line from a connection, leaving the rest unread. */
+export async function readLine(conn: Deno.Conn): Promise<Record<string, unknown>> {
+  const bytes: number[] = [];
+  const one = new Uint8Array(1);
+  for (;;) {
+    const n = await conn.read(one);
+    if (n === null) throw new Error('the bridge closed');
+    if (one[0] === 10) return JSON.parse(new TextDecoder().decode(new Uint8Array(bytes))) as Record<string, unknown>;
+    bytes.push(one[0]!);
+  }
+}
+
+/** WebTransport over HTTP/3's bidirectional stream type (draft-ietf-webtrans-http3 §4.2). */
+export const WT_STREAM = 0x41;
+
+/** Reads a QUIC variable-length integer (RFC 9000 §16) at `at`, or undefined when `bytes` ends first. */
+export function varint(bytes: Uint8Array, at: number): { value: number; next: number } | undefined {
+  if (at >= bytes.byteLength) return undefined;
+  const length = 1 << (bytes[at]! >> 6);
+  if (at + length > bytes.byteLength) return undefined;
+  let value = bytes[at]! & 0x3f;
+  for (let i = 1; i < length; i++) value = value * 256 + bytes[at + i]!;
+  return { value, next: at + length };
+}
+
+/** A QUIC variable-length integer, in its shortest form. */
+export function encodeVarint(value: number): Uint8Array {
+  if (value < 0x40) return Uint8Array.of(value);
+  if (value < 0x4000) return Uint8Array.of(0x40 | (value >> 8), value & 0xff);
+  if (value < 0x40000000) return Uint8Array.of(0x80 | (value >>> 24), (value >> 16) & 0xff, (value >> 8) & 0xff, value & 0xff);
+  const out = new Uint8Array(8);
+  new DataView(out.buffer).setBigUint64(0, BigInt(value) | (0xc0n << 56n));
+  return out;
+}
+
+export function concat(...parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.byteLength;
+  }
+  return out;
+}
+
+/**
+ * Reads from `reader` until `parse` can take what has arrived; returns its result and
+ * the bytes after what it took. Undefined when the stream ends first.
+ */
+export async function readUntil<T>(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  parse: (bytes: Uint8Array) => { value: T; next: number } | undefined,
+): Promise<{ value: T; rest: Uint8Array } | undefined> {
+  let held: Uint8Array = new Uint8Array(0);
+  for (;;) {
+    const parsed = parse(held);
+    if (parsed) return { value: parsed.value, rest: held.subarray(parsed.next) };
+    const { value, done } = await reader.read();
+    if (done) return undefined;
+    held = concat(held, value);
+  }
+}
+
+/** A WebTransport stream's header (its type, then its session's id), or undefined while incomplete. */
+export function streamHeader(bytes: Uint8Array): { value: { type: number; session: number }; next: number } | undefined {
+  const type = varint(bytes, 0);
+  const session = type && varint(bytes, type.next);
+  return type && session ? { value: { type: type.value, session: session.value }, next: session.next } : undefined;
+}
