@@ -12,6 +12,7 @@ export interface GlobalFlags {
   json?: boolean;
   quiet?: boolean;
   codec: 'msgpack' | 'json';
+  transport: 'auto' | 'h3' | 'h2' | 'ws';
 }
 
 export const DEFAULT_URL = 'ws://127.0.0.1:7070/callwire';
@@ -26,6 +27,23 @@ export function tokenOf(flags: GlobalFlags): string | undefined {
   return token && token.length > 0 ? token : undefined;
 }
 
+/**
+ * The WebTransport carrier `--transport` asks for, checked against the URL's scheme:
+ * `ws` needs ws:// or wss://, `h3` and `h2` need https://.
+ */
+export function carrierOf(flags: GlobalFlags, url = flags.url): 'auto' | 'h3' | 'h2' {
+  let scheme: string;
+  try {
+    scheme = new URL(url).protocol;
+  } catch {
+    return 'auto'; // the connection reports the bad URL
+  }
+  const websocket = scheme === 'ws:' || scheme === 'wss:';
+  if (flags.transport === 'ws' && !websocket) throw new CallerInputError(`--transport ws needs a ws:// or wss:// URL, not ${scheme}//`);
+  if ((flags.transport === 'h3' || flags.transport === 'h2') && scheme !== 'https:') throw new CallerInputError(`--transport ${flags.transport} needs an https:// URL, not ${scheme}//`);
+  return flags.transport === 'ws' ? 'auto' : flags.transport;
+}
+
 /** Connects, unless `signal` (SIGINT/SIGTERM) fires first: then the attempt is closed and it rejects with CANCELLED. */
 export async function connectFrom(flags: GlobalFlags, signal?: AbortSignal): Promise<Client> {
   const token = tokenOf(flags);
@@ -34,6 +52,7 @@ export async function connectFrom(flags: GlobalFlags, signal?: AbortSignal): Pro
       codec: flags.codec,
       ...(token ? { token } : {}),
       ...(flags.certHash ? { certHash: flags.certHash } : {}),
+      transport: carrierOf(flags),
       ...(signal ? { signal } : {}),
       connectTimeoutMs: 10_000,
     });

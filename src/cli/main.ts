@@ -20,6 +20,11 @@ const program = new Command()
   .option('--json', 'machine-readable output: call and exec print one terminal envelope line')
   .option('--quiet', 'no ready marker (subscribe)')
   .addOption(new Option('--codec <codec>', 'wire encoding').choices(['msgpack', 'json']).default('msgpack'))
+  .addOption(
+    new Option('--transport <carrier>', 'ws (ws:// URLs), h3 or h2 (https:// URLs: WebTransport over HTTP/3 or HTTP/2), or auto: HTTP/3 where it answers within 300 ms, else HTTP/2')
+      .choices(['auto', 'h3', 'h2', 'ws'])
+      .default('auto'),
+  )
   .showHelpAfterError('(callwire --help lists commands, flags and exit codes)')
   .configureOutput({ outputError: (text, write) => write(text.startsWith('error:') ? `Error: ${text.slice('error: '.length)}` : text) })
   .exitOverride();
@@ -79,7 +84,7 @@ try {
 
 /** The subcommand named on the command line, skipping global options and their values. */
 function subcommandOf(args: string[]): string | undefined {
-  const takesValue = new Set(['--url', '--token', '--cert-hash', '--timeout', '--codec']);
+  const takesValue = new Set(['--url', '--token', '--cert-hash', '--timeout', '--codec', '--transport']);
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     if (takesValue.has(arg)) i++;

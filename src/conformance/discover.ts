@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { CodecName } from '../protocol/index.js';
+import type { WtCarrierChoice } from '../webtransport/index.js';
 import { rawConnect } from './raw-connection.js';
 import type { Features } from './scenario.js';
 
@@ -8,6 +9,7 @@ export interface DiscoverOptions {
   readonly codec: CodecName;
   readonly token?: string | undefined;
   readonly certHash?: string | undefined;
+  readonly transport?: WtCarrierChoice | undefined;
 }
 
 interface Info {
@@ -43,7 +45,7 @@ export async function discoverFeatures(options: DiscoverOptions, base: Features)
 }
 
 async function ask<T>(options: DiscoverOptions, operationId: string, token: string | undefined): Promise<{ ok: true; value: T } | { ok: false; error: string }> {
-  const c = await rawConnect(options.url, { codec: options.codec, token, certHash: options.certHash });
+  const c = await rawConnect(options.url, { codec: options.codec, token, certHash: options.certHash, transport: options.transport });
   try {
     const id = `discover-${randomUUID()}`;
     c.sendValue({ type: 'call.requested', id, payload: { operationId, input: null } });

@@ -4,8 +4,12 @@ export type RawEvent =
   | { readonly kind: 'undecodable'; readonly error: string }
   | { readonly kind: 'close'; readonly code: number; readonly reason: string }
   | { readonly kind: 'stream-reset'; readonly id: string | undefined }
-  /** WebTransport: the callee closed its side of a call's stream (WT-2). */
-  | { readonly kind: 'stream-end'; readonly id: string | undefined };
+  /**
+   * WebTransport: the callee closed its side of a call's stream (WT-2). `early`: before
+   * any `call.completed` or `call.error` on it, which over a carrier that cannot reset
+   * stands for a reset (§5.4).
+   */
+  | { readonly kind: 'stream-end'; readonly id: string | undefined; readonly early?: boolean };
 
 /**
  * Events in arrival order; each is consumed at most once by an expectation. The

@@ -9,6 +9,10 @@ import { EventQueue, idOf } from './events.js';
  */
 export interface RawConnection {
   readonly transport: 'websocket' | 'webtransport';
+  /** What the connection rides: a WebSocket, or WebTransport over HTTP/2 or HTTP/3. */
+  readonly carrier: 'websocket' | 'http/2' | 'http/3';
+  /** Whether `reset` really resets a stream (not through Deno: README "HTTP/3"). */
+  readonly resets: boolean;
   readonly codec: Codec;
   readonly events: EventQueue;
   /**
@@ -90,6 +94,8 @@ async function rawWebSocket(url: string, options: RawConnectOptions): Promise<Ra
   );
   return {
     transport: 'websocket',
+    carrier: 'websocket',
+    resets: true,
     codec,
     events,
     sendValue: (value) => ws.send(codec.encode(value), { binary: true }),
@@ -116,7 +122,7 @@ async function rawWebTransport(url: string, options: RawConnectOptions): Promise
   const codec = codecs[options.codec];
   const target = new URL(url);
   if (target.pathname === '/callwire') target.pathname = `/callwire/${codec.name}`;
-  const { session: wt } = await openWebTransport(target.toString(), { certHash: options.certHash, transport: options.transport });
+  const { session: wt, carrier, resets } = await openWebTransport(target.toString(), { certHash: options.certHash, transport: options.transport });
   const events = new EventQueue();
   const closed = wt.closed.then(
     (info) => events.push({ kind: 'close', code: info?.closeCode ?? 0, reason: info?.reason ?? '' }),
@@ -140,18 +146,21 @@ async function rawWebTransport(url: string, options: RawConnectOptions): Promise
   const read = async (readable: ReadableStream<Uint8Array>, id: string | undefined): Promise<void> => {
     const reader = readable.getReader();
     const decoder = new FrameDecoder();
+    let terminal = false;
     try {
       for (;;) {
         await paused;
         const { value, done } = await reader.read();
         if (done) {
           if (id !== undefined) ended.add(id);
-          events.push({ kind: 'stream-end', id });
+          events.push({ kind: 'stream-end', id, early: !terminal });
           return;
         }
         for (const body of decoder.push(value)) {
           try {
             const decoded = codec.decode(body);
+            const type = (decoded as { type?: unknown } | null)?.type;
+            if (type === 'call.completed' || type === 'call.error') terminal = true;
             events.push({ kind: 'frame', value: decoded, id: idOf(decoded) ?? id });
           } catch (error) {
             events.push({ kind: 'undecodable', error: String(error) });
@@ -189,6 +198,8 @@ async function rawWebTransport(url: string, options: RawConnectOptions): Promise
   };
   return {
     transport: 'webtransport',
+    carrier,
+    resets,
     codec,
     events,
     sendValue: (value, streamOf) => {

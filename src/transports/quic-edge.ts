@@ -54,7 +54,7 @@ export async function startQuicEdge(options: QuicEdgeOptions): Promise<QuicEdge>
   writeFileSync(join(dir, 'key.pem'), options.keyPem, { mode: 0o600 });
   const bridge = await listenBridge(socketPath, secret, options);
   const configFile = join(dir, 'config.json');
-  writeFileSync(configFile, JSON.stringify({ host: options.host, port: options.port, certFile: join(dir, 'cert.pem'), keyFile: join(dir, 'key.pem'), socket: socketPath, secret, maxStreams: dispatcher.limits.maxCallsInFlight + 1, keepaliveMs: options.keepaliveMs }), { mode: 0o600 });
+  writeFileSync(configFile, JSON.stringify({ host: options.host, port: options.port, certFile: join(dir, 'cert.pem'), keyFile: join(dir, 'key.pem'), socket: socketPath, secret, maxStreams: 2 * dispatcher.limits.maxCallsInFlight + 1, keepaliveMs: options.keepaliveMs }), { mode: 0o600 });
 
   let child: ChildProcess | undefined;
   let stopping = false;
@@ -215,6 +215,16 @@ function listenBridge(socketPath: string, secret: string, options: QuicEdgeOptio
       },
     });
     owner.streams.set(n, { entry, socket });
+    // §5.1, WT-3: a bad length prefix, or a FIN inside a frame, ends this stream only.
+    const refuse = (error: unknown): void => {
+      if (!reset) {
+        reset = true;
+        entry.reset();
+        owner.control.write(`${JSON.stringify({ reset: n })}\n`);
+        socket.destroy();
+      }
+      dispatcher.logger?.debug('http/3 stream ended', { error: String(error) });
+    };
     const take = (chunk: Buffer): void => {
       try {
         for (const body of decoder.push(chunk)) {
@@ -222,14 +232,7 @@ function listenBridge(socketPath: string, secret: string, options: QuicEdgeOptio
           entry.receive(body);
         }
       } catch (error) {
-        // §5.1, WT-3: a bad length prefix ends this stream only.
-        if (!reset) {
-          reset = true;
-          entry.reset();
-          owner.control.write(`${JSON.stringify({ reset: n })}\n`);
-          socket.destroy();
-        }
-        dispatcher.logger?.debug('http/3 stream ended', { error: String(error) });
+        refuse(error);
       }
     };
     if (first.byteLength > 0) take(first);
@@ -238,10 +241,10 @@ function listenBridge(socketPath: string, secret: string, options: QuicEdgeOptio
       if (reset) return;
       try {
         decoder.end();
-        entry.end(); // FIN: the caller's end of input (WT-2)
-      } catch {
-        entry.reset();
+      } catch (error) {
+        return refuse(error);
       }
+      entry.end(); // FIN: the caller's end of input (WT-2)
     });
     socket.on('close', () => owner.streams.delete(n));
     socket.resume();

@@ -15,6 +15,11 @@ export interface OpenOptions {
 export interface OpenedSession {
   readonly session: WtSession;
   readonly carrier: 'http/2' | 'http/3';
+  /**
+   * Whether aborting a stream's writable resets it on the wire. Not through Deno, whose
+   * QUIC API has no reset (README "HTTP/3"): there an abort ends the stream with a FIN.
+   */
+  readonly resets: boolean;
 }
 
 /**
@@ -35,17 +40,17 @@ export async function openWebTransport(url: string, options: OpenOptions = {}): 
   if (Native) {
     const wt = new Native(url, options.certHash ? { serverCertificateHashes: [{ algorithm: 'sha-256', value: hexBytes(options.certHash.replace(/:/g, '')) }] } : {});
     wt.closed.catch(() => undefined);
-    return { session: wt, carrier: 'http/3' };
+    return { session: wt, carrier: 'http/3', resets: !('Deno' in globalThis) };
   }
   const choice = options.transport ?? 'auto';
-  if (choice === 'h2') return { session: await openHttp2(url, options.certHash), carrier: 'http/2' };
+  if (choice === 'h2') return { session: await openHttp2(url, options.certHash), carrier: 'http/2', resets: true };
   const deno = await findDeno();
   if ('reason' in deno) {
     if (choice === 'h3') throw new Error(`no HTTP/3 in this process: ${deno.reason}`);
-    return { session: await openHttp2(url, options.certHash), carrier: 'http/2' };
+    return { session: await openHttp2(url, options.certHash), carrier: 'http/2', resets: true };
   }
   const h3 = await openHttp3Session(url, { certHash: options.certHash });
-  if (choice === 'h3') return { session: h3, carrier: 'http/3' };
+  if (choice === 'h3') return { session: h3, carrier: 'http/3', resets: false };
   return race(h3, () => openHttp2(url, options.certHash));
 }
 
@@ -66,12 +71,12 @@ async function race(h3: WtSession, openH2: () => Promise<WtSession>): Promise<Op
   const winner = await Promise.any([h3Ready, h2Ready]).catch(() => undefined);
   if (winner === 'http/3') {
     void h2Ready.then(() => h2?.close(), () => undefined);
-    return { session: h3, carrier: 'http/3' };
+    return { session: h3, carrier: 'http/3', resets: false };
   }
   h3.close();
   // Neither: HTTP/2's own failure says the most (a refused port, a wrong certificate).
   if (winner === undefined) await h2Ready;
-  return { session: h2!, carrier: 'http/2' };
+  return { session: h2!, carrier: 'http/2', resets: true };
 }
 
 async function openHttp2(url: string, certHash: string | undefined): Promise<WtSession> {

@@ -6,127 +6,134 @@ import { Registry } from '../../src/dispatcher/index.js';
 import { dockerEngine, dockerOperations } from '../../src/operations/index.js';
 import { MemoryConnection } from '../../src/testing/index.js';
 import { useExecServer } from '../support/exec-server.js';
-import { transportCases } from '../support/server-fixture.js';
+import { carrierCases } from '../support/server-fixture.js';
 import { sleep, until } from '../support/wait.js';
 
 const GIB = 1024 * 1024 * 1024;
 const MIB = 1024 * 1024;
 
-describe('docker/container/exec behaviour', () => {
-  const { docker, fx, containerId: container, client: connected } = useExecServer();
-  let containerId = '';
-  let client: Client;
-  beforeEach(() => {
-    containerId = container();
-    client = connected();
-  });
-  afterEach(async () => {
-    // No exec outlives its test: only the container's own sleep is left.
-    await until(() => fx.liveCalls() === 0, 'no live calls');
-    await expect.poll(() => docker.processes(containerId), { timeout: 3000 }).toEqual(['sleep 1000000']);
-  });
-
-  it('1 GiB of output arrives with a matching hash, and the terminal byte counts equal the bytes received', async () => {
-    const line = 'callwire-0123456789abcdef\n';
-    const expected = createHash('sha256');
-    const block = Buffer.from(line.repeat(40_000));
-    let left = GIB;
-    while (left > 0) {
-      const piece = block.subarray(0, Math.min(block.byteLength, left));
-      expected.update(piece);
-      left -= piece.byteLength;
-    }
-    const handle = exec(client, containerId, ['sh', '-c', `yes ${line.trim()} | head -c ${GIB}`], { encoding: 'binary' });
-    const hash = createHash('sha256');
-    let received = 0;
-    handle.output.subscribe((frame) => {
-      if ('data' in frame) {
-        hash.update(frame.data);
-        received += frame.data.byteLength;
-      }
+// What rides the carrier (output, its order and bytes, abort, a dropped connection) runs over
+// each of them; what does not (validation, the engine's errors, the server's own memory) once.
+for (const transport of carrierCases) {
+  const onceHere = transport === carrierCases[0];
+  describe(`docker/container/exec behaviour over ${transport.name}`, () => {
+    const { docker, fx, containerId: container } = useExecServer({ webTransport: !onceHere });
+    let containerId = '';
+    let client: Client;
+    beforeEach(async () => {
+      containerId = container();
+      client = await fx.client(transport);
     });
-    const result = await handle.result;
-    expect(result.exitCode).toBe(0);
-    expect(received).toBe(GIB);
-    expect(result.stdoutBytes).toBe(received);
-    expect(result.stderrBytes).toBe(0);
-    expect(hash.digest('hex')).toBe(expected.digest('hex'));
-  }, 300_000);
+    afterEach(async () => {
+      // No exec outlives its test: only the container's own sleep is left.
+      await until(() => fx.liveCalls() === 0, 'no live calls');
+      await expect.poll(() => docker.processes(containerId), { timeout: 3000 }).toEqual(['sleep 1000000']);
+    });
 
-  it('abort of sleep 1000 mid-exec: the process is gone from the container within 2 s', async () => {
-    const subscription = client.subscribe('docker/container/exec', { containerId, cmd: ['sh', '-c', 'echo started; sleep 1000'] }).subscribe();
-    await expect.poll(() => docker.processes(containerId), { timeout: 5000 }).toContain('sleep 1000');
-    const started = Date.now();
-    subscription.unsubscribe();
-    await expect.poll(async () => (await docker.processes(containerId)).filter((p) => p.includes('sleep 1000') && !p.includes('1000000')), { timeout: 2000, interval: 50 }).toEqual([]);
-    expect(Date.now() - started).toBeLessThan(2000);
-  });
+    it('1 GiB of output arrives with a matching hash, and the terminal byte counts equal the bytes received', async () => {
+      const line = 'callwire-0123456789abcdef\n';
+      const expected = createHash('sha256');
+      const block = Buffer.from(line.repeat(40_000));
+      let left = GIB;
+      while (left > 0) {
+        const piece = block.subarray(0, Math.min(block.byteLength, left));
+        expected.update(piece);
+        left -= piece.byteLength;
+      }
+      const handle = exec(client, containerId, ['sh', '-c', `yes ${line.trim()} | head -c ${GIB}`], { encoding: 'binary' });
+      const hash = createHash('sha256');
+      let received = 0;
+      handle.output.subscribe((frame) => {
+        if ('data' in frame) {
+          hash.update(frame.data);
+          received += frame.data.byteLength;
+        }
+      });
+      const result = await handle.result;
+      expect(result.exitCode).toBe(0);
+      expect(received).toBe(GIB);
+      expect(result.stdoutBytes).toBe(received);
+      expect(result.stderrBytes).toBe(0);
+      expect(hash.digest('hex')).toBe(expected.digest('hex'));
+    }, 300_000);
 
-  it('a dropped connection kills the exec too, within 2 s', async () => {
-    const other = await fx.client(transportCases[0]!);
-    other.subscribe('docker/container/exec', { containerId, cmd: ['sleep', '1000'] }).subscribe({ error: () => undefined });
-    await expect.poll(() => docker.processes(containerId), { timeout: 5000 }).toContain('sleep 1000');
-    const started = Date.now();
-    await other.close();
-    await expect.poll(async () => (await docker.processes(containerId)).filter((p) => p === 'sleep 1000'), { timeout: 2000, interval: 50 }).toEqual([]);
-    expect(Date.now() - started).toBeLessThan(2000);
-  });
+    it('abort of sleep 1000 mid-exec: the process is gone from the container within 2 s', async () => {
+      const subscription = client.subscribe('docker/container/exec', { containerId, cmd: ['sh', '-c', 'echo started; sleep 1000'] }).subscribe();
+      await expect.poll(() => docker.processes(containerId), { timeout: 5000 }).toContain('sleep 1000');
+      const started = Date.now();
+      subscription.unsubscribe();
+      await expect.poll(async () => (await docker.processes(containerId)).filter((p) => p.includes('sleep 1000') && !p.includes('1000000')), { timeout: 2000, interval: 50 }).toEqual([]);
+      expect(Date.now() - started).toBeLessThan(2000);
+    });
 
-  it('unknown container: CONTAINER_NOT_FOUND with the id in details', async () => {
-    const handle = exec(client, 'no-such-container-xyz', ['true']);
-    await expect(handle.result).rejects.toMatchObject({ code: 'CONTAINER_NOT_FOUND', details: { containerId: 'no-such-container-xyz' } });
-  });
+    it('a dropped connection kills the exec too, within 2 s', async () => {
+      const other = await fx.client(transport);
+      other.subscribe('docker/container/exec', { containerId, cmd: ['sleep', '1000'] }).subscribe({ error: () => undefined });
+      await expect.poll(() => docker.processes(containerId), { timeout: 5000 }).toContain('sleep 1000');
+      const started = Date.now();
+      await other.close();
+      await expect.poll(async () => (await docker.processes(containerId)).filter((p) => p === 'sleep 1000'), { timeout: 2000, interval: 50 }).toEqual([]);
+      expect(Date.now() - started).toBeLessThan(2000);
+    });
 
-  it('tty: true is refused with INVALID_INPUT that says what tty takes', async () => {
-    const error = await lastValueFrom(client.subscribe('docker/container/exec', { containerId, cmd: ['sh'], tty: true })).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(RpcError);
-    expect(error).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringMatching(/^input\.tty: .*\{cols, rows\}/) });
-  });
+    if (!onceHere) return;
 
-  it('an empty command is INVALID_INPUT naming the field', async () => {
-    await expect(lastValueFrom(client.subscribe('docker/container/exec', { containerId, cmd: [] }))).rejects.toMatchObject({ code: 'INVALID_INPUT', message: expect.stringMatching(/^input\.cmd: /) });
-  });
+    it('unknown container: CONTAINER_NOT_FOUND with the id in details', async () => {
+      const handle = exec(client, 'no-such-container-xyz', ['true']);
+      await expect(handle.result).rejects.toMatchObject({ code: 'CONTAINER_NOT_FOUND', details: { containerId: 'no-such-container-xyz' } });
+    });
 
-  it('a stopped container is DOCKER_ERROR saying so', async () => {
-    const stopped = await docker.container();
-    await docker.engine.docker.getContainer(stopped).stop({ t: 0 });
-    await expect(exec(client, stopped, ['true']).result).rejects.toMatchObject({ code: 'DOCKER_ERROR', message: expect.stringMatching(/not running/) });
-  });
+    it('tty: true is refused with INVALID_INPUT that says what tty takes', async () => {
+      const error = await lastValueFrom(client.subscribe('docker/container/exec', { containerId, cmd: ['sh'], tty: true })).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(RpcError);
+      expect(error).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringMatching(/^input\.tty: .*\{cols, rows\}/) });
+    });
 
-  it('an unreachable engine answers a clear error at once, not a hang', async () => {
-    const registry = new Registry().register(...dockerOperations(dockerEngine('unix:///tmp/callwire-no-engine.sock')));
-    const conn = new MemoryConnection({ registry, identity: { subject: 'local', scopes: ['*'] } });
-    const started = Date.now();
-    conn.client.request('x', 'docker/container/exec', { containerId, cmd: ['true'] });
-    // After the admission credit (CR-1: exec takes an input stream), the answer.
-    const answer = await conn.client.next((e) => e.id === 'x' && e.type !== 'call.credit', 5000);
-    expect(answer.type === 'call.error' && answer.payload).toMatchObject({ code: 'DOCKER_ERROR', retryable: true, message: expect.stringMatching(/unreachable.*socket does not exist/) });
-    expect(Date.now() - started).toBeLessThan(3000);
-  });
+    it('an empty command is INVALID_INPUT naming the field', async () => {
+      await expect(lastValueFrom(client.subscribe('docker/container/exec', { containerId, cmd: [] }))).rejects.toMatchObject({ code: 'INVALID_INPUT', message: expect.stringMatching(/^input\.cmd: /) });
+    });
 
-  it('a slow client slows the exec down: backpressure reaches the engine and memory stays bounded', async () => {
-    const registry = new Registry().register(...dockerOperations(docker.engine));
-    const conn = new MemoryConnection({ registry, identity: { subject: 'local', scopes: ['*'] } });
-    const memory = (): number => {
-      (globalThis as { gc?: () => void }).gc?.();
-      const m = process.memoryUsage();
-      return m.heapUsed + m.arrayBuffers;
-    };
-    conn.pause();
-    const before = memory();
-    // 400 MB that would take well under a second to produce if nothing held it back.
-    conn.client.request('slow', 'docker/container/exec', { containerId, cmd: ['sh', '-c', 'yes slowpoke | head -c 400000000'], encoding: 'binary' });
-    await sleep(2000);
-    const extra = memory() - before;
-    // Still running: the engine is blocked on writes.
-    const running = await docker.processes(containerId);
-    expect(running.filter((p) => p.includes('slowpoke')).length, running.join(' | ')).toBeGreaterThan(0);
-    expect(extra).toBeLessThan(24 * MIB);
-    console.log(`exec paused 2 s: ${(extra / MIB).toFixed(1)} MiB extra in the server process`);
-    expect(conn.session.stats.liveCalls).toBe(1);
-    conn.client.abort('slow');
-    await until(() => conn.session.stats.liveCalls === 0, 'abort processed');
-    await expect.poll(async () => (await docker.processes(containerId)).filter((p) => p.includes('slowpoke')), { timeout: 2000, interval: 50 }).toEqual([]);
-    conn.resume();
+    it('a stopped container is DOCKER_ERROR saying so', async () => {
+      const stopped = await docker.container();
+      await docker.engine.docker.getContainer(stopped).stop({ t: 0 });
+      await expect(exec(client, stopped, ['true']).result).rejects.toMatchObject({ code: 'DOCKER_ERROR', message: expect.stringMatching(/not running/) });
+    });
+
+    it('an unreachable engine answers a clear error at once, not a hang', async () => {
+      const registry = new Registry().register(...dockerOperations(dockerEngine('unix:///tmp/callwire-no-engine.sock')));
+      const conn = new MemoryConnection({ registry, identity: { subject: 'local', scopes: ['*'] } });
+      const started = Date.now();
+      conn.client.request('x', 'docker/container/exec', { containerId, cmd: ['true'] });
+      // After the admission credit (CR-1: exec takes an input stream), the answer.
+      const answer = await conn.client.next((e) => e.id === 'x' && e.type !== 'call.credit', 5000);
+      expect(answer.type === 'call.error' && answer.payload).toMatchObject({ code: 'DOCKER_ERROR', retryable: true, message: expect.stringMatching(/unreachable.*socket does not exist/) });
+      expect(Date.now() - started).toBeLessThan(3000);
+    });
+
+    it('a slow client slows the exec down: backpressure reaches the engine and memory stays bounded', async () => {
+      const registry = new Registry().register(...dockerOperations(docker.engine));
+      const conn = new MemoryConnection({ registry, identity: { subject: 'local', scopes: ['*'] } });
+      const memory = (): number => {
+        (globalThis as { gc?: () => void }).gc?.();
+        const m = process.memoryUsage();
+        return m.heapUsed + m.arrayBuffers;
+      };
+      conn.pause();
+      const before = memory();
+      // 400 MB that would take well under a second to produce if nothing held it back.
+      conn.client.request('slow', 'docker/container/exec', { containerId, cmd: ['sh', '-c', 'yes slowpoke | head -c 400000000'], encoding: 'binary' });
+      await sleep(2000);
+      const extra = memory() - before;
+      // Still running: the engine is blocked on writes.
+      const running = await docker.processes(containerId);
+      expect(running.filter((p) => p.includes('slowpoke')).length, running.join(' | ')).toBeGreaterThan(0);
+      expect(extra).toBeLessThan(24 * MIB);
+      console.log(`exec paused 2 s: ${(extra / MIB).toFixed(1)} MiB extra in the server process`);
+      expect(conn.session.stats.liveCalls).toBe(1);
+      conn.client.abort('slow');
+      await until(() => conn.session.stats.liveCalls === 0, 'abort processed');
+      await expect.poll(async () => (await docker.processes(containerId)).filter((p) => p.includes('slowpoke')), { timeout: 2000, interval: 50 }).toEqual([]);
+      conn.resume();
+    });
   });
-});
+}

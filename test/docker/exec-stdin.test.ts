@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { exec, execFrames } from '../../src/client/index.js';
 import { useExecServer } from '../support/exec-server.js';
-import { transportCases } from '../support/server-fixture.js';
+import { carrierCases } from '../support/server-fixture.js';
 
 const MIB = 1024 * 1024;
 
@@ -38,7 +38,7 @@ describe('exec stdin streamed through the SDK', () => {
     containerId = container();
   });
 
-  for (const transport of [transportCases[0]!, transportCases[2]!]) {
+  for (const transport of carrierCases) {
     it(`${transport.name}: 64 MiB into wc -c arrive whole, and a command that does not read holds the source back`, async () => {
       const client = await fx.client(transport);
       const pulled = { n: 0 };
@@ -56,7 +56,7 @@ describe('exec stdin streamed through the SDK', () => {
     }, 60_000);
   }
 
-  for (const transport of [transportCases[0]!, transportCases[2]!]) {
+  for (const transport of carrierCases) {
     it(`${transport.name}: exec's handle: stdin.write and end, resize, signal (EXEC-8, EXEC-9, EXEC-10)`, async () => {
       const client = await fx.client(transport);
       // Writable stdin: each write resolves once sent; end() is the command's end of file.

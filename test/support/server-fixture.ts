@@ -28,8 +28,8 @@ export const transportCases: TransportCase[] = [
   { name: 'WebTransport HTTP/3 json', url: (s) => s.wtUrl!, options: (s) => ({ certHash: s.certHash!, codec: 'json', transport: 'h3' }), server: HTTP3_SERVER },
 ];
 
-/** One case per carrier, msgpack: WebSocket, WebTransport over HTTP/2, over HTTP/3. */
-export const carrierCases: TransportCase[] = [transportCases[0]!, transportCases[2]!, transportCases[4]!];
+/** One case per carrier, msgpack: WebSocket, WebTransport over HTTP/2, and over HTTP/3 where Deno is installed. */
+export const carrierCases: TransportCase[] = [transportCases[0]!, transportCases[2]!, ...(hasHttp3 ? [transportCases[4]!] : [])];
 
 /**
  * A server on free ports with the sample operations, and the clients a test opens.

@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { globalFlags, tokenOf, writeErr, writeOut } from '../context.js';
+import { carrierOf, globalFlags, tokenOf, writeErr, writeOut } from '../context.js';
 
 interface ConformanceFlags {
   features?: string;
@@ -24,7 +24,7 @@ export function registerConformance(program: Command): void {
     .action(async (url: string, opts: ConformanceFlags, command: Command) => {
       const flags = globalFlags(command);
       const c = await import('../../conformance/index.js');
-      const options = { url, codec: flags.codec, token: tokenOf(flags), certHash: flags.certHash };
+      const options = { url, codec: flags.codec, token: tokenOf(flags), certHash: flags.certHash, transport: carrierOf(flags, url) };
       let features = c.loadFeatures(opts.features);
       if (!opts.features) {
         const found = await c.discoverFeatures(options, features);
