@@ -37,6 +37,16 @@ describe('callwire call: one outcome per run, exit code and envelope agree', () 
     expect(parseEnvelope(json.stdout)).toMatchObject({ outcome: 'success', exit_code: 0, failure_boundary: 'none', output: { text: 'hi' }, events_seen: 1 });
   });
 
+  it('--transport must fit the URL: h3 or h2 with a ws:// URL, or ws with an https:// one, is bad input (exit 6) that says so', async () => {
+    const h3 = await call(['--transport', 'h3', 'call', 'test/echo', '--input', '{"text":"hi"}']);
+    expect(h3.code).toBe(6);
+    expect(h3.stderr).toMatch(/--transport h3 needs an https:\/\/ URL, not ws:\/\//);
+    const ws = await call(['--url', 'https://127.0.0.1:1/callwire', '--transport', 'ws', 'call', 'test/echo']);
+    expect(ws.code).toBe(6);
+    expect(ws.stderr).toMatch(/--transport ws needs a ws:\/\/ or wss:\/\/ URL/);
+    expect((await call(['--transport', 'ws', 'call', 'test/echo', '--input', '{"text":"hi"}'])).stdout).toBe('{"text":"hi"}\n');
+  });
+
   it('input from @file and from stdin', async () => {
     const file = join(tmpdir(), `callwire-input-${process.pid}.json`);
     writeFileSync(file, '{"text":"from file"}');
