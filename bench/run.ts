@@ -106,7 +106,12 @@ async function rawWs(): Promise<{ echo: () => Promise<unknown>; stream: (items: 
 }
 
 const ws = await connect(addresses.wsUrl);
-const wt = await connect(addresses.wtUrl, { certHash: addresses.certHash });
+const wt = await connect(addresses.wtUrl, { certHash: addresses.certHash, transport: 'h2' });
+// WebTransport over HTTP/3 (QUIC): the server's Deno edge and this process's Deno client edge.
+const h3 = await connect(addresses.wtUrl, { certHash: addresses.certHash, transport: 'h3' }).catch((error: unknown) => {
+  console.error(`  HTTP/3 rows skipped: ${String(error)}`);
+  return undefined;
+});
 const raw = await rawWs();
 
 // --- memory (first: later phases leave garbage that makes RSS deltas meaningless) -------
@@ -139,6 +144,13 @@ for (const n of [1_000, 10_000, 50_000]) {
 }
 }
 
+/** callwire's carriers, as the rows name them. */
+const SUBJECTS = [
+  ['callwire WebSocket', 'ws'],
+  ['callwire WebTransport HTTP/2', 'wt'],
+  ['callwire WebTransport HTTP/3', 'h3'],
+] as const;
+
 // --- unary ------------------------------------------------------------------------
 console.error('unary');
 for (const concurrency of QUICK ? [1] : [1, 64]) {
@@ -148,11 +160,12 @@ for (const concurrency of QUICK ? [1] : [1, 64]) {
     raw: load(raw.echo),
     ws: load(() => ws.call('bench/echo', { text: 'hello bench' })),
     ...(QUICK ? {} : { wt: load(() => wt.call('bench/echo', { text: 'hello bench' })) }),
+    ...(QUICK || !h3 ? {} : { h3: load(() => h3.call('bench/echo', { text: 'hello bench' })) }),
   });
   const rate = (name: string): number[] => runs[name]!.map((r) => r.callsPerSec);
   const p50 = (name: string): number[] => runs[name]!.map((r) => r.p50Ms);
   const p99 = (name: string): number[] => runs[name]!.map((r) => r.p99Ms);
-  for (const [name, key] of [['callwire WebSocket', 'ws'], ['callwire WebTransport', 'wt']] as const) {
+  for (const [name, key] of SUBJECTS) {
     if (!runs[key]) continue;
     recordRuns({ group: 'unary', metric: `calls/s @${concurrency} in flight`, subject: name, unit: 'calls/s', peer: 'grpc-js' }, rate(key), rate('grpc'));
     if (key === 'ws') recordRuns({ group: 'unary', metric: `calls/s @${concurrency} in flight`, subject: name, unit: 'calls/s', peer: 'raw ws echo' }, rate(key), rate('raw'));
@@ -227,8 +240,9 @@ for (const [label, items, itemBytes] of (QUICK ? [['100 B items', 100_000, 100]]
     raw: timed(() => raw.stream(items, itemBytes)),
     ws: timed(() => callwireStream(ws, items, itemBytes)),
     ...(QUICK ? {} : { wt: timed(() => callwireStream(wt, items, itemBytes)) }),
+    ...(QUICK || !h3 ? {} : { h3: timed(() => callwireStream(h3, items, itemBytes)) }),
   });
-  for (const [name, key] of [['callwire WebSocket', 'ws'], ['callwire WebTransport', 'wt']] as const) {
+  for (const [name, key] of SUBJECTS) {
     if (!runs[key]) continue;
     recordRuns({ group: 'streaming', metric: label, subject: name, unit, peer: 'grpc-js' }, runs[key]!, runs['grpc']);
     if (key === 'ws') recordRuns({ group: 'streaming', metric: label, subject: name, unit, peer: 'raw ws' }, runs[key]!, runs['raw']);
@@ -249,10 +263,10 @@ if (!addresses.docker.on) {
   const container = run.stdout.trim();
   const ddMiB = QUICK ? 64 : 512;
   const dd = ['dd', 'if=/dev/zero', 'bs=1M', `count=${ddMiB}`];
-  const viaCallwire = (cmd: string[]) => async (): Promise<number> => {
+  const viaCallwire = (cmd: string[], client: Client = ws) => async (): Promise<number> => {
     const t = performance.now();
     let bytes = 0;
-    const handle = exec(ws, container, cmd, { encoding: 'binary' });
+    const handle = exec(client, container, cmd, { encoding: 'binary' });
     handle.output.subscribe((f) => {
       if ('data' in f && f.stream === 'stdout') bytes += f.data.byteLength;
     });
@@ -270,10 +284,15 @@ if (!addresses.docker.on) {
   const runs = await interleaved(RUNS, {
     sdk: viaCallwire(dd),
     docker: wholeProcess([dockerCli, 'exec', container, ...dd], ddBytes),
+    ...(QUICK ? {} : { wt: viaCallwire(dd, wt) }),
+    ...(QUICK || !h3 ? {} : { h3: viaCallwire(dd, h3) }),
     ...(QUICK ? {} : { cli: wholeProcess([process.execPath, 'dist/cli/main.js', '--url', addresses.wsUrl, 'exec', container, '--', ...dd], ddBytes) }),
   });
   const metric = `dd ${ddMiB} MiB of output`;
   recordRuns({ group: 'exec', metric, subject: 'callwire exec (SDK)', unit: 'MB/s', peer: 'docker exec' }, runs['sdk']!, runs['docker']);
+  for (const [name, key] of [['callwire exec (SDK, WebTransport HTTP/2)', 'wt'], ['callwire exec (SDK, WebTransport HTTP/3)', 'h3']] as const) {
+    if (runs[key]) recordRuns({ group: 'exec', metric, subject: name, unit: 'MB/s', peer: 'docker exec' }, runs[key], runs['docker']);
+  }
   if (runs['cli']) recordRuns({ group: 'exec', metric: `${metric}, > /dev/null`, subject: 'callwire exec (CLI process)', unit: 'MB/s', peer: 'docker exec' }, runs['cli'], runs['docker']);
   recordRuns({ group: 'exec', metric, subject: 'docker exec (CLI process)', unit: 'MB/s' }, runs['docker']!);
   if (!QUICK) {
@@ -384,7 +403,7 @@ for (const n of QUICK ? [] : [1, 100, 10_000]) {
 }
 
 // --- report --------------------------------------------------------------------------------
-await Promise.all([ws.close(), wt.close()]);
+await Promise.all([ws.close(), wt.close(), h3?.close()]);
 raw.close();
 grpcClient.close();
 serverProcess.kill('SIGTERM');

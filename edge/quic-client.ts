@@ -46,10 +46,10 @@ for await (const conn of listener) {
 }
 
 async function serve(conn: Deno.Conn): Promise<void> {
-  const hello = await readLine(conn);
+  const { value: hello, rest } = await readLine(conn);
   if (hello['secret'] !== config.secret) return conn.close();
   if (hello['kind'] === 'session') return openSession(conn, hello);
-  if (hello['kind'] === 'stream') return openStream(conn, String(hello['session']), Number(hello['n']));
+  if (hello['kind'] === 'stream') return openStream(conn, String(hello['session']), Number(hello['n']), rest);
   conn.close();
 }
 
@@ -90,7 +90,7 @@ async function openSession(control: Deno.Conn, hello: Record<string, unknown>): 
   }
 }
 
-async function openStream(conn: Deno.Conn, sessionId: string, n: number): Promise<void> {
+async function openStream(conn: Deno.Conn, sessionId: string, n: number, first: Uint8Array): Promise<void> {
   const owner = sessions.get(sessionId);
   if (!owner) return conn.close();
   const stream = await owner.session.openStream();
@@ -100,6 +100,7 @@ async function openStream(conn: Deno.Conn, sessionId: string, n: number): Promis
   const up = (async () => {
     const buffer = new Uint8Array(64 * 1024);
     try {
+      if (first.byteLength > 0) await writer.write(first);
       for (;;) {
         const got = await conn.read(buffer);
         if (got === null) break;

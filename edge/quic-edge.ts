@@ -56,7 +56,7 @@ for await (const incoming of listener) {
 async function serveSession(conn: Deno.QuicConn, wt: WebTransport, path: string): Promise<void> {
   const control = await Deno.connect({ transport: 'unix', path: config.socket });
   await writeAll(control, line({ secret: config.secret, kind: 'session', path }));
-  const answer = await readLine(control);
+  const { value: answer, rest: early } = await readLine(control);
   if (answer['ok'] !== true) {
     wt.close({ closeCode: Number(answer['status'] ?? 0), reason: String(answer['reason'] ?? 'refused') });
     control.close();
@@ -84,12 +84,9 @@ async function serveSession(conn: Deno.QuicConn, wt: WebTransport, path: string)
   void wt.closed.catch(() => undefined).then(closeAll);
   // Control lines from the server: a stream it reset, or the session's close.
   void (async () => {
-    let pending = '';
+    let pending = new TextDecoder().decode(early);
     const buffer = new Uint8Array(4096);
     for (;;) {
-      const n = await control.read(buffer).catch(() => null);
-      if (n === null) return closeAll();
-      pending += new TextDecoder().decode(buffer.subarray(0, n));
       for (let at = pending.indexOf('\n'); at >= 0; at = pending.indexOf('\n')) {
         const message = JSON.parse(pending.slice(0, at)) as { reset?: number; close?: number; reason?: string };
         pending = pending.slice(at + 1);
@@ -100,6 +97,9 @@ async function serveSession(conn: Deno.QuicConn, wt: WebTransport, path: string)
           wt.close({ closeCode: message.close, reason: message.reason ?? '' });
         }
       }
+      const n = await control.read(buffer).catch(() => null);
+      if (n === null) return closeAll();
+      pending += new TextDecoder().decode(buffer.subarray(0, n));
     }
   })();
 

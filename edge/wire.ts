@@ -12,15 +12,19 @@ export async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void
   for (let at = 0; at < bytes.byteLength; ) at += await conn.write(bytes.subarray(at));
 }
 
-/** Reads one newline-terminated JSON line from a connection, leaving the rest unread. */
-export async function readLine(conn: Deno.Conn): Promise<Record<string, unknown>> {
-  const bytes: number[] = [];
-  const one = new Uint8Array(1);
+/**
+ * Reads one newline-terminated JSON line from a connection, a chunk at a time (not a
+ * byte at a time: this is on every stream's path); `rest` is what came after it.
+ */
+export async function readLine(conn: Deno.Conn): Promise<{ value: Record<string, unknown>; rest: Uint8Array }> {
+  let held: Uint8Array = new Uint8Array(0);
+  const buffer = new Uint8Array(4096);
   for (;;) {
-    const n = await conn.read(one);
+    const at = held.indexOf(10);
+    if (at >= 0) return { value: JSON.parse(new TextDecoder().decode(held.subarray(0, at))) as Record<string, unknown>, rest: held.slice(at + 1) };
+    const n = await conn.read(buffer);
     if (n === null) throw new Error('the bridge closed');
-    if (one[0] === 10) return JSON.parse(new TextDecoder().decode(new Uint8Array(bytes))) as Record<string, unknown>;
-    bytes.push(one[0]!);
+    held = concat(held, buffer.subarray(0, n));
   }
 }
 

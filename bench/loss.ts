@@ -1,0 +1,124 @@
+/**
+ * npm run bench:loss (root): the carriers on a lossy link. The server runs in a network
+ * namespace made for this run, behind a veth link that drops 0%, 1% and 5% of packets
+ * both ways at random; this process is the client. For each carrier: a 100 MiB
+ * subscription (every byte checked against its known pattern) and 1,000 unary calls one
+ * after another. Writes bench/results/loss.json and prints a table. The namespace is
+ * removed at the end, and no traffic leaves it.
+ */
+import { spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { connect, type ConnectOptions } from '../src/client/index.js';
+import { patternChunk } from '../test/support/sample-ops.js';
+import { fmt } from './measure.js';
+import { canMakeNamespaces, LossyLink } from './netns.js';
+
+if (!canMakeNamespaces()) {
+  console.error('bench:loss needs root, iproute2 and iptables (it makes a network namespace)');
+  process.exit(2);
+}
+const MIB = 1024 * 1024;
+const TOTAL = Number(process.env['LOSS_MIB'] ?? 100) * MIB;
+const CALLS = Number(process.env['LOSS_CALLS'] ?? 1000);
+const CHUNK = 64 * 1024;
+/** A measurement that takes longer than this is reported as not finished. */
+const LIMIT_MS = Number(process.env['LOSS_LIMIT_MS'] ?? 180_000);
+const LOSSES = (process.env['LOSS_SHARES'] ?? '0,0.01,0.05').split(',').map(Number);
+
+const token = randomBytes(16).toString('hex');
+const link = new LossyLink();
+const [command, ...args] = link.exec([process.execPath, '--import', 'tsx', 'bench/loss-server.ts', link.address, token]);
+const server = spawn(command!, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+const addresses = await new Promise<{ wsUrl: string; wtUrl: string; certHash: string; http3: boolean }>((resolve) =>
+  createInterface({ input: server.stdout! }).once('line', (line) => resolve(JSON.parse(line))),
+);
+
+const expected = createHash('sha256');
+for (let i = 0; i * CHUNK < TOTAL; i++) expected.update(patternChunk(i, Math.min(CHUNK, TOTAL - i * CHUNK)));
+const expectedHash = expected.digest('hex');
+
+const carriers: [string, string, ConnectOptions][] = [
+  ['WebSocket', addresses.wsUrl, { token }],
+  ['WebTransport HTTP/2', addresses.wtUrl, { token, certHash: addresses.certHash, transport: 'h2' }],
+  ['WebTransport HTTP/3', addresses.wtUrl, { token, certHash: addresses.certHash, transport: 'h3' }],
+];
+
+interface Result {
+  loss: number;
+  carrier: string;
+  /** MB/s of the 100 MiB subscription, or undefined when it did not finish in time. */
+  mbPerSec?: number;
+  intact?: boolean;
+  /** Unary calls per second, one after another. */
+  callsPerSec?: number;
+  p99Ms?: number;
+  note?: string;
+}
+const results: Result[] = [];
+
+const withLimit = <T>(work: Promise<T>): Promise<T> =>
+  Promise.race([work, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`not finished in ${LIMIT_MS / 1000} s`)), LIMIT_MS).unref())]);
+
+for (const loss of LOSSES) {
+  link.loss(loss);
+  for (const [carrier, url, options] of carriers) {
+    const result: Result = { loss, carrier };
+    results.push(result);
+    let client;
+    try {
+      client = await withLimit(connect(url, { ...options, connectTimeoutMs: 30_000 }));
+      const hash = createHash('sha256');
+      let bytes = 0;
+      const t = performance.now();
+      await withLimit(
+        (async () => {
+          for await (const item of client.iterate<{ data: Uint8Array }>('test/bytes', { totalBytes: TOTAL, chunkBytes: CHUNK })) {
+            hash.update(item.data);
+            bytes += item.data.byteLength;
+          }
+        })(),
+      );
+      result.mbPerSec = bytes / 1e6 / ((performance.now() - t) / 1000);
+      result.intact = bytes === TOTAL && hash.digest('hex') === expectedHash;
+      const latencies: number[] = [];
+      const u = performance.now();
+      await withLimit(
+        (async () => {
+          for (let i = 0; i < CALLS; i++) {
+            const c = performance.now();
+            await client.call('test/echo', { text: String(i) });
+            latencies.push(performance.now() - c);
+          }
+        })(),
+      );
+      result.callsPerSec = CALLS / ((performance.now() - u) / 1000);
+      latencies.sort((a, b) => a - b);
+      result.p99Ms = latencies[Math.floor(latencies.length * 0.99)]!;
+    } catch (error) {
+      result.note = error instanceof Error ? error.message : String(error);
+    } finally {
+      await client?.close().catch(() => undefined);
+    }
+    console.error(`  ${(loss * 100).toFixed(0)}% loss · ${carrier}: ${result.mbPerSec === undefined ? '-' : fmt(result.mbPerSec, 1)} MB/s${result.intact === false ? ' (BYTES WRONG)' : ''}, ${result.callsPerSec === undefined ? '-' : fmt(result.callsPerSec)} calls/s, p99 ${result.p99Ms === undefined ? '-' : fmt(result.p99Ms, 1)} ms${result.note ? ` (${result.note})` : ''}`);
+  }
+}
+
+server.kill('SIGTERM');
+link.remove();
+mkdirSync('bench/results', { recursive: true });
+writeFileSync('bench/results/loss.json', `${JSON.stringify({ date: new Date().toISOString(), totalMiB: TOTAL / MIB, calls: CALLS, results }, null, 2)}\n`);
+const ws = (loss: number, key: 'mbPerSec' | 'callsPerSec'): number | undefined => results.find((r) => r.loss === loss && r.carrier === 'WebSocket')?.[key];
+const cell = (r: Result, key: 'mbPerSec' | 'callsPerSec'): string => {
+  const v = r[key];
+  if (v === undefined) return r.note ?? '-';
+  const base = ws(r.loss, key);
+  return `${fmt(v, key === 'mbPerSec' ? 1 : 0)}${base && r.carrier !== 'WebSocket' ? ` (${(v / base).toFixed(2)}×)` : ''}`;
+};
+console.log(`| loss | carrier | ${TOTAL / MIB} MiB subscription, MB/s (vs WebSocket) | every byte | ${CALLS} unary calls in a row, calls/s (vs WebSocket) | p99 ms |`);
+console.log('|---:|---|---:|---|---:|---:|');
+for (const r of results) {
+  console.log(`| ${(r.loss * 100).toFixed(0)}% | ${r.carrier} | ${cell(r, 'mbPerSec')} | ${r.intact === undefined ? '-' : r.intact ? 'yes' : 'NO'} | ${cell(r, 'callsPerSec')} | ${r.p99Ms === undefined ? '-' : fmt(r.p99Ms, 1)} |`);
+}
+process.exit(results.some((r) => r.intact === false) ? 1 : 0);
