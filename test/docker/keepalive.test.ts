@@ -1,14 +1,25 @@
+import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../../src/server/index.js';
 import { runCli } from '../support/cli.js';
 import { DockerFixture } from '../support/docker.js';
+import { hasHttp3 } from '../support/server-fixture.js';
 import { until } from '../support/wait.js';
+
+/** A process's children (the CLI's HTTP/3 edge, when it has one). */
+function children(pid: number): number[] {
+  try {
+    return execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
+  } catch {
+    return []; // pgrep exits 1 when there are none
+  }
+}
 
 const KEEPALIVE_MS = 300;
 
 /**
- * A peer that vanishes without a close (spec §5.5): the CLI is frozen with SIGSTOP,
- * as a laptop lid closing freezes it. The kernel still acknowledges TCP, so only
+ * A peer that vanishes without a close (spec §5.5): the CLI (and its HTTP/3 edge, if
+ * any) is frozen with SIGSTOP, as a laptop lid closing freezes it. The kernel still acknowledges TCP, so only
  * the protocol's keepalive can tell: the server must drop the connection and kill
  * the exec it was running.
  */
@@ -27,7 +38,10 @@ describe('keepalive drops a silent peer and kills its exec', () => {
 
   const cases = [
     { name: 'WebSocket (ping/pong)', args: () => ['--url', server.wsUrl] },
-    { name: 'WebTransport over HTTP/2 (HTTP/2 PING)', args: () => ['--url', server.wtUrl!, '--cert-hash', server.certHash!] },
+    { name: 'WebTransport over HTTP/2 (HTTP/2 PING)', args: () => ['--url', server.wtUrl!, '--cert-hash', server.certHash!, '--transport', 'h2'] },
+    // Over HTTP/3 the client's QUIC endpoint is its Deno edge, a child process that answers
+    // QUIC's pings by itself: a lid closing freezes both, and so does this test.
+    ...(hasHttp3 ? [{ name: 'WebTransport over HTTP/3 (QUIC PING and idle timeout)', args: () => ['--url', server.wtUrl!, '--cert-hash', server.certHash!, '--transport', 'h3'] }] : []),
   ];
   for (const [i, c] of cases.entries()) {
     it(c.name, async () => {
@@ -38,13 +52,15 @@ describe('keepalive drops a silent peer and kills its exec', () => {
         // Alive and answering: a few intervals pass and nothing is dropped.
         await new Promise((resolve) => setTimeout(resolve, KEEPALIVE_MS * 4));
         expect((await docker.processes(containerId)).filter((p) => p === marker)).toHaveLength(1);
-        cli.child.kill('SIGSTOP');
+        const family = [cli.child.pid!, ...children(cli.child.pid!)];
+        for (const pid of family) process.kill(pid, 'SIGSTOP');
         const frozenAt = Date.now();
         await until(() => [...server.sessions()].length === 0, 'the silent connection dropped', KEEPALIVE_MS * 10);
         await expect.poll(async () => (await docker.processes(containerId)).filter((p) => p === marker), { timeout: 3000, interval: 50 }).toEqual([]);
         // Dropped after at most two intervals of silence, plus scheduling slack.
         expect(Date.now() - frozenAt).toBeLessThan(KEEPALIVE_MS * 2 + 1500);
       } finally {
+        for (const pid of children(cli.child.pid!)) process.kill(pid, 'SIGKILL');
         cli.child.kill('SIGKILL');
         await cli.exited;
       }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { connect } from '../../src/client/index.js';
 import { runCli } from '../support/cli.js';
+import { hasHttp3 } from '../support/server-fixture.js';
 
 describe('callwire serve (what npm start runs)', () => {
   it('serves on loopback, prints how to connect, answers calls on both transports, and stops on SIGTERM', async () => {
@@ -12,7 +13,9 @@ describe('callwire serve (what npm start runs)', () => {
       await run.waitFor(/callwire ops --url \S+/, 'stdout'); // the banner's last lines may come in a later chunk
       const viaWs = await connect(wsUrl);
       expect((await viaWs.listOperations()).map((o) => o.name)).toContain('services/list');
+      // The defaults on both ends: serve offers HTTP/3, and the client's auto takes it where Deno is installed.
       const viaWt = await connect(wtUrl, { certHash: hash });
+      expect(viaWt.carrier).toBe(hasHttp3 ? 'http/3' : 'http/2');
       expect((await viaWt.listOperations()).map((o) => o.name)).toContain('services/schema');
       await Promise.all([viaWs.close(), viaWt.close()]);
       run.child.kill('SIGTERM');

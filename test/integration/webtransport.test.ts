@@ -70,7 +70,7 @@ describe('WebTransport over HTTP/2: the library defects, each pinned', () => {
   });
 
   it('a wrong certificate hash is refused', async () => {
-    await expect(connect(fx.server.wtUrl!, { certHash: '00'.repeat(32), connectTimeoutMs: 3000 })).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+    await expect(connect(fx.server.wtUrl!, { certHash: '00'.repeat(32), transport: 'h2', connectTimeoutMs: 3000 })).rejects.toMatchObject({ code: 'UNAVAILABLE' });
   });
 
   it('startup does not hang when the HTTP/3 native transport is missing', async () => {
@@ -177,7 +177,7 @@ describe('given certificate files', () => {
       expect((await trusted.listOperations()).length).toBeGreaterThan(0);
       await trusted.close();
       await expect(connect(server.wsUrl, { connectTimeoutMs: 3000 })).rejects.toMatchObject({ code: 'UNAVAILABLE' });
-      const viaWt = await connect(server.wtUrl!, { certHash: cert.sha256 });
+      const viaWt = await connect(server.wtUrl!, { certHash: cert.sha256, transport: 'h2' });
       expect((await viaWt.listOperations()).length).toBeGreaterThan(0);
       await viaWt.close();
     } finally {
@@ -203,7 +203,7 @@ describe('WebTransport over the WebSocket mapping (defect 5: silent byte loss fr
       });
       // Refused by the server that is there (not ECONNREFUSED from an empty port), which serves real WebTransport on the same port.
       expect(outcome).toBe('refused: socket hang up');
-      const real = await connect(server.wtUrl!, { certHash: server.certHash! });
+      const real = await connect(server.wtUrl!, { certHash: server.certHash!, transport: 'h2' });
       expect((await real.listOperations()).length).toBeGreaterThan(0);
       await real.close();
     } finally {
