@@ -38,8 +38,8 @@ export function carrierOf(flags: GlobalFlags, url = flags.url): 'auto' | 'h3' | 
   } catch {
     return 'auto'; // the connection reports the bad URL
   }
-  const websocket = scheme === 'ws:' || scheme === 'wss:';
-  if (flags.transport === 'ws' && !websocket) throw new CallerInputError(`--transport ws needs a ws:// or wss:// URL, not ${scheme}//`);
+  const websocket = scheme === 'ws:' || scheme === 'wss:' || scheme === 'ws+unix:';
+  if (flags.transport === 'ws' && !websocket) throw new CallerInputError(`--transport ws needs a ws://, wss:// or ws+unix:// URL, not ${scheme}//`);
   if ((flags.transport === 'h3' || flags.transport === 'h2') && scheme !== 'https:') throw new CallerInputError(`--transport ${flags.transport} needs an https:// URL, not ${scheme}//`);
   return flags.transport === 'ws' ? 'auto' : flags.transport;
 }

@@ -25,7 +25,8 @@ export interface ConnectOptions {
 
 /**
  * Connects to a callwire server. The URL picks the transport: `ws:`/`wss:` →
- * WebSocket, `https:` → WebTransport (spec/PROTOCOL.md §5).
+ * WebSocket, `ws+unix:` → WebSocket on the server's unix socket, `https:` →
+ * WebTransport (spec/PROTOCOL.md §5).
  */
 export async function connect(url: string, options: ConnectOptions = {}): Promise<Client> {
   let protocol: string;
@@ -40,7 +41,8 @@ export async function connect(url: string, options: ConnectOptions = {}): Promis
     ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
     ...(options.signal ? { signal: options.signal } : {}),
   };
-  if (protocol === 'ws:' || protocol === 'wss:') {
+  // ws+unix:///path/to.sock:/callwire: the server's unix socket (serve --socket), Node only.
+  if (protocol === 'ws:' || protocol === 'wss:' || protocol === 'ws+unix:') {
     const connection = await connectWebSocket(url, { ...common, ...(options.ca ? { ca: options.ca } : {}) });
     return new Client(connection, connection.headerAuth ? undefined : options.token);
   }
@@ -53,5 +55,5 @@ export async function connect(url: string, options: ConnectOptions = {}): Promis
     });
     return new Client(connection, connection.headerAuth ? undefined : options.token);
   }
-  throw new RpcError('INVALID_INPUT', `unsupported URL scheme ${protocol}: use ws://, wss:// or https://`);
+  throw new RpcError('INVALID_INPUT', `unsupported URL scheme ${protocol}: use ws://, wss://, ws+unix:// or https://`);
 }

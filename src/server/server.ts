@@ -7,6 +7,7 @@ import { limits as protocolLimits } from '../protocol/index.js';
 import { createHttpCalls, createWebSocketTransport, findDeno, isLoopbackName, startQuicEdge, type QuicEdge, listenWebTransport, validatePolicy, type OriginPolicy, type WebTransportListener } from '../transports/index.js';
 import { certificateSha256, selfSignedCertificate } from './certificate.js';
 import { createLab } from './lab.js';
+import { listenUnix, type UnixListener } from './unix-listener.js';
 import { tokenAuthenticator, type TokenEntry } from './tokens.js';
 
 export interface ServerOptions {
@@ -35,10 +36,14 @@ export interface ServerOptions {
   readonly http3?: boolean;
   /** WebSocket ping interval in ms (spec §5.5); 0 turns keepalive off. Default 30 s. */
   readonly keepaliveMs?: number;
+  /** Also serve the WebSocket and HTTP calls on this unix socket (mode 0600), for callers on this machine. */
+  readonly socketPath?: string;
 }
 
 export interface RunningServer {
   readonly wsUrl: string;
+  /** `ws+unix:///path:/callwire` when `socketPath` was given. */
+  readonly unixUrl: string | undefined;
   readonly wtUrl: string | undefined;
   /** SHA-256 (hex) of the certificate WebTransport serves, for clients to pin. */
   readonly certHash: string | undefined;
@@ -114,6 +119,16 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     http.listen(options.port ?? 7070, host, () => resolve());
   });
   const wsPort = (http.address() as AddressInfo).port;
+  let unix: UnixListener | undefined;
+  if (options.socketPath !== undefined) {
+    try {
+      unix = await listenUnix(options.socketPath, onRequest, ws.handleUpgrade);
+    } catch (error) {
+      await ws.close();
+      await new Promise((resolve) => http.close(resolve));
+      throw error;
+    }
+  }
   const urlHost = host.includes(':') ? `[${host}]` : host;
 
   let wt: WebTransportListener | undefined;
@@ -130,7 +145,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     try {
       wt = await listenWebTransport({ ...common, host, port: options.webTransportPort ?? 7071, certPem: cert.certPem, keyPem: cert.keyPem });
     } catch (error) {
-      await ws.close();
+      await Promise.all([ws.close(), unix?.close()]);
       await new Promise((resolve) => http.close(resolve));
       throw error;
     }
@@ -162,6 +177,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
 
   return {
     wsUrl: `${options.tls ? 'wss' : 'ws'}://${urlHost}:${wsPort}/callwire`,
+    unixUrl: unix?.url,
     wtUrl: wt ? `https://${urlHost}:${wt.port}/callwire` : undefined,
     certHash,
     certNotAfter,
@@ -173,7 +189,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     sessions: () => dispatcher.sessions,
     async close(graceMs = 0) {
       await dispatcher.shutdown(graceMs);
-      await Promise.all([ws.close(), wt?.close(), edge?.close()]);
+      await Promise.all([ws.close(), wt?.close(), edge?.close(), unix?.close()]);
       http.closeAllConnections?.();
       await new Promise((resolve) => http.close(resolve));
     },

@@ -43,7 +43,7 @@ describe('callwire call: one outcome per run, exit code and envelope agree', () 
     expect(h3.stderr).toMatch(/--transport h3 needs an https:\/\/ URL, not ws:\/\//);
     const ws = await call(['--url', 'https://127.0.0.1:1/callwire', '--transport', 'ws', 'call', 'test/echo']);
     expect(ws.code).toBe(6);
-    expect(ws.stderr).toMatch(/--transport ws needs a ws:\/\/ or wss:\/\/ URL/);
+    expect(ws.stderr).toMatch(/--transport ws needs a ws:\/\/, wss:\/\/ or ws\+unix:\/\/ URL/);
     expect((await call(['--transport', 'ws', 'call', 'test/echo', '--input', '{"text":"hi"}'])).stdout).toBe('{"text":"hi"}\n');
   });
 

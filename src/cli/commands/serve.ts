@@ -20,6 +20,7 @@ interface ServeFlags {
   allowHost: string[];
   keepalive: string;
   http3: boolean;
+  socket?: string;
 }
 
 export function registerServe(program: Command): void {
@@ -31,6 +32,7 @@ export function registerServe(program: Command): void {
     .option('--wt-port <n>', 'WebTransport port (0: any free port)', '7071')
     .option('--no-webtransport', 'serve WebSocket only')
     .option('--no-http3', 'WebTransport over HTTP/2 only: no HTTP/3 edge')
+    .option('--socket <path>', 'also serve the WebSocket and HTTP calls on this unix socket (mode 0600): callers on this machine skip loopback TCP')
     .option('--cert <file>', 'PEM certificate (with --key): wss:// and WebTransport use it')
     .option('--key <file>', 'PEM private key for --cert')
     .option('--tokens <file>', 'tokens file {"tokens":[{"token","subject","scopes"}]} (or CALLWIRE_TOKENS / CALLWIRE_TOKENS_FILE)')
@@ -65,6 +67,7 @@ export function registerServe(program: Command): void {
         allowHosts: flags.allowHost,
         keepaliveMs: seconds(flags.keepalive, '--keepalive') * 1000,
         http3: flags.http3,
+        ...(flags.socket ? { socketPath: flags.socket } : {}),
         ...(tls ? { tls } : {}),
       });
       printBanner(server, tokens.length);
@@ -98,6 +101,7 @@ function printBanner(server: RunningServer, tokenCount: number): void {
   const out = (line: string): boolean => process.stdout.write(`${line}\n`);
   out('callwire is serving');
   out(`  WebSocket     ${server.wsUrl}`);
+  if (server.unixUrl) out(`  unix socket   ${server.unixUrl}  (this machine only, mode 0600)`);
   if (server.wtUrl) {
     out(`  WebTransport  ${server.wtUrl}  (HTTP/2${server.http3 ? ` and HTTP/3 via ${server.http3Reason}` : `; HTTP/3 off: ${server.http3Reason}`})`);
     out(`  certificate   sha256 ${server.certHash}${server.certNotAfter ? `  (self-signed, valid until ${server.certNotAfter.toISOString()})` : ''}`);
