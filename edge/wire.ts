@@ -22,6 +22,7 @@ export async function readLine(conn: Deno.Conn): Promise<{ value: Record<string,
   for (;;) {
     const at = held.indexOf(10);
     if (at >= 0) return { value: JSON.parse(new TextDecoder().decode(held.subarray(0, at))) as Record<string, unknown>, rest: held.slice(at + 1) };
+    if (held.byteLength > 64 * 1024) throw new Error('a bridge line over 64 KiB');
     const n = await conn.read(buffer);
     if (n === null) throw new Error('the bridge closed');
     held = concat(held, buffer.subarray(0, n));
@@ -63,16 +64,19 @@ export function concat(...parts: Uint8Array[]): Uint8Array {
 
 /**
  * Reads from `reader` until `parse` can take what has arrived; returns its result and
- * the bytes after what it took. Undefined when the stream ends first.
+ * the bytes after what it took. Undefined when the stream ends first. A peer that sends
+ * more than `maxBytes` without a complete item gets an error, not our memory.
  */
 export async function readUntil<T>(
   reader: ReadableStreamDefaultReader<Uint8Array>,
   parse: (bytes: Uint8Array) => { value: T; next: number } | undefined,
+  maxBytes = 64 * 1024,
 ): Promise<{ value: T; rest: Uint8Array } | undefined> {
   let held: Uint8Array = new Uint8Array(0);
   for (;;) {
     const parsed = parse(held);
     if (parsed) return { value: parsed.value, rest: held.subarray(parsed.next) };
+    if (held.byteLength > maxBytes) throw new Error(`no complete header within ${maxBytes} bytes`);
     const { value, done } = await reader.read();
     if (done) return undefined;
     held = concat(held, value);
