@@ -111,7 +111,13 @@ export async function openHttp3Session(url: string, options: { certHash?: string
   control.on('data', (chunk: string) => {
     pending += chunk;
     for (let at = pending.indexOf('\n'); at >= 0; at = pending.indexOf('\n')) {
-      const message = JSON.parse(pending.slice(0, at)) as { ok?: boolean; id?: string; reason?: string; reset?: number; closed?: number };
+      let message: { ok?: boolean; id?: string; reason?: string; reset?: number; closed?: number };
+      try {
+        message = JSON.parse(pending.slice(0, at)) as typeof message;
+      } catch {
+        // An edge that speaks nonsense loses its session, never this process.
+        return void control.destroy();
+      }
       pending = pending.slice(at + 1);
       if (message.ok === true) {
         id = message.id;
