@@ -1,6 +1,6 @@
 import { Observable } from 'rxjs';
 import { listContract, schemaContract, type Contract, type InputOf, type OperationSpec, type OperationSummary, type OutputOf, type SubscriptionContract, type UnaryContract } from '../contracts/index.js';
-import { envelopes, RpcError, type Envelope, type RequestedPayload } from '../protocol/index.js';
+import { envelopes, RpcError, type Carrier, type Envelope, type RequestedPayload } from '../protocol/index.js';
 import type { CallChannel, ClientConnection } from './connection.js';
 import { InputPump } from './input-pump.js';
 
@@ -53,7 +53,7 @@ export class Client {
   }
 
   /** What the connection rides: a WebSocket, or WebTransport over HTTP/2 or HTTP/3. */
-  get carrier(): 'websocket' | 'http/2' | 'http/3' {
+  get carrier(): Carrier {
     return this.connection.carrier;
   }
 

@@ -1,4 +1,4 @@
-import type { Codec, Envelope, RpcError } from '../protocol/index.js';
+import type { Carrier, Codec, Envelope, RpcError } from '../protocol/index.js';
 
 /** Receives the frames of one call, or the news that the connection is gone. */
 export interface CallSink {
@@ -21,7 +21,7 @@ export interface CallChannel {
 export interface ClientConnection {
   readonly codec: Codec;
   /** What the connection rides: a WebSocket, or WebTransport over HTTP/2 or HTTP/3. */
-  readonly carrier: 'websocket' | 'http/2' | 'http/3';
+  readonly carrier: Carrier;
   /** Sends `request` on a channel of its own and routes the call's frames to `sink`. */
   startCall(request: Envelope, sink: CallSink): CallChannel;
   close(): Promise<void>;

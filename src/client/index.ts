@@ -7,4 +7,4 @@ export { Client, type CallOptions, type OperationSummary } from './client.js';
 export { exec, execFrames, type ExecControls, type ExecFrames, type ExecHandle, type ExecOptions, type ExecOutput, type ExecResult, type ExecSignal } from './exec.js';
 export type { ExecStdin, StdinSource } from './exec-input.js';
 export { execContract, inspectContract, listContract, schemaContract, type Contract, type InputOf, type OutputOf } from '../contracts/index.js';
-export { RpcError, protocolCodes, type ProtocolCode } from '../protocol/index.js';
+export { RpcError, protocolCodes, type Carrier, type ProtocolCode } from '../protocol/index.js';

@@ -7,6 +7,7 @@ import {
   RpcError,
   type Codec,
   type CodecName,
+  type WebTransportCarrier,
 } from '../protocol/index.js';
 import { openWebTransport, type WtCarrierChoice, type WtSession } from '../webtransport/index.js';
 import type { CallSink, ClientConnection } from './connection.js';
@@ -35,7 +36,7 @@ export async function connectWebTransport(
   if (target.pathname === '/callwire' && options.codec === 'json') target.pathname = '/callwire/json';
   const codec: Codec = target.pathname.endsWith('/json') ? codecs.json : codecs.msgpack;
   let wt: WtSession;
-  let carrier: 'http/2' | 'http/3';
+  let carrier: WebTransportCarrier;
   try {
     ({ session: wt, carrier } = await openWebTransport(target.toString(), { certHash: options.certHash, transport: options.transport }));
   } catch (error) {

@@ -1,5 +1,5 @@
 import WebSocket from 'ws';
-import { codecs, encodeFrame, FrameDecoder, subprotocols, type Codec, type CodecName } from '../protocol/index.js';
+import { codecs, encodeFrame, FrameDecoder, subprotocols, type Carrier, type Codec, type CodecName } from '../protocol/index.js';
 import { openWebTransport, type WtCarrierChoice } from '../webtransport/index.js';
 import { EventQueue, idOf } from './events.js';
 
@@ -10,7 +10,7 @@ import { EventQueue, idOf } from './events.js';
 export interface RawConnection {
   readonly transport: 'websocket' | 'webtransport';
   /** What the connection rides: a WebSocket, or WebTransport over HTTP/2 or HTTP/3. */
-  readonly carrier: 'websocket' | 'http/2' | 'http/3';
+  readonly carrier: Carrier;
   /** Whether `reset` really resets a stream (not through Deno: README "HTTP/3"). */
   readonly resets: boolean;
   readonly codec: Codec;

@@ -3,6 +3,7 @@
  * Imports nothing else of ours (spec/PROTOCOL.md is the normative text).
  */
 export { eventTypes, isEventType, calleeEvents, type EventType } from './event-types.js';
+export type { Carrier, WebTransportCarrier } from './carrier.js';
 export {
   envelopeSchema,
   requestedPayloadSchema,

@@ -1,3 +1,4 @@
+import type { WebTransportCarrier } from '../protocol/index.js';
 import { findDeno, openHttp3Session } from './deno.js';
 import { webTransportWindows } from './windows.js';
 import { loadWebTransport, type WtSession } from './types.js';
@@ -14,7 +15,7 @@ export interface OpenOptions {
 /** A session and the carrier it rides. */
 export interface OpenedSession {
   readonly session: WtSession;
-  readonly carrier: 'http/2' | 'http/3';
+  readonly carrier: WebTransportCarrier;
   /**
    * Whether aborting a stream's writable resets it on the wire. Not through Deno, whose
    * QUIC API has no reset (README "HTTP/3"): there an abort ends the stream with a FIN.

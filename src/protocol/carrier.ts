@@ -1,0 +1,8 @@
+/**
+ * What a connection rides (spec/PROTOCOL.md §5): a WebSocket, or WebTransport over
+ * HTTP/2 or HTTP/3. One name for the SDK, the conformance peer and the CLI.
+ */
+export type Carrier = 'websocket' | 'http/2' | 'http/3';
+
+/** The WebTransport carriers. */
+export type WebTransportCarrier = Exclude<Carrier, 'websocket'>;
