@@ -86,9 +86,26 @@ export async function connectWebSocket(url: string, options: WebSocketConnectOpt
     closedResolve();
   });
 
+  // In Node, frames sent in one turn of the event loop leave in one write, as on the
+  // server: the ws package's socket is corked at the first and uncorked after the turn.
+  // A write per call was 44% of a client's time at 64 calls in flight. (`_socket` is the
+  // ws package's; a browser's WebSocket has none and writes as it does.)
+  const tcp = (socket as unknown as { _socket?: { cork(): void; uncork(): void } })._socket;
+  let corked = false;
+  const uncork = (): void => {
+    corked = false;
+    tcp?.uncork();
+  };
   const send = (envelope: Envelope): number => {
     const bytes = codec.encode(envelope);
-    if (socket.readyState === 1) socket.send(bytes);
+    if (socket.readyState === 1) {
+      if (tcp && !corked) {
+        corked = true;
+        tcp.cork();
+        setImmediate(uncork);
+      }
+      socket.send(bytes);
+    }
     return bytes.byteLength;
   };
 

