@@ -60,18 +60,24 @@ export async function openH3Session(url: URL, certHash: Uint8Array | undefined, 
     const sessionId = Number(connect.writable.id);
     const header = concat(encodeVarint(WT_STREAM), encodeVarint(sessionId));
     // The session ends when its CONNECT stream does (or the connection goes).
-    const closed = Promise.race([
-      (async () => {
-        for (;;) if ((await reader.read()).done) break;
-      })().then(
-        () => ({ closeCode: 0, reason: 'session ended' }),
-        (error: unknown) => ({ closeCode: 0, reason: String(error) }),
-      ),
-      conn.closed.then(
-        (info) => ({ closeCode: info.closeCode, reason: info.reason }),
-        (error: unknown) => ({ closeCode: 0, reason: String(error) }),
-      ),
-    ]);
+    // The session ends with its connection (Deno's server closes a session by closing the
+    // connection with the session's code and reason), or when its CONNECT stream ends,
+    // which then closes the connection here: either way `conn.closed` says how.
+    void (async () => {
+      for (;;) if ((await reader.read()).done) break;
+    })()
+      .catch(() => undefined)
+      .finally(() => {
+        try {
+          conn.close({ closeCode: 0, reason: 'session ended' });
+        } catch {
+          // already closed
+        }
+      });
+    const closed = conn.closed.then(
+      (info) => ({ closeCode: info.closeCode, reason: info.reason }),
+      (error: unknown) => ({ closeCode: 0, reason: String(error) }),
+    );
     return {
       conn,
       closed,

@@ -18,6 +18,10 @@ export interface CallHost {
   send(call: LiveCall, envelope: Envelope, final: boolean): void;
   /** The call has ended; the session forgets it. */
   ended(call: LiveCall): void;
+  /** More than `maxOutboundBytesPerConnection` bytes of all calls wait for the transport (BP-4). */
+  readonly congested: boolean;
+  /** Calls `call.roomOnConnection()` once the connection is no longer congested. */
+  waitUncongested(call: LiveCall): void;
 }
 
 /**
@@ -66,8 +70,14 @@ export class LiveCall {
     return this.controller.signal;
   }
 
+  /** This call's own buffer is full (BP-1): a push source that overflows it ends the call (BP-2). */
   get full(): boolean {
     return this.pendingBytes >= this.maxBufferedBytes;
+  }
+
+  /** A pull source waits while this call's buffer is full or its connection's is (BP-1, BP-4). */
+  get mustWait(): boolean {
+    return this.full || this.host.congested;
   }
 
   /** One item of a subscription (RES-3). */
@@ -123,16 +133,23 @@ export class LiveCall {
     if (this.endedFlag) this.runTeardown();
   }
 
-  /** Resolves when the call's buffer has room again, or the call ended. */
+  /** Resolves when the call and its connection have room again, or the call ended. */
   waitForRoom(): Promise<void> {
-    if (!this.full || this.endedFlag) return Promise.resolve();
+    if (!this.mustWait || this.endedFlag) return Promise.resolve();
+    if (!this.full) this.host.waitUncongested(this);
     return new Promise((resolve) => this.roomWaiters.push(resolve));
   }
 
   /** The transport took `bytes` of this call's frames. */
   released(bytes: number): void {
     this.pendingBytes -= bytes;
-    if (!this.full) this.wakeWaiters();
+    if (!this.mustWait) this.wakeWaiters();
+  }
+
+  /** The connection drained below its bound (BP-4). */
+  roomOnConnection(): void {
+    if (!this.mustWait) this.wakeWaiters();
+    else if (!this.full) this.host.waitUncongested(this);
   }
 
   /**

@@ -68,7 +68,7 @@ function pumpObservable(call: LiveCall, source: Observable<unknown>): void {
 
 const YIELD_EVERY = 32;
 
-/** Pull-based sources are simply not pulled while the call's buffer is full (§8). */
+/** Pull-based sources are simply not pulled while the call's buffer, or its connection's, is full (§8). */
 async function pumpIterable(call: LiveCall, source: AsyncIterable<unknown>): Promise<void> {
   let iterator: AsyncIterator<unknown>;
   try {
@@ -89,7 +89,7 @@ async function pumpIterable(call: LiveCall, source: AsyncIterable<unknown>): Pro
   };
   try {
     for (let pulled = 1; !call.ended; pulled++) {
-      if (call.full) await call.waitForRoom();
+      if (call.mustWait) await call.waitForRoom();
       // An iterator that never really waits, behind a transport that is never full,
       // would otherwise hold the event loop: give other calls and timers a turn.
       else if (pulled % YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve));

@@ -65,6 +65,10 @@ export class Session implements CallHost {
   private accepting = true;
   private closed = false;
   private idleWaiters: (() => void)[] = [];
+  /** Bytes of every call handed to the connection's one channel and not yet taken (BP-4). */
+  private outbound = 0;
+  /** Pull sources paused because the whole connection, not their own call, is full. */
+  private readonly waitingOnConnection = new Set<LiveCall>();
   private counters = { callsStarted: 0, unknownIdFrames: 0, unknownTypeFrames: 0, wrongDirectionFrames: 0, invalidFrames: 0 };
 
   constructor(private readonly options: SessionOptions) {
@@ -367,6 +371,7 @@ export class Session implements CallHost {
 
   ended(call: LiveCall): void {
     if (this.calls.get(call.id) === call) this.calls.delete(call.id);
+    this.waitingOnConnection.delete(call);
     if (this.calls.size === 0) {
       const waiters = this.idleWaiters;
       this.idleWaiters = [];
@@ -446,18 +451,36 @@ export class Session implements CallHost {
     this.transmit(call, outlet, bytes, final);
   }
 
-  /** Hands one frame to the outlet, counting its bytes against the call until taken (§8). */
+  get congested(): boolean {
+    return this.outbound >= this.limits.maxOutboundBytesPerConnection;
+  }
+
+  waitUncongested(call: LiveCall): void {
+    this.waitingOnConnection.add(call);
+  }
+
+  /** Hands one frame to the outlet, counting its bytes against the call and the connection until taken (§8). */
   private transmit(call: LiveCall | undefined, outlet: Outlet, bytes: Uint8Array, final: boolean, counted = false): void {
     const size = bytes.byteLength;
     if (call && !counted) call.pendingBytes += size;
-    outlet.send(bytes, final).then(
-      () => call?.released(size),
-      (error: unknown) => {
-        call?.released(size);
-        this.logger.debug('send failed; closing session', { error: String(error) });
-        this.close();
-      },
-    );
+    // BP-4 counts what shares the connection's one channel (WebSocket); a WebTransport
+    // stream has its own flow control, and one stream's slow reader must not stall another.
+    const shared = outlet === this.connection ? size : 0;
+    this.outbound += shared;
+    const taken = (): void => {
+      this.outbound -= shared;
+      call?.released(size);
+      if (!this.congested && this.waitingOnConnection.size > 0) {
+        const waiting = [...this.waitingOnConnection];
+        this.waitingOnConnection.clear();
+        for (const c of waiting) c.roomOnConnection();
+      }
+    };
+    outlet.send(bytes, final).then(taken, (error: unknown) => {
+      taken();
+      this.logger.debug('send failed; closing session', { error: String(error) });
+      this.close();
+    });
   }
 
   private logUnexpected(call: LiveCall, error: unknown, wire: RpcError): void {

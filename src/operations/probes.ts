@@ -9,7 +9,8 @@ import { RpcError } from '../protocol/index.js';
  * (their names in spec/conformance); `callwire serve --conformance` turns them on.
  */
 export function probeOperations(): Operation[] {
-  const flood = { produced: 0 };
+  // Groups are named by the scenario's unique ids; a server only runs probes under test.
+  const flood = { produced: 0, groups: new Map<string, number>() };
   // Tags of handlers whose teardown has run: a second call can then observe it (ABT-1, DL-1).
   const tornDown = new Set<string>();
   const remember = (tag: string | undefined): void => {
@@ -120,15 +121,25 @@ export function probeOperations(): Operation[] {
       name: 'conformance/flood',
       kind: 'subscription',
       description: 'Emits items of itemBytes as fast as the transport takes them: pull-based (iterable) or push-based (observable).',
-      input: z.object({ items: z.number().int().min(1), itemBytes: z.number().int().min(1).max(1024 * 1024), mode: z.enum(['iterable', 'observable']) }),
+      input: z.object({
+        items: z.number().int().min(1),
+        itemBytes: z.number().int().min(1).max(1024 * 1024),
+        mode: z.enum(['iterable', 'observable']),
+        /** Floods of one group also add to its running total (conformance/flood-progress {group}): for many streams at once. */
+        group: z.string().min(1).max(200).optional(),
+      }),
       output: z.object({ seq: z.number().int(), data: bytesSchema }),
-      handler: ({ items, itemBytes, mode }) => {
+      handler: ({ items, itemBytes, mode, group }) => {
         flood.produced = 0;
+        const count = (): void => {
+          if (group !== undefined) flood.groups.set(group, (flood.groups.get(group) ?? 0) + 1);
+        };
         const item = (seq: number) => ({ seq, data: new Uint8Array(itemBytes).fill(seq & 0xff) });
         if (mode === 'observable') {
           return new Observable<{ seq: number; data: Uint8Array }>((subscriber) => {
             for (let seq = 0; seq < items && !subscriber.closed; seq++) {
               flood.produced = seq + 1;
+              count();
               subscriber.next(item(seq));
             }
             subscriber.complete();
@@ -137,6 +148,7 @@ export function probeOperations(): Operation[] {
         return (async function* () {
           for (let seq = 0; seq < items; seq++) {
             flood.produced = seq + 1;
+            count();
             yield item(seq);
           }
         })();
@@ -145,10 +157,10 @@ export function probeOperations(): Operation[] {
     defineOperation({
       name: 'conformance/flood-progress',
       kind: 'query',
-      description: 'How many items the last conformance/flood has produced so far.',
-      input: z.null(),
+      description: 'How many items the last conformance/flood has produced so far, or with {group} all floods of that group together.',
+      input: z.union([z.null(), z.object({ group: z.string().min(1).max(200) })]),
       output: z.object({ produced: z.number().int() }),
-      handler: () => ({ produced: flood.produced }),
+      handler: (input) => ({ produced: input === null ? flood.produced : (flood.groups.get(input.group) ?? 0) }),
     }),
     defineOperation({
       name: 'conformance/hold',

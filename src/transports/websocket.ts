@@ -31,6 +31,8 @@ export interface WebSocketTransport {
   close(): Promise<void>;
 }
 
+/** The most a corked connection holds before it writes anyway. */
+const CORK_BYTES = 64 * 1024;
 const SUPPORTED = new Set(Object.values(subprotocols));
 const DEFAULT_PATHS = ['/callwire', '/alknet/call'];
 
@@ -90,6 +92,8 @@ export function createWebSocketTransport(options: WebSocketTransportOptions, ser
     // Frames sent in one turn of the event loop leave in one write: the socket is corked
     // at the first and uncorked once the turn's I/O is done (setImmediate), so 64 answers
     // cost one writev, not 64 (writev was a third of the server's time at 64 in flight).
+    // Never more than CORK_BYTES wait corked: a send resolves only once its bytes leave,
+    // and thousands of streams filling their buffers behind a cork ran the server out of memory.
     let corked = false;
     const uncork = (): void => {
       corked = false;
@@ -113,6 +117,7 @@ export function createWebSocketTransport(options: WebSocketTransportOptions, ser
             if (error) reject(error);
             else resolve();
           });
+          if (corked && req.socket.writableLength >= CORK_BYTES) uncork();
         }),
       close: (code, reason) => ws.close(code, reason),
     };

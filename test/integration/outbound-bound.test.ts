@@ -70,4 +70,40 @@ describe('outbound bytes are bounded per connection', () => {
     expect(new Set(seen).size).toBe(CALLS);
     ws.close();
   }, 120_000);
+
+  it('500 streams to a peer that does not read: the connection holds its bound, not 500 calls\' (BP-4), and every stream goes on once it reads', async () => {
+    const STREAMS = 500;
+    const ws = new WebSocket(url);
+    await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+    const socket = (ws as unknown as { _socket: Socket })._socket;
+    await sleep(300);
+    const before = rssOf(server.child.pid!);
+    socket.pause();
+    for (let i = 0; i < STREAMS; i++) {
+      ws.send(codecs.msgpack.encode({ type: 'call.requested', id: `s${i}`, payload: { operationId: 'conformance/flood', input: { items: 1_000_000, itemBytes: 64 * 1024, mode: 'iterable' } } }));
+    }
+    let peak = 0;
+    for (let t = 0; t < 16; t++) {
+      await sleep(500);
+      peak = Math.max(peak, rssOf(server.child.pid!) - before);
+    }
+    // Each call alone may hold 1 MiB (BP-1): 500 MiB if only calls were bounded. The
+    // connection's bound is 8 MiB, plus the one frame each call had made before it filled.
+    console.log(`server RSS growth, ${STREAMS} streams to a peer that did not read: ${(peak / MIB).toFixed(1)} MiB`);
+    expect(peak).toBeLessThan(128 * MIB);
+    // Nothing is lost or stuck: once the peer reads, every stream delivers more, in order.
+    const next = new Map<string, number>();
+    let outOfOrder = 0;
+    ws.on('message', (data: Buffer) => {
+      const frame = codecs.msgpack.decode(data) as { id: string; type: string; payload: { output?: { seq: number } } };
+      if (frame.type !== 'call.responded') return;
+      const seq = frame.payload.output!.seq;
+      if (seq !== (next.get(frame.id) ?? 0)) outOfOrder++;
+      next.set(frame.id, seq + 1);
+    });
+    socket.resume();
+    await until(() => next.size === STREAMS && [...next.values()].every((n) => n >= 3), `every one of ${STREAMS} streams delivering`, 60_000);
+    expect(outOfOrder).toBe(0);
+    ws.terminate();
+  }, 120_000);
 });
