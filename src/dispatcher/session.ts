@@ -470,7 +470,10 @@ export class Session implements CallHost {
     const taken = (): void => {
       this.outbound -= shared;
       call?.released(size);
-      if (!this.congested && this.waitingOnConnection.size > 0) {
+      // Woken at half the bound, not just under it: at the bound, every frame taken would
+      // wake thousands of paused calls for the one frame's room (measured: 10,000
+      // subscriptions fell from 133,000 to 5,000 items/s).
+      if (this.waitingOnConnection.size > 0 && this.outbound <= this.limits.maxOutboundBytesPerConnection / 2) {
         const waiting = [...this.waitingOnConnection];
         this.waitingOnConnection.clear();
         for (const c of waiting) c.roomOnConnection();

@@ -31,8 +31,6 @@ export interface WebSocketTransport {
   close(): Promise<void>;
 }
 
-/** The most a corked connection holds before it writes anyway. */
-const CORK_BYTES = 64 * 1024;
 const SUPPORTED = new Set(Object.values(subprotocols));
 const DEFAULT_PATHS = ['/callwire', '/alknet/call'];
 
@@ -89,26 +87,11 @@ export function createWebSocketTransport(options: WebSocketTransportOptions, ser
     // Bytes handed to ws that the socket has not taken: unary answers and refusals
     // included, which no call accounts for. Over the bound, stop reading the peer (BP-3).
     let outbound = 0;
-    // Frames sent in one turn of the event loop leave in one write: the socket is corked
-    // at the first and uncorked once the turn's I/O is done (setImmediate), so 64 answers
-    // cost one writev, not 64 (writev was a third of the server's time at 64 in flight).
-    // Never more than CORK_BYTES wait corked: a send resolves only once its bytes leave,
-    // and thousands of streams filling their buffers behind a cork ran the server out of memory.
-    let corked = false;
-    const uncork = (): void => {
-      corked = false;
-      req.socket.uncork();
-    };
     const transport: { -readonly [K in keyof SessionTransport]: SessionTransport[K] } = {
       codec: negotiated ?? codecs.msgpack,
       send: (frame) =>
         new Promise<void>((resolve, reject) => {
           if (ws.readyState !== ws.OPEN) return reject(new Error('socket closed'));
-          if (!corked) {
-            corked = true;
-            req.socket.cork();
-            setImmediate(uncork);
-          }
           outbound += frame.byteLength;
           if (outbound > maxOutbound && !ws.isPaused) ws.pause();
           ws.send(frame, { binary: true }, (error) => {
@@ -117,7 +100,6 @@ export function createWebSocketTransport(options: WebSocketTransportOptions, ser
             if (error) reject(error);
             else resolve();
           });
-          if (corked && req.socket.writableLength >= CORK_BYTES) uncork();
         }),
       close: (code, reason) => ws.close(code, reason),
     };
