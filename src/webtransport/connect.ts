@@ -56,14 +56,18 @@ export async function openWebTransport(url: string, options: OpenOptions = {}): 
 }
 
 /**
- * `auto`: HTTP/3 first; HTTP/2 too once HTTP/3 has failed or had its head start; the
- * first session ready wins and the other is closed.
+ * `auto`: HTTP/3 first; HTTP/2 too only once HTTP/3 has failed or used up its head
+ * start; then the first session ready wins and the other is closed.
  */
 async function race(h3: WtSession, openH2: () => Promise<WtSession>): Promise<OpenedSession> {
   let h2: WtSession | undefined;
   const h3Ready = h3.ready.then(() => 'http/3' as const);
-  const headStart = new Promise<void>((resolve) => setTimeout(resolve, HTTP3_HEAD_START_MS).unref?.());
-  await Promise.race([h3Ready.catch(() => undefined), headStart]);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const headStart = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), HTTP3_HEAD_START_MS)));
+  const early = await Promise.race([h3Ready.catch(() => undefined), headStart]);
+  clearTimeout(timer);
+  // Ready within its head start: no HTTP/2 session is opened at all.
+  if (early === 'http/3') return { session: h3, carrier: 'http/3', resets: false };
   const h2Ready = (async () => {
     h2 = await openH2();
     await h2.ready;
