@@ -7,11 +7,11 @@
  * removed at the end, and no traffic leaves it.
  */
 import { spawn } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { connect, type ConnectOptions } from '../src/client/index.js';
-import { patternChunk } from '../test/support/sample-ops.js';
+import { patternDigest, receivePattern } from '../test/support/sample-ops.js';
 import { fmt } from './measure.js';
 import { canMakeNamespaces, LossyLink } from './netns.js';
 
@@ -35,9 +35,7 @@ const addresses = await new Promise<{ wsUrl: string; wtUrl: string; certHash: st
   createInterface({ input: server.stdout! }).once('line', (line) => resolve(JSON.parse(line))),
 );
 
-const expected = createHash('sha256');
-for (let i = 0; i * CHUNK < TOTAL; i++) expected.update(patternChunk(i, Math.min(CHUNK, TOTAL - i * CHUNK)));
-const expectedHash = expected.digest('hex');
+const expectedHash = patternDigest(TOTAL, CHUNK);
 
 const carriers: [string, string, ConnectOptions][] = [
   ['WebSocket', addresses.wsUrl, { token }],
@@ -69,19 +67,10 @@ for (const loss of LOSSES) {
     let client;
     try {
       client = await withLimit(connect(url, { ...options, connectTimeoutMs: 30_000 }));
-      const hash = createHash('sha256');
-      let bytes = 0;
       const t = performance.now();
-      await withLimit(
-        (async () => {
-          for await (const item of client.iterate<{ data: Uint8Array }>('test/bytes', { totalBytes: TOTAL, chunkBytes: CHUNK })) {
-            hash.update(item.data);
-            bytes += item.data.byteLength;
-          }
-        })(),
-      );
+      const { bytes, digest } = await withLimit(receivePattern(client, TOTAL, CHUNK));
       result.mbPerSec = bytes / 1e6 / ((performance.now() - t) / 1000);
-      result.intact = bytes === TOTAL && hash.digest('hex') === expectedHash;
+      result.intact = bytes === TOTAL && digest === expectedHash;
       const latencies: number[] = [];
       const u = performance.now();
       await withLimit(

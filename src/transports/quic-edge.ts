@@ -1,13 +1,12 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
+import { join } from 'node:path';
 import type { Dispatcher, Identity, Session, SessionTransport, StreamEntry } from '../dispatcher/index.js';
 import { encodeFrame, FrameDecoder } from '../protocol/index.js';
-import { edgeProgram, findDeno } from '../webtransport/index.js';
+import { spawnEdge } from '../webtransport/index.js';
 import { PATHS } from './webtransport.js';
 
 export interface QuicEdgeOptions {
@@ -44,9 +43,6 @@ const RESTARTS_PER_MINUTE = 5;
  */
 export async function startQuicEdge(options: QuicEdgeOptions): Promise<QuicEdge> {
   const { dispatcher } = options;
-  const deno = await findDeno();
-  if ('reason' in deno) throw new Error(deno.reason);
-  const program = await edgeProgram('quic-edge.ts');
   const dir = mkdtempSync(join(tmpdir(), 'callwire-edge-'));
   const secret = randomBytes(32).toString('hex');
   const socketPath = join(dir, 'bridge.sock');
@@ -59,45 +55,30 @@ export async function startQuicEdge(options: QuicEdgeOptions): Promise<QuicEdge>
   let child: ChildProcess | undefined;
   let stopping = false;
   const starts: number[] = [];
-  const start = (): Promise<number> =>
-    new Promise<number>((resolve, reject) => {
-      starts.push(Date.now());
-      const proc = spawn(deno.path, ['run', '--quiet', '--no-prompt', '--no-config', '--no-lock', '--unstable-net', '--allow-net', `--allow-read=${dir},${dirname(program)}`, '--allow-write=' + dir, program, configFile], {
-        stdio: ['ignore', 'pipe', 'pipe'],
-        env: { ...process.env, NO_COLOR: '1', DENO_NO_UPDATE_CHECK: '1' },
-      });
-      child = proc;
-      let ready = false;
-      createInterface({ input: proc.stdout! }).once('line', (text) => {
-        try {
-          const message = JSON.parse(text) as { ready?: boolean; port?: number };
-          if (message.ready && message.port) {
-            ready = true;
-            resolve(message.port);
-          }
-        } catch {
-          reject(new Error(`the HTTP/3 edge said: ${text}`));
-        }
-      });
-      let errors = '';
-      proc.stderr!.on('data', (d: Buffer) => (errors = (errors + d.toString()).slice(-2000)));
-      proc.on('exit', (code, signal) => {
-        if (!ready) return reject(new Error(`the HTTP/3 edge exited (${signal ?? code}) before it was ready: ${errors.trim()}`));
-        if (stopping) return;
-        dispatcher.logger?.warn('the HTTP/3 edge exited; restarting it', { code, signal, stderr: errors.trim().slice(-500) });
-        const recent = starts.filter((t) => Date.now() - t < 60_000);
-        if (recent.length >= RESTARTS_PER_MINUTE) {
-          dispatcher.logger?.error('the HTTP/3 edge keeps failing; HTTP/3 is off until the server restarts', {});
-          return;
-        }
-        setTimeout(() => void start().catch((error: unknown) => dispatcher.logger?.error('the HTTP/3 edge did not restart', { error: String(error) })), 1000).unref();
-      });
+  const start = async (): Promise<number> => {
+    starts.push(Date.now());
+    const edge = await spawnEdge('quic-edge.ts', dir, configFile, false);
+    child = edge.child;
+    const said = await edge.ready;
+    if (typeof said['port'] !== 'number') throw new Error(`the HTTP/3 edge said it is ready on no port: ${JSON.stringify(said)}`);
+    edge.child.once('exit', (code, signal) => {
+      if (stopping) return;
+      dispatcher.logger?.warn('the HTTP/3 edge exited; restarting it', { code, signal, stderr: edge.stderr().slice(-500) });
+      const recent = starts.filter((t) => Date.now() - t < 60_000);
+      if (recent.length >= RESTARTS_PER_MINUTE) {
+        dispatcher.logger?.error('the HTTP/3 edge keeps failing; HTTP/3 is off until the server restarts', {});
+        return;
+      }
+      setTimeout(() => void start().catch((error: unknown) => dispatcher.logger?.error('the HTTP/3 edge did not restart', { error: String(error) })), 1000).unref();
     });
+    return said['port'];
+  };
 
   let port: number;
   try {
     port = await start();
   } catch (error) {
+    child?.kill('SIGTERM');
     bridge.close();
     rmSync(dir, { recursive: true, force: true });
     throw error;

@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
 import type { WtCloseInfo, WtSession, WtStream } from './types.js';
 
@@ -23,9 +24,55 @@ export async function findDeno(): Promise<{ path: string } | { reason: string }>
 }
 
 /** An edge program of ours (edge/*.ts), found from the installed package. */
-export async function edgeProgram(name: 'quic-edge.ts' | 'quic-client.ts'): Promise<string> {
+async function edgeProgram(name: EdgeName): Promise<string> {
   const { fileURLToPath } = await import('node:url');
   return fileURLToPath(new URL(`../../edge/${name}`, import.meta.url));
+}
+
+type EdgeName = 'quic-edge.ts' | 'quic-client.ts';
+
+/** A running edge program. */
+export interface EdgeProcess {
+  readonly child: ChildProcess;
+  /** Its first line on stdout, `{"ready":true,…}`: it is up. Rejects when it exits or says anything else first. */
+  readonly ready: Promise<Record<string, unknown>>;
+  /** The last of what it wrote to stderr, for an error or the log. */
+  stderr(): string;
+}
+
+/**
+ * Starts one of our edge programs under Deno, the one way both the server's edge and a
+ * client's are run: reading and writing only `dir` (its config, its unix socket) and its
+ * own source, with network access, and standard input piped when `stdin` is true (a
+ * client's edge ends when its parent's end of that pipe closes).
+ */
+export async function spawnEdge(name: EdgeName, dir: string, configFile: string, stdin: boolean): Promise<EdgeProcess> {
+  const [{ spawn }, { dirname }, { createInterface }] = await Promise.all([import('node:child_process'), import('node:path'), import('node:readline')]);
+  const deno = await findDeno();
+  if ('reason' in deno) throw new Error(deno.reason);
+  const program = await edgeProgram(name);
+  const child = spawn(deno.path, ['run', '--quiet', '--no-prompt', '--no-config', '--no-lock', '--unstable-net', '--allow-net', `--allow-read=${dir},${dirname(program)}`, `--allow-write=${dir}`, program, configFile], {
+    stdio: [stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+    env: { ...process.env, NO_COLOR: '1', DENO_NO_UPDATE_CHECK: '1' },
+  });
+  let errors = '';
+  child.stderr!.on('data', (d: Buffer) => (errors = (errors + d.toString()).slice(-2000)));
+  const ready = new Promise<Record<string, unknown>>((resolve, reject) => {
+    const exited = (code: number | null, signal: string | null): void => reject(new Error(`${name} exited (${signal ?? code}) before it was ready: ${errors.trim()}`));
+    child.once('exit', exited);
+    createInterface({ input: child.stdout! }).once('line', (text) => {
+      child.off('exit', exited);
+      let message: Record<string, unknown> | undefined;
+      try {
+        message = JSON.parse(text) as Record<string, unknown>;
+      } catch {
+        // said something else
+      }
+      if (message?.['ready'] === true) resolve(message);
+      else reject(new Error(`${name} said: ${text}`));
+    });
+  });
+  return { child, ready, stderr: () => errors.trim() };
 }
 
 interface ClientEdge {
@@ -42,33 +89,20 @@ let clientEdge: Promise<ClientEdge> | undefined;
  */
 function startClientEdge(): Promise<ClientEdge> {
   clientEdge ??= (async () => {
-    const [{ spawn }, { randomBytes }, fs, { tmpdir }, { join }, { createInterface }] = await Promise.all([
-      import('node:child_process'),
-      import('node:crypto'),
-      import('node:fs'),
-      import('node:os'),
-      import('node:path'),
-      import('node:readline'),
-    ]);
-    const deno = await findDeno();
-    if ('reason' in deno) throw new Error(`no HTTP/3 client: ${deno.reason}`);
-    const program = await edgeProgram('quic-client.ts');
+    const [{ randomBytes }, fs, { tmpdir }, { join }] = await Promise.all([import('node:crypto'), import('node:fs'), import('node:os'), import('node:path')]);
     const dir = fs.mkdtempSync(join(tmpdir(), 'callwire-h3-client-'));
+    process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
     const secret = randomBytes(32).toString('hex');
     const socket = join(dir, 'bridge.sock');
     const configFile = join(dir, 'config.json');
     fs.writeFileSync(configFile, JSON.stringify({ socket, secret }), { mode: 0o600 });
-    const edgeDir = join(program, '..');
-    const child = spawn(deno.path, ['run', '--quiet', '--no-prompt', '--no-config', '--no-lock', '--unstable-net', '--allow-net', `--allow-read=${dir},${edgeDir}`, `--allow-write=${dir}`, program, configFile], {
-      stdio: ['pipe', 'pipe', 'pipe'],
-      env: { ...process.env, NO_COLOR: '1', DENO_NO_UPDATE_CHECK: '1' },
+    const edge = await spawnEdge('quic-client.ts', dir, configFile, true).catch((error: unknown) => {
+      throw new Error(`no HTTP/3 client: ${error instanceof Error ? error.message : String(error)}`);
     });
-    process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
-    let errors = '';
-    child.stderr!.on('data', (d: Buffer) => (errors = (errors + d.toString()).slice(-2000)));
-    await new Promise<void>((resolve, reject) => {
-      createInterface({ input: child.stdout! }).once('line', (text) => (text.includes('"ready":true') ? resolve() : reject(new Error(`the HTTP/3 client edge said: ${text}`))));
-      child.once('exit', (code, signal) => reject(new Error(`the HTTP/3 client edge exited (${signal ?? code}): ${errors.trim()}`)));
+    const { child } = edge;
+    await edge.ready.catch((error: unknown) => {
+      child.kill();
+      throw error;
     });
     child.once('exit', () => (clientEdge = undefined));
     // Neither the child nor its pipes keep this process alive.

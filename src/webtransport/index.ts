@@ -5,5 +5,5 @@
  */
 export { loadWebTransport, type WtLibrary, type WtServer, type WtSession, type WtSessionAnswer, type WtStream, type WtCloseInfo } from './types.js';
 export { webTransportWindows } from './windows.js';
-export { openWebTransport, HTTP3_HEAD_START_MS, type OpenOptions, type OpenedSession, type WtCarrierChoice } from './connect.js';
-export { findDeno, edgeProgram } from './deno.js';
+export { openWebTransport, type OpenOptions, type OpenedSession, type WtCarrierChoice } from './connect.js';
+export { findDeno, spawnEdge, type EdgeProcess } from './deno.js';

@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canMakeNamespaces, LossyLink } from '../../bench/netns.js';
 import { connect, type ConnectOptions } from '../../src/client/index.js';
-import { patternChunk } from '../support/sample-ops.js';
+import { patternDigest, receivePattern } from '../support/sample-ops.js';
 import { hasHttp3 } from '../support/server-fixture.js';
 
 const MIB = 1024 * 1024;
@@ -44,18 +44,7 @@ describe.skipIf(!canMakeNamespaces())('carriers on a link that drops 5% of packe
       const [url, options] = target();
       const client = await connect(url, { ...options, connectTimeoutMs: 20_000 });
       if (name.includes('HTTP/3')) expect(client.carrier).toBe('http/3');
-      const total = 8 * MIB;
-      const chunk = 64 * 1024;
-      const expected = createHash('sha256');
-      for (let i = 0; i * chunk < total; i++) expected.update(patternChunk(i, chunk));
-      const received = createHash('sha256');
-      let bytes = 0;
-      for await (const item of client.iterate<{ data: Uint8Array }>('test/bytes', { totalBytes: total, chunkBytes: chunk })) {
-        received.update(item.data);
-        bytes += item.data.byteLength;
-      }
-      expect(bytes).toBe(total);
-      expect(received.digest('hex')).toBe(expected.digest('hex'));
+      expect(await receivePattern(client, 8 * MIB, 64 * 1024)).toEqual({ bytes: 8 * MIB, digest: patternDigest(8 * MIB, 64 * 1024) });
       for (let i = 0; i < 100; i++) expect(await client.call('test/echo', { text: `call ${i}` })).toEqual({ text: `call ${i}` });
       await client.close();
     }, 120_000);

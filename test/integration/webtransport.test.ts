@@ -8,7 +8,7 @@ import { probeHttp3 } from '../../src/transports/index.js';
 import { selfSignedCertificate } from '../../src/server/index.js';
 import { carrierCases, hasHttp3, ServerFixture, transportCases } from '../support/server-fixture.js';
 import { until } from '../support/wait.js';
-import { patternChunk } from '../support/sample-ops.js';
+import { patternChunk, patternDigest, receivePattern } from '../support/sample-ops.js';
 
 const wt = transportCases.find((t) => t.name === 'WebTransport HTTP/2 msgpack')!;
 const MIB = 1024 * 1024;
@@ -90,19 +90,8 @@ for (const transport of carrierCases) {
     afterAll(() => fx.stop());
 
     it('every byte, hash compared', async () => {
-      const total = 100 * MIB;
-      const chunk = 64 * 1024;
-      const expected = createHash('sha256');
-      for (let i = 0; i * chunk < total; i++) expected.update(patternChunk(i, chunk));
       const client = await fx.client(transport);
-      const received = createHash('sha256');
-      let bytes = 0;
-      for await (const item of client.iterate<{ data: Uint8Array }>('test/bytes', { totalBytes: total, chunkBytes: chunk })) {
-        received.update(item.data);
-        bytes += item.data.byteLength;
-      }
-      expect(bytes).toBe(total);
-      expect(received.digest('hex')).toBe(expected.digest('hex'));
+      expect(await receivePattern(client, 100 * MIB, 64 * 1024)).toEqual({ bytes: 100 * MIB, digest: patternDigest(100 * MIB, 64 * 1024) });
     }, 120_000);
   });
 }

@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import { Observable, interval, map, take } from 'rxjs';
+import type { Client } from '../../src/client/index.js';
 import { z } from 'zod';
 import { bytesSchema, defineOperation, Registry, type Operation } from '../../src/dispatcher/index.js';
 import { discoveryOperations } from '../../src/operations/index.js';
@@ -27,6 +29,24 @@ export function patternChunk(index: number, size: number): Uint8Array {
     chunk[i] = x >>> 24;
   }
   return chunk;
+}
+
+/** SHA-256 (hex) of everything `test/bytes` sends for these sizes. */
+export function patternDigest(totalBytes: number, chunkBytes: number): string {
+  const hash = createHash('sha256');
+  for (let i = 0; i * chunkBytes < totalBytes; i++) hash.update(patternChunk(i, Math.min(chunkBytes, totalBytes - i * chunkBytes)));
+  return hash.digest('hex');
+}
+
+/** Reads a whole `test/bytes` stream through `client`: how many bytes came, and their SHA-256 (hex). */
+export async function receivePattern(client: Client, totalBytes: number, chunkBytes: number): Promise<{ bytes: number; digest: string }> {
+  const hash = createHash('sha256');
+  let bytes = 0;
+  for await (const item of client.iterate<{ data: Uint8Array }>('test/bytes', { totalBytes, chunkBytes })) {
+    hash.update(item.data);
+    bytes += item.data.byteLength;
+  }
+  return { bytes, digest: hash.digest('hex') };
 }
 
 export function sampleOperations(probe: Probe): Operation[] {

@@ -28,9 +28,7 @@ export class TcpProxy {
 
   /** `url` with its port pointed at the relay. */
   via(url: string): string {
-    const u = new URL(url);
-    u.port = String(this.port);
-    return u.toString();
+    return withPort(url, this.port);
   }
 
   cut(): void {
@@ -41,4 +39,11 @@ export class TcpProxy {
     this.cut();
     await new Promise((resolve) => this.server?.close(resolve));
   }
+}
+
+/** `url` with its port replaced: how a test points a client at a relay (TCP or UDP). */
+export function withPort(url: string, port: number): string {
+  const u = new URL(url);
+  u.port = String(port);
+  return u.toString();
 }

@@ -1,5 +1,6 @@
 import { createSocket, type Socket } from 'node:dgram';
 import type { AddressInfo } from 'node:net';
+import { withPort } from './tcp-proxy.js';
 
 /**
  * A UDP relay in front of an HTTP/3 server, so a test can lose a QUIC connection the
@@ -35,9 +36,7 @@ export class UdpProxy {
 
   /** `url` with its port pointed at the relay. */
   via(url: string): string {
-    const u = new URL(url);
-    u.port = String(this.port);
-    return u.toString();
+    return withPort(url, this.port);
   }
 
   cut(): void {
