@@ -41,7 +41,8 @@ describe('callwire serve (what npm start runs)', () => {
     });
     try {
       await run.waitFor(/ws:\/\/0\.0\.0\.0:\d+/, 'stdout');
-      expect(run.stdout).toContain('1 token(s)');
+      // The banner may come in several chunks: wait for its auth line rather than read stdout at once.
+      expect(await run.waitFor(/auth +.*\n/, 'stdout')).toMatch(/auth +1 token\(s\)/);
     } finally {
       run.child.kill('SIGTERM');
       await run.exited;

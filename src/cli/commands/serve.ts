@@ -98,7 +98,9 @@ function positive(value: string, flag: string): number {
 }
 
 function printBanner(server: RunningServer, tokenCount: number): void {
-  const out = (line: string): boolean => process.stdout.write(`${line}\n`);
+  // Written at once, so a reader of the pipe does not see half a banner.
+  const lines: string[] = [];
+  const out = (line: string): number => lines.push(line);
   out('callwire is serving');
   out(`  WebSocket     ${server.wsUrl}`);
   if (server.unixUrl) out(`  unix socket   ${server.unixUrl}  (this machine only, mode 0600)`);
@@ -113,6 +115,7 @@ function printBanner(server: RunningServer, tokenCount: number): void {
   out('connect:');
   out(`  callwire ops --url ${server.wsUrl}`);
   if (server.wtUrl) out(`  callwire ops --url ${server.wtUrl} --cert-hash ${server.certHash}`);
+  process.stdout.write(`${lines.join('\n')}\n`);
 }
 
 function handleSignals(server: RunningServer, graceMs: number): void {
