@@ -1,4 +1,6 @@
 /** Small statistics and timing helpers for the benchmark. */
+import { readFileSync } from 'node:fs';
+
 export const median = (values: number[]): number => {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
@@ -64,3 +66,40 @@ export async function interleaved<T>(rounds: number, subjects: Readonly<Record<s
 
 /** The ratio subject/peer per round (same index), as a spread. */
 export const ratios = (subject: number[], peer: number[]): Spread => spread(subject.map((v, i) => v / peer[i]!));
+
+/** The whole machine's busy and total CPU time so far, all cores summed, in seconds (Linux /proc/stat; zeros elsewhere). */
+export function machineCpu(): { busy: number; total: number } {
+  let fields: number[];
+  try {
+    fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  } catch {
+    return { busy: 0, total: 0 };
+  }
+  const ticksPerSecond = 100; // USER_HZ, 100 on every Linux this runs on
+  const total = fields.reduce((a, b) => a + b, 0) / ticksPerSecond;
+  const idle = (fields[3]! + fields[4]!) / ticksPerSecond; // idle and iowait
+  return { busy: total - idle, total };
+}
+
+export interface Costed {
+  /** What the run measured (MB/s, ms, …). */
+  readonly value: number;
+  /** Busy CPU-seconds of the whole machine during the run: every process of the path, kernel included. */
+  readonly machineCpuSeconds: number;
+  /** The machine's busy share during the run, 0–1 of all its cores. */
+  readonly busyShare: number;
+}
+
+/**
+ * Runs `fn` and counts the whole machine's CPU during it. On a machine with nothing
+ * else running, that is the cost of the path measured, every process included (the
+ * engine, its shim, our server and client, the docker CLI), which a throughput
+ * figure alone hides: a path that saturates the machine is bounded by its CPU per byte.
+ */
+export async function costed(fn: () => Promise<number>): Promise<Costed> {
+  const before = machineCpu();
+  const value = await fn();
+  const after = machineCpu();
+  const elapsed = after.total - before.total;
+  return { value, machineCpuSeconds: after.busy - before.busy, busyShare: elapsed > 0 ? (after.busy - before.busy) / elapsed : 0 };
+}

@@ -1,6 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { Packr } from 'msgpackr';
 import { WebSocketServer } from 'ws';
+import { writeBatcher } from '../src/protocol/index.js';
 
 const packr = new Packr({ useRecords: false });
 const serialize = (value: unknown): Buffer => packr.pack(value);
@@ -36,17 +37,21 @@ export async function startGrpc(): Promise<{ port: number; stop: () => Promise<v
  */
 export async function startRawWs(): Promise<{ port: number; stop: () => Promise<void> }> {
   const wss = new WebSocketServer({ port: 0, host: '127.0.0.1', perMessageDeflate: false });
-  wss.on('connection', (ws) => {
+  wss.on('connection', (ws, req) => {
+    // The same write batching as callwire's (frames of a turn in one writev): a ceiling
+    // that writes frame by frame would be a weak one.
+    const batched = writeBatcher(req.socket);
+    const send = (data: Buffer, done?: () => void): void => batched(data.byteLength, () => ws.send(data, done));
     ws.on('message', async (data: Buffer) => {
-      if (data[0] !== 0x01) return ws.send(data);
+      if (data[0] !== 0x01) return send(data);
       const view = new DataView(data.buffer, data.byteOffset);
       const items = view.getUint32(1);
       const chunk = Buffer.alloc(view.getUint32(5), 7);
       for (let i = 0; i < items; i++) {
-        if (ws.bufferedAmount > 1024 * 1024) await new Promise<void>((resolve) => ws.send(chunk, () => resolve()));
-        else ws.send(chunk);
+        if (ws.bufferedAmount > 1024 * 1024) await new Promise<void>((resolve) => send(chunk, resolve));
+        else send(chunk);
       }
-      ws.send(Buffer.from([0xff]));
+      send(Buffer.from([0xff]));
     });
   });
   await new Promise((resolve) => wss.once('listening', resolve));

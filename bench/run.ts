@@ -10,7 +10,8 @@ import { createInterface } from 'node:readline';
 import * as grpc from '@grpc/grpc-js';
 import WebSocket from 'ws';
 import { connect, exec, type Client } from '../src/client/index.js';
-import { fmt, interleaved, median, ratios, spread, unaryLoad } from './measure.js';
+import { writeBatcher, type Corkable } from '../src/protocol/index.js';
+import { costed, fmt, interleaved, median, ratios, spread, unaryLoad, type Costed } from './measure.js';
 import { grpcService } from './peers.js';
 
 /** `npm run bench -- --quick`: a 30-second subset (unary, 100 B streaming, a 64 MiB exec), 3 rounds. */
@@ -81,10 +82,12 @@ async function rawWs(): Promise<{ echo: () => Promise<unknown>; stream: (items: 
   let onStream: ((data: Buffer) => void) | undefined;
   ws.on('message', (data: Buffer) => (onStream ? onStream(data) : waiting.shift()?.(data)));
   const message = Buffer.from('hello bench');
+  // Batched as callwire's client batches (bench/peers.ts says why).
+  const batched = writeBatcher((ws as unknown as { _socket: Corkable })._socket);
   return {
     echo: () => new Promise((resolve) => {
       waiting.push(resolve);
-      ws.send(message);
+      batched(message.byteLength, () => ws.send(message));
     }),
     stream: (items, itemBytes) =>
       new Promise((resolve) => {
@@ -281,13 +284,14 @@ if (!addresses.docker.on) {
       child.on('close', (code) => (code === 0 ? resolve(bytes / MB / ((performance.now() - t) / 1000)) : reject(new Error(`${argv.join(' ')} exited ${code}`))));
     });
   const ddBytes = ddMiB * 1024 * 1024;
-  const runs = await interleaved(RUNS, {
-    sdk: viaCallwire(dd),
-    docker: wholeProcess([dockerCli, 'exec', container, ...dd], ddBytes),
-    ...(QUICK ? {} : { wt: viaCallwire(dd, wt) }),
-    ...(QUICK || !h3 ? {} : { h3: viaCallwire(dd, h3) }),
-    ...(QUICK ? {} : { cli: wholeProcess([process.execPath, 'dist/cli/main.js', '--url', addresses.wsUrl, 'exec', container, '--', ...dd], ddBytes) }),
+  const costedRuns = await interleaved(RUNS, {
+    sdk: () => costed(viaCallwire(dd)),
+    docker: () => costed(wholeProcess([dockerCli, 'exec', container, ...dd], ddBytes)),
+    ...(QUICK ? {} : { wt: () => costed(viaCallwire(dd, wt)) }),
+    ...(QUICK || !h3 ? {} : { h3: () => costed(viaCallwire(dd, h3)) }),
+    ...(QUICK ? {} : { cli: () => costed(wholeProcess([process.execPath, 'dist/cli/main.js', '--url', addresses.wsUrl, 'exec', container, '--', ...dd], ddBytes)) }),
   });
+  const runs = Object.fromEntries(Object.entries(costedRuns).map(([k, v]) => [k, v.map((c) => c.value)]));
   const metric = `dd ${ddMiB} MiB of output`;
   recordRuns({ group: 'exec', metric, subject: 'callwire exec (SDK)', unit: 'MB/s', peer: 'docker exec' }, runs['sdk']!, runs['docker']);
   for (const [name, key] of [['callwire exec (SDK, WebTransport HTTP/2)', 'wt'], ['callwire exec (SDK, WebTransport HTTP/3)', 'h3']] as const) {
@@ -295,6 +299,7 @@ if (!addresses.docker.on) {
   }
   if (runs['cli']) recordRuns({ group: 'exec', metric: `${metric}, > /dev/null`, subject: 'callwire exec (CLI process)', unit: 'MB/s', peer: 'docker exec' }, runs['cli'], runs['docker']);
   recordRuns({ group: 'exec', metric, subject: 'docker exec (CLI process)', unit: 'MB/s' }, runs['docker']!);
+  recordCpu(costedRuns, ddBytes);
   if (!QUICK) {
     const seconds = (fn: () => Promise<unknown>) => async (): Promise<number> => {
       const t = performance.now();
@@ -319,6 +324,22 @@ if (!addresses.docker.on) {
     record({ group: 'exec', metric: 'keystroke echo, tty (median)', subject: 'docker exec -it (CLI)', value: dockerKeys, unit: 'ms' });
   }
   spawnSync(dockerCli, ['rm', '-f', container], { env: process.env });
+}
+
+/**
+ * What each exec path costs the whole machine per GiB (every process: the engine, its
+ * shim, our server and client, the docker CLI; kernel time included), and how busy the
+ * machine was. When the machine is saturated in both paths, throughput follows CPU per
+ * byte, and this ratio says why the MB/s ratio is what it is (bench/PROFILE.md).
+ */
+function recordCpu(costedRuns: Record<string, Costed[]>, bytes: number): void {
+  const perGiB = (key: string): number[] => costedRuns[key]!.map((c) => c.machineCpuSeconds / (bytes / 2 ** 30));
+  const names: Record<string, string> = { sdk: 'callwire exec (SDK)', cli: 'callwire exec (CLI process)', docker: 'docker exec (CLI process)' };
+  for (const [key, subject] of Object.entries(names)) {
+    if (!costedRuns[key]) continue;
+    recordRuns({ group: 'exec', metric: 'machine CPU-seconds per GiB of output', subject, unit: 's/GiB', ...(key === 'docker' ? {} : { peer: 'docker exec' }) }, perGiB(key), key === 'docker' ? undefined : perGiB('docker'));
+    recordRuns({ group: 'exec', metric: 'machine busy during the run', subject, unit: '% of all cores' }, costedRuns[key]!.map((c) => 100 * c.busyShare));
+  }
 }
 
 /** Median milliseconds from a byte written into a pty running `command` to its echo, over 200 keys. */

@@ -11,7 +11,8 @@ const utf8 = new TextEncoder();
 export const callIdSchema = z
   .string()
   .min(1, 'must not be empty')
-  .refine((id) => utf8.encode(id).byteLength <= limits.maxCallIdBytes, {
+  // A UTF-16 code unit encodes to at most 3 UTF-8 bytes: short ids need no encoding (it was 5% of a client's time).
+  .refine((id) => id.length * 3 <= limits.maxCallIdBytes || utf8.encode(id).byteLength <= limits.maxCallIdBytes, {
     message: `must be at most ${limits.maxCallIdBytes} UTF-8 bytes`,
   });
 

@@ -3,7 +3,7 @@ import type { Server as HttpsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Dispatcher, Identity, SessionTransport } from '../dispatcher/index.js';
-import { closeCodes, codecForSubprotocol, codecs, limits, sniffCodec, subprotocols, type Codec } from '../protocol/index.js';
+import { closeCodes, codecForSubprotocol, codecs, limits, sniffCodec, subprotocols, writeBatcher, type Codec } from '../protocol/index.js';
 import { bearerToken } from './auth.js';
 import { Keepalive } from './keepalive.js';
 import { checkBrowserRequest, SAME_ORIGIN_ONLY, type OriginPolicy } from './origin.js';
@@ -87,6 +87,7 @@ export function createWebSocketTransport(options: WebSocketTransportOptions, ser
     // Bytes handed to ws that the socket has not taken: unary answers and refusals
     // included, which no call accounts for. Over the bound, stop reading the peer (BP-3).
     let outbound = 0;
+    const batched = writeBatcher(req.socket);
     const transport: { -readonly [K in keyof SessionTransport]: SessionTransport[K] } = {
       codec: negotiated ?? codecs.msgpack,
       send: (frame) =>
@@ -94,12 +95,14 @@ export function createWebSocketTransport(options: WebSocketTransportOptions, ser
           if (ws.readyState !== ws.OPEN) return reject(new Error('socket closed'));
           outbound += frame.byteLength;
           if (outbound > maxOutbound && !ws.isPaused) ws.pause();
-          ws.send(frame, { binary: true }, (error) => {
-            outbound -= frame.byteLength;
-            if (ws.isPaused && outbound <= maxOutbound / 2 && ws.readyState === ws.OPEN) ws.resume();
-            if (error) reject(error);
-            else resolve();
-          });
+          batched(frame.byteLength, () =>
+            ws.send(frame, { binary: true }, (error) => {
+              outbound -= frame.byteLength;
+              if (ws.isPaused && outbound <= maxOutbound / 2 && ws.readyState === ws.OPEN) ws.resume();
+              if (error) reject(error);
+              else resolve();
+            }),
+          );
         }),
       close: (code, reason) => ws.close(code, reason),
     };

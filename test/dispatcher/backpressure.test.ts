@@ -93,6 +93,39 @@ describe('backpressure towards a slow transport (spec §8)', () => {
 });
 
 describe('fairness (spec §5.2, WS-7)', () => {
+  it('streams that never wait share one budget per turn of the event loop, however many there are', async () => {
+    const STREAMS = 200;
+    let taken = 0;
+    const registry = new Registry().register(
+      defineOperation({
+        name: 'tiny/forever',
+        kind: 'subscription',
+        input: z.null(),
+        output: z.number(),
+        handler: () =>
+          (async function* () {
+            for (;;) yield ++taken;
+          })(),
+      }),
+    );
+    const conn = new MemoryConnection({ registry });
+    for (let i = 0; i < STREAMS; i++) conn.client.request(`s${i}`, 'tiny/forever', null);
+    await until(() => taken > 50_000, 'streams running');
+    // Items taken between two turns of the event loop (a turn: all the sockets and timers
+    // wait for it). Each waiting stream takes one item when it is resumed, and the rest
+    // share a budget of a few hundred; a budget of 32 per stream took 6,400 here.
+    const perTurn: number[] = [];
+    for (let i = 0; i < 50; i++) {
+      const from = taken;
+      await new Promise((resolve) => setImmediate(resolve));
+      perTurn.push(taken - from);
+    }
+    expect(Math.max(...perTurn)).toBeGreaterThan(0);
+    expect(Math.max(...perTurn)).toBeLessThan(STREAMS + 2 * 256 + 100);
+    for (let i = 0; i < STREAMS; i++) conn.client.abort(`s${i}`);
+    await until(() => conn.session.stats.liveCalls === 0, 'streams aborted');
+  });
+
   it('a stream that never waits does not starve other calls or timers on the connection', async () => {
     const { registry, state } = firehose();
     registry.register(defineOperation({ name: 'quick', kind: 'query', input: z.null(), output: z.string(), handler: () => 'fast' }));

@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { writeBatcher } from '../../src/protocol/index.js';
+
+/** A socket that records, for each write, whether it was corked (held back) at the time. */
+function fakeSocket() {
+  const socket = {
+    depth: 0,
+    corks: 0,
+    writes: [] as { size: number; held: boolean }[],
+    cork() {
+      socket.depth++;
+      socket.corks++;
+    },
+    uncork() {
+      socket.depth--;
+    },
+  };
+  return socket;
+}
+
+const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+describe('writeBatcher', () => {
+  it('holds the writes of one turn back together and lets them go at the end of the turn', async () => {
+    const socket = fakeSocket();
+    const batched = writeBatcher(socket, 1024);
+    for (let i = 0; i < 5; i++) batched(100, () => socket.writes.push({ size: 100, held: socket.depth > 0 }));
+    expect(socket.writes.every((w) => w.held)).toBe(true);
+    expect(socket.corks).toBe(1);
+    expect(socket.depth).toBe(1);
+    await turn();
+    expect(socket.depth).toBe(0);
+    // The next turn's writes are a new batch.
+    batched(100, () => socket.writes.push({ size: 100, held: socket.depth > 0 }));
+    expect(socket.corks).toBe(2);
+    await turn();
+    expect(socket.depth).toBe(0);
+  });
+
+  it('lets a batch go as soon as it reaches its bound, not at the end of a long turn', async () => {
+    const socket = fakeSocket();
+    const batched = writeBatcher(socket, 1000);
+    const depths: number[] = [];
+    for (let i = 0; i < 10; i++) batched(400, () => depths.push(socket.depth));
+    // 400, 800, 1200 → released after the third write; so every three writes a batch.
+    expect(socket.corks).toBe(4);
+    expect(depths.every((d) => d === 1)).toBe(true);
+    expect(socket.depth).toBe(1); // the tenth write's batch waits for the end of the turn
+    await turn();
+    expect(socket.depth).toBe(0);
+  });
+
+  it('returns what the write returns and keeps the count when a write throws', async () => {
+    const socket = fakeSocket();
+    const batched = writeBatcher(socket, 1000);
+    expect(batched(10, () => 'sent')).toBe('sent');
+    expect(() =>
+      batched(2000, () => {
+        throw new Error('socket gone');
+      }),
+    ).toThrow('socket gone');
+    expect(socket.depth).toBe(0); // over its bound all the same: released
+    await turn();
+    expect(socket.depth).toBe(0);
+  });
+});
