@@ -81,6 +81,17 @@ export function machineCpu(): { busy: number; total: number } {
   return { busy: total - idle, total };
 }
 
+/** CPU-seconds a process has used so far, user and kernel (Linux /proc; 0 elsewhere or once it is gone). */
+export function processCpu(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in USER_HZ
+  } catch {
+    return 0;
+  }
+}
+
 export interface Costed {
   /** What the run measured (MB/s, ms, …). */
   readonly value: number;
@@ -88,6 +99,8 @@ export interface Costed {
   readonly machineCpuSeconds: number;
   /** The machine's busy share during the run, 0–1 of all its cores. */
   readonly busyShare: number;
+  /** CPU-seconds of each named process during the run. */
+  readonly processes: Readonly<Record<string, number>>;
 }
 
 /**
@@ -96,10 +109,12 @@ export interface Costed {
  * engine, its shim, our server and client, the docker CLI), which a throughput
  * figure alone hides: a path that saturates the machine is bounded by its CPU per byte.
  */
-export async function costed(fn: () => Promise<number>): Promise<Costed> {
+export async function costed(fn: () => Promise<number>, pids: Readonly<Record<string, number>> = {}): Promise<Costed> {
   const before = machineCpu();
+  const processesBefore = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, processCpu(pid)]));
   const value = await fn();
   const after = machineCpu();
+  const processes = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, processCpu(pid) - processesBefore[name]!]));
   const elapsed = after.total - before.total;
-  return { value, machineCpuSeconds: after.busy - before.busy, busyShare: elapsed > 0 ? (after.busy - before.busy) / elapsed : 0 };
+  return { value, machineCpuSeconds: after.busy - before.busy, busyShare: elapsed > 0 ? (after.busy - before.busy) / elapsed : 0, processes };
 }

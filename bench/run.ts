@@ -285,7 +285,7 @@ if (!addresses.docker.on) {
     });
   const ddBytes = ddMiB * 1024 * 1024;
   const costedRuns = await interleaved(RUNS, {
-    sdk: () => costed(viaCallwire(dd)),
+    sdk: () => costed(viaCallwire(dd), { server: serverProcess.pid!, client: process.pid }),
     docker: () => costed(wholeProcess([dockerCli, 'exec', container, ...dd], ddBytes)),
     ...(QUICK ? {} : { wt: () => costed(viaCallwire(dd, wt)) }),
     ...(QUICK || !h3 ? {} : { h3: () => costed(viaCallwire(dd, h3)) }),
@@ -339,6 +339,10 @@ function recordCpu(costedRuns: Record<string, Costed[]>, bytes: number): void {
     if (!costedRuns[key]) continue;
     recordRuns({ group: 'exec', metric: 'machine CPU-seconds per GiB of output', subject, unit: 's/GiB', ...(key === 'docker' ? {} : { peer: 'docker exec' }) }, perGiB(key), key === 'docker' ? undefined : perGiB('docker'));
     recordRuns({ group: 'exec', metric: 'machine busy during the run', subject, unit: '% of all cores' }, costedRuns[key]!.map((c) => 100 * c.busyShare));
+  }
+  // Of the SDK path's cost, callwire's own two processes (the rest: the engine, its shim, the kernel's workers).
+  for (const part of ['server', 'client'] as const) {
+    recordRuns({ group: 'exec', metric: `CPU-seconds per GiB of output, the ${part} process`, subject: 'callwire exec (SDK)', unit: 's/GiB' }, costedRuns['sdk']!.map((c) => (c.processes[part] ?? 0) / (bytes / 2 ** 30)));
   }
 }
 

@@ -49,3 +49,66 @@ export function writeBatcher(socket: Corkable, maxBytes = 16 * 1024): <T>(bytes:
     }
   };
 }
+
+/**
+ * The same batching for a stream that takes whole chunks (a WebTransport stream's
+ * writer), where there is no cork: frames written in one turn are joined into one
+ * chunk of at most `maxBytes` and written together. Each frame's promise settles
+ * with its chunk's write. A frame of `maxBytes` or more is written alone, uncopied,
+ * after the frames before it.
+ */
+export function chunkBatcher(write: (chunk: Uint8Array) => Promise<void>, maxBytes = 16 * 1024): { write(frame: Uint8Array): Promise<void>; flush(): void; drop(error: unknown): void } {
+  let parts: Uint8Array[] = [];
+  let size = 0;
+  let settlers: { resolve: () => void; reject: (error: unknown) => void }[] = [];
+  let endOfTurnScheduled = false;
+  const flush = (): void => {
+    if (parts.length === 0) return;
+    const chunk = parts.length === 1 ? parts[0]! : join(parts, size);
+    const batch = settlers;
+    parts = [];
+    size = 0;
+    settlers = [];
+    write(chunk).then(
+      () => batch.forEach((s) => s.resolve()),
+      (error: unknown) => batch.forEach((s) => s.reject(error)),
+    );
+  };
+  return {
+    write(frame) {
+      return new Promise<void>((resolve, reject) => {
+        if (frame.byteLength >= maxBytes) flush();
+        parts.push(frame);
+        size += frame.byteLength;
+        settlers.push({ resolve, reject });
+        if (size >= maxBytes) flush();
+        else if (!endOfTurnScheduled) {
+          endOfTurnScheduled = true;
+          setImmediate(() => {
+            endOfTurnScheduled = false;
+            flush();
+          });
+        }
+      });
+    },
+    flush,
+    /** Frames not yet written are not written; their promises reject with `error`. */
+    drop(error) {
+      const batch = settlers;
+      parts = [];
+      size = 0;
+      settlers = [];
+      for (const s of batch) s.reject(error);
+    },
+  };
+}
+
+function join(parts: readonly Uint8Array[], size: number): Uint8Array {
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.byteLength;
+  }
+  return out;
+}

@@ -5,7 +5,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Dispatcher, Identity, Session, SessionTransport, StreamEntry } from '../dispatcher/index.js';
-import { encodeFrame, FrameDecoder } from '../protocol/index.js';
+import { encodeFrame, FrameDecoder, writeBatcher } from '../protocol/index.js';
 import { spawnEdge } from '../webtransport/index.js';
 import { PATHS } from './webtransport.js';
 
@@ -181,11 +181,14 @@ function listenBridge(socketPath: string, secret: string, options: QuicEdgeOptio
     const maxFrameBytes = dispatcher.limits.maxFrameBytes;
     const decoder = new FrameDecoder(maxFrameBytes);
     let reset = false;
+    // A turn's frames leave in one write to the edge, which then makes one QUIC write of them.
+    const batched = writeBatcher(socket);
     const entry = owner.session.openStream({
       write: (frame) =>
         new Promise<void>((resolve, reject) => {
           if (socket.destroyed) return reject(new Error('stream closed'));
-          socket.write(encodeFrame(frame, maxFrameBytes), (error) => (error ? reject(error) : resolve()));
+          const bytes = encodeFrame(frame, maxFrameBytes);
+          batched(bytes.byteLength, () => socket.write(bytes, (error) => (error ? reject(error) : resolve())));
         }),
       end: () => void socket.end(),
       reset: (reason) => {

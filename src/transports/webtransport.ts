@@ -1,7 +1,7 @@
 import type { Http2SecureServer, Http2Session } from 'node:http2';
 import { randomBytes } from 'node:crypto';
 import type { Dispatcher, SessionTransport, StreamEntry, StreamSink } from '../dispatcher/index.js';
-import { closeCodes, codecs, encodeFrame, FrameDecoder, limits, ProtocolError, type Codec } from '../protocol/index.js';
+import { chunkBatcher, closeCodes, codecs, encodeFrame, FrameDecoder, limits, ProtocolError, type Codec } from '../protocol/index.js';
 import { startHttp2Keepalive } from './keepalive.js';
 import { checkBrowserRequest, SAME_ORIGIN_ONLY, type OriginPolicy } from './origin.js';
 import { loadWebTransport, webTransportWindows, type WtServer, type WtSession, type WtSessionAnswer, type WtStream } from '../webtransport/index.js';
@@ -153,12 +153,19 @@ export async function listenWebTransport(options: WebTransportServerOptions): Pr
     const maxFrameBytes = dispatcher.limits.maxFrameBytes;
     const decoder = new FrameDecoder(maxFrameBytes);
     let reset = false;
+    // A turn's frames in one write: a write per 100-byte item cost a stream object's
+    // promise, a capsule and an HTTP/2 DATA frame each (bench/PROFILE.md).
+    const batch = chunkBatcher((chunk) => writer.write(chunk));
     const entry = open({
-      write: (frame) => writer.write(encodeFrame(frame, maxFrameBytes)),
-      end: () => void writer.close().catch(() => undefined),
+      write: (frame) => batch.write(encodeFrame(frame, maxFrameBytes)),
+      end: () => {
+        batch.flush();
+        void writer.close().catch(() => undefined);
+      },
       reset: (reason) => {
         reset = true;
         dispatcher.logger?.debug('webtransport stream reset', { reason });
+        batch.drop(new Error(`stream reset: ${reason}`));
         void writer.abort(new ProtocolError('UNDECODABLE', reason)).catch(() => undefined);
         void reader.cancel().catch(() => undefined);
       },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { writeBatcher } from '../../src/protocol/index.js';
+import { chunkBatcher, writeBatcher } from '../../src/protocol/index.js';
 
 /** A socket that records, for each write, whether it was corked (held back) at the time. */
 function fakeSocket() {
@@ -62,5 +62,44 @@ describe('writeBatcher', () => {
     expect(socket.depth).toBe(0); // over its bound all the same: released
     await turn();
     expect(socket.depth).toBe(0);
+  });
+});
+
+describe('chunkBatcher', () => {
+  const bytes = (n: number, fill: number): Uint8Array => new Uint8Array(n).fill(fill);
+
+  it('joins the frames of one turn into one chunk, in order, and settles each with it', async () => {
+    const chunks: Uint8Array[] = [];
+    const batch = chunkBatcher(async (chunk) => void chunks.push(chunk), 1000);
+    const settled: number[] = [];
+    const writes = [1, 2, 3].map((n) => batch.write(bytes(10, n)).then(() => settled.push(n)));
+    expect(chunks).toHaveLength(0);
+    await Promise.all(writes);
+    expect(chunks).toHaveLength(1);
+    expect([...chunks[0]!]).toEqual([...bytes(10, 1), ...bytes(10, 2), ...bytes(10, 3)]);
+    expect(settled).toEqual([1, 2, 3]);
+  });
+
+  it('writes a chunk once it reaches its bound, and a large frame alone and uncopied', async () => {
+    const chunks: Uint8Array[] = [];
+    const batch = chunkBatcher(async (chunk) => void chunks.push(chunk), 100);
+    const large = bytes(500, 9);
+    const writes = [batch.write(bytes(60, 1)), batch.write(bytes(60, 2)), batch.write(bytes(10, 3)), batch.write(large), batch.write(bytes(10, 4))];
+    expect(chunks.map((c) => c.byteLength)).toEqual([120, 10, 500]); // at the bound; then what was before the large frame; the large one
+    expect(chunks[2]).toBe(large);
+    await Promise.all(writes);
+    expect(chunks.map((c) => c.byteLength)).toEqual([120, 10, 500, 10]);
+  });
+
+  it('rejects the frames of a failed write, and drops what was not written yet', async () => {
+    const batch = chunkBatcher(() => Promise.reject(new Error('stream gone')), 1000);
+    await expect(batch.write(bytes(10, 1))).rejects.toThrow('stream gone');
+    const writes: string[] = [];
+    const held = chunkBatcher(async () => void writes.push('written'), 1000);
+    const pending = held.write(bytes(10, 1));
+    held.drop(new Error('reset'));
+    await expect(pending).rejects.toThrow('reset');
+    await turn();
+    expect(writes).toEqual([]);
   });
 });
