@@ -5,7 +5,7 @@
  * install script is approved (package.json "allowScripts").
  */
 import { isNativeAccelerationEnabled } from 'msgpackr';
-import { codecs, envelopes } from '../src/protocol/index.js';
+import { codecs, envelopes } from '../dist/protocol/index.js';
 
 const native = isNativeAccelerationEnabled;
 const text = 'a line of output from a command, with some words in it\n'.repeat(4);

@@ -1,6 +1,6 @@
 import { Observable } from 'rxjs';
 import { z } from 'zod';
-import { bytesSchema, defineOperation, type Operation } from '../src/server/index.js';
+import { bytesSchema, defineOperation, type Operation } from '../dist/server/index.js';
 
 /** Operations the benchmark drives; the same shapes its peers (gRPC, raw ws) serve. */
 export function benchOperations(): Operation[] {

@@ -1,7 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { Packr } from 'msgpackr';
 import { WebSocketServer } from 'ws';
-import { writeBatcher } from '../src/protocol/index.js';
+import { writeBatcher } from '../dist/protocol/index.js';
 
 const packr = new Packr({ useRecords: false });
 const serialize = (value: unknown): Buffer => packr.pack(value);

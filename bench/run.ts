@@ -9,8 +9,8 @@ import os from 'node:os';
 import { createInterface } from 'node:readline';
 import * as grpc from '@grpc/grpc-js';
 import WebSocket from 'ws';
-import { connect, exec, type Client } from '../src/client/index.js';
-import { writeBatcher, type Corkable } from '../src/protocol/index.js';
+import { connect, exec, type Client } from '../dist/client/index.js';
+import { writeBatcher, type Corkable } from '../dist/protocol/index.js';
 import { costed, fmt, interleaved, median, ratios, spread, unaryLoad, type Costed } from './measure.js';
 import { grpcService } from './peers.js';
 

@@ -3,7 +3,7 @@
  * raw ws server, in one process apart from the clients. Prints its addresses as one
  * JSON line. Run with --expose-gc so memory readings are after a collection.
  */
-import { dockerEngine, startServer } from '../src/server/index.js';
+import { dockerEngine, startServer } from '../dist/server/index.js';
 import { benchOperations } from './ops.js';
 import { startGrpc, startRawWs } from './peers.js';
 
