@@ -10,6 +10,7 @@ import { createInterface } from 'node:readline';
 import * as grpc from '@grpc/grpc-js';
 import WebSocket from 'ws';
 import { connect, exec, type Client } from '../dist/client/index.js';
+import { serverNodeFlags } from '../dist/cli/node-flags.js';
 import { writeBatcher, type Corkable } from '../dist/protocol/index.js';
 import { costed, fmt, interleaved, median, ratios, spread, unaryLoad, type Costed } from './measure.js';
 import { grpcService } from './peers.js';
@@ -60,7 +61,8 @@ const PROJECT_SOCKET = '/tmp/callwire-docker/docker.sock';
 if (!process.env['DOCKER_HOST'] && existsSync(PROJECT_SOCKET)) process.env['DOCKER_HOST'] = `unix://${PROJECT_SOCKET}`;
 
 // --- the server process --------------------------------------------------------
-const serverProcess = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', 'bench/server.ts'], { stdio: ['ignore', 'pipe', 'inherit'] });
+// Started as `npm start` starts its server (src/cli/node-flags.ts says why the flags).
+const serverProcess = spawn(process.execPath, [...serverNodeFlags, '--expose-gc', '--import', 'tsx', 'bench/server.ts'], { stdio: ['ignore', 'pipe', 'inherit'] });
 const addresses = await new Promise<{ wsUrl: string; wtUrl: string; certHash: string; grpcPort: number; rawPort: number; docker: { on: boolean; reason: string } }>((resolve) =>
   createInterface({ input: serverProcess.stdout! }).once('line', (line) => resolve(JSON.parse(line))),
 );

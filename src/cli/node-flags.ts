@@ -1,0 +1,13 @@
+/**
+ * Node flags for a long-lived server process (`npm start`, and the bench's server).
+ *
+ * `--initial-old-space-size=128`: V8 otherwise sets its old-generation limit at about
+ * twice the live heap, which for a server is small (about 24 MB live, limit 47 MB).
+ * After a burst of large frames had gone through the old generation (10,000 items of
+ * 64 KiB), every later exec's buffers started incremental marking again and again: 58
+ * mark-compacts per 512 MiB where a fresh server ran 2, and 2.5–3× the server's CPU
+ * per byte of exec output. With this floor the limit stays above that churn, for up to
+ * 128 MB of uncollected old generation (bench/PROFILE.md). V8 reads it at startup only,
+ * and NODE_OPTIONS refuses it, so it is on the command line of the process that serves.
+ */
+export const serverNodeFlags: readonly string[] = ['--initial-old-space-size=128'];
