@@ -5,7 +5,9 @@
  * install script is approved (package.json "allowScripts").
  */
 import { isNativeAccelerationEnabled } from 'msgpackr';
-import { codecs, envelopes } from '../dist/protocol/index.js';
+import { protocol } from './built.js';
+
+const { codecs, envelopes } = protocol;
 
 const native = isNativeAccelerationEnabled;
 const text = 'a line of output from a command, with some words in it\n'.repeat(4);

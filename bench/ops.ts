@@ -1,6 +1,9 @@
 import { Observable } from 'rxjs';
 import { z } from 'zod';
-import { bytesSchema, defineOperation, type Operation } from '../dist/server/index.js';
+import type { Operation } from '../src/server/index.js';
+import { server } from './built.js';
+
+const { bytesSchema, defineOperation } = server;
 
 /** Operations the benchmark drives; the same shapes its peers (gRPC, raw ws) serve. */
 export function benchOperations(): Operation[] {

@@ -9,11 +9,15 @@ import os from 'node:os';
 import { createInterface } from 'node:readline';
 import * as grpc from '@grpc/grpc-js';
 import WebSocket from 'ws';
-import { connect, exec, type Client } from '../dist/client/index.js';
-import { serverNodeFlags } from '../dist/cli/node-flags.js';
-import { writeBatcher, type Corkable } from '../dist/protocol/index.js';
+import type { Client } from '../src/client/index.js';
+import type { Corkable } from '../src/protocol/index.js';
+import { client, nodeFlags, protocol } from './built.js';
 import { costed, fmt, interleaved, median, ratios, spread, unaryLoad, type Costed } from './measure.js';
 import { grpcService } from './peers.js';
+
+const { connect, exec } = client;
+const { writeBatcher } = protocol;
+const { serverNodeFlags } = nodeFlags;
 
 /** `npm run bench -- --quick`: a 30-second subset (unary, 100 B streaming, a 64 MiB exec), 3 rounds. */
 const QUICK = process.argv.includes('--quick');

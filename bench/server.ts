@@ -3,11 +3,11 @@
  * raw ws server, in one process apart from the clients. Prints its addresses as one
  * JSON line. Run with --expose-gc so memory readings are after a collection.
  */
-import { dockerEngine, startServer } from '../dist/server/index.js';
+import { server as callwire } from './built.js';
 import { benchOperations } from './ops.js';
 import { startGrpc, startRawWs } from './peers.js';
 
-const server = await startServer({ port: 0, webTransportPort: 0, operations: benchOperations(), limits: { maxCallsInFlight: 4096 }, docker: dockerEngine() });
+const server = await callwire.startServer({ port: 0, webTransportPort: 0, operations: benchOperations(), limits: { maxCallsInFlight: 4096 }, docker: callwire.dockerEngine() });
 const grpc = await startGrpc();
 const raw = await startRawWs();
 process.stdout.write(

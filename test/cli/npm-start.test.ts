@@ -48,7 +48,8 @@ describe('npm start', () => {
     await expect.poll(() => /ws:\/\/127\.0\.0\.1:\d+\/callwire/.exec(out)?.[0], { timeout: 60_000 }).toBeDefined();
     expect(out).toMatch(new RegExp(`\\[npm start\\] docker: DOCKER_HOST=.*; demo container ${DEMO} \\((created from callwire-test:busybox|reused)\\)`));
     const url = /ws:\/\/127\.0\.0\.1:\d+\/callwire/.exec(out)![0];
-    // The serving process runs with the server's Node flags (src/cli/node-flags.ts).
+    // The serving process runs with the server's Node flags (src/cli/node-flags.ts), so its banner misses none.
+    expect(out).not.toMatch(/^ {2}node {10}without/m);
     expect(commandLinesOfChildren(start.pid!).find((argv) => argv.includes('serve'))).toEqual(expect.arrayContaining([...serverNodeFlags]));
     const run = runCli(['--url', url, 'exec', DEMO, '--', 'uname', '-a'], { stdin: 'ignore' });
     expect((await run.exited).code).toBe(0);

@@ -11,6 +11,8 @@ describe('callwire serve (what npm start runs)', () => {
       const wtUrl = (await run.waitFor(/https:\/\/127\.0\.0\.1:\d+\/callwire/, 'stdout')).trim();
       const hash = (await run.waitFor(/sha256 [0-9a-f]{64}/, 'stdout')).split(' ')[1]!;
       await run.waitFor(/callwire ops --url \S+/, 'stdout'); // the banner's last lines may come in a later chunk
+      // Started without npm start's Node flags, it says which are missing and why they matter.
+      expect(run.stdout).toMatch(/^ {2}node {10}without --initial-old-space-size=128: large outputs cost more CPU/m);
       const viaWs = await connect(wsUrl);
       expect((await viaWs.listOperations()).map((o) => o.name)).toContain('services/list');
       // The defaults on both ends: serve offers HTTP/3, and the client's auto takes it where Deno is installed.
