@@ -1,3 +1,4 @@
+import { concatBytes } from './bytes.js';
 import { limits } from './limits.js';
 import { ProtocolError } from './protocol-error.js';
 
@@ -82,21 +83,11 @@ export class FrameDecoder {
   private takeBody(): Uint8Array {
     const parts = this.bodyParts;
     // Copy so the frame does not pin the caller's (possibly large, reused) chunks.
-    const body = parts.length === 1 ? parts[0]!.slice() : concat(parts, this.bodyLength);
+    const body = parts.length === 1 ? parts[0]!.slice() : concatBytes(parts, this.bodyLength);
     this.bodyParts = [];
     this.bodyFilled = 0;
     this.bodyLength = -1;
     this.prefixFilled = 0;
     return body;
   }
-}
-
-function concat(parts: Uint8Array[], total: number): Uint8Array {
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.byteLength;
-  }
-  return out;
 }

@@ -31,6 +31,7 @@ export {
   type CodecName,
 } from './codec.js';
 export { FrameDecoder, encodeFrame } from './framing.js';
+export { concatBytes } from './bytes.js';
 export { writeBatcher, chunkBatcher, type Corkable } from './write-batch.js';
 export { protocolCodes, isProtocolCode, closeCodes, type ProtocolCode, type CodeInfo, type CloseCode } from './codes.js';
 export { RpcError } from './rpc-error.js';

@@ -1,3 +1,5 @@
+import { concatBytes } from './bytes.js';
+
 /** A byte stream whose writes can be held back and then leave together (Node's net.Socket). */
 export interface Corkable {
   cork(): void;
@@ -64,7 +66,7 @@ export function chunkBatcher(write: (chunk: Uint8Array) => Promise<void>, maxByt
   let endOfTurnScheduled = false;
   const flush = (): void => {
     if (parts.length === 0) return;
-    const chunk = parts.length === 1 ? parts[0]! : join(parts, size);
+    const chunk = parts.length === 1 ? parts[0]! : concatBytes(parts, size);
     const batch = settlers;
     parts = [];
     size = 0;
@@ -101,14 +103,4 @@ export function chunkBatcher(write: (chunk: Uint8Array) => Promise<void>, maxByt
       for (const s of batch) s.reject(error);
     },
   };
-}
-
-function join(parts: readonly Uint8Array[], size: number): Uint8Array {
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.byteLength;
-  }
-  return out;
 }

@@ -1,27 +1,11 @@
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { serverNodeFlags } from '../../src/cli/node-flags.js';
 import { runCli } from '../support/cli.js';
 import { DockerFixture, dockerHost } from '../support/docker.js';
+import { childPids, commandLine } from '../support/proc.js';
 
 const DEMO = 'callwire-demo';
-
-/** The argv of each child of `pid` (Linux /proc). */
-function commandLinesOfChildren(pid: number): string[][] {
-  const out: string[][] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === pid) out.push(readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').filter(Boolean));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return out;
-}
 
 /**
  * `npm start`'s program (scripts/start.mjs) against the test engine: it makes the
@@ -50,7 +34,7 @@ describe('npm start', () => {
     const url = /ws:\/\/127\.0\.0\.1:\d+\/callwire/.exec(out)![0];
     // The serving process runs with the server's Node flags (src/cli/node-flags.ts), so its banner misses none.
     expect(out).not.toMatch(/^ {2}node {10}without/m);
-    expect(commandLinesOfChildren(start.pid!).find((argv) => argv.includes('serve'))).toEqual(expect.arrayContaining([...serverNodeFlags]));
+    expect(childPids(start.pid!).map(commandLine).find((argv) => argv.includes('serve'))).toEqual(expect.arrayContaining([...serverNodeFlags]));
     const run = runCli(['--url', url, 'exec', DEMO, '--', 'uname', '-a'], { stdin: 'ignore' });
     expect((await run.exited).code).toBe(0);
     expect(run.stdout).toMatch(/^Linux /);

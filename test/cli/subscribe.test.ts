@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliPath, runCli } from '../support/cli.js';
+import { childPids } from '../support/proc.js';
 import { ServerFixture } from '../support/server-fixture.js';
 import { sleep, until } from '../support/wait.js';
 
@@ -154,13 +155,13 @@ describe('callwire subscribe: the long-running consumer contract', () => {
 /** Child processes, recursively. Throws when /proc cannot tell (an empty answer must mean "none"). */
 function descendants(pid: number, root = true): number[] {
   const out: number[] = [];
-  let children: string[];
+  let children: number[];
   try {
-    children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
+    children = childPids(pid);
   } catch (error) {
     if (root) throw new Error(`cannot list the children of ${pid}: ${String(error)}`);
     return out; // a descendant that exited while we looked
   }
-  for (const c of children) out.push(Number(c), ...descendants(Number(c), false));
+  for (const c of children) out.push(c, ...descendants(c, false));
   return out;
 }

@@ -1,18 +1,14 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { execFrames } from '../../src/client/index.js';
 import { cliPath } from '../support/cli.js';
 import { useExecServer } from '../support/exec-server.js';
+import { childPids, commandLine, rssOf } from '../support/proc.js';
 import { carrierCases } from '../support/server-fixture.js';
 import { sleep } from '../support/wait.js';
 
 const MIB = 1024 * 1024;
 const GIB = 1024 * MIB;
-
-function rssOf(pid: number): number {
-  return Number(/^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) * 1024;
-}
 
 function heap(): number {
   (globalThis as { gc?: () => void }).gc?.();
@@ -39,7 +35,7 @@ describe('end-to-end backpressure: a reader that pauses', () => {
     const before = heap();
     await sleep(1500);
     // The CLI is the node process under bash.
-    const cli = Number(readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim().split(/\s+/).find((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('main.js')));
+    const cli = childPids(child.pid!).find((pid) => commandLine(pid).some((arg) => arg.includes('main.js')))!;
     let cliPeak = 0;
     let serverPeak = 0;
     for (let t = 0; t < 14; t++) {

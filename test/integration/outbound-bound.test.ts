@@ -1,20 +1,15 @@
-import { readFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { codecs } from '../../src/protocol/index.js';
 import { runCli, type CliRun } from '../support/cli.js';
+import { rssOf } from '../support/proc.js';
 import { sleep, until } from '../support/wait.js';
 
 const CALLS = 100_000;
 const MIB = 1024 * 1024;
 /** The stated bound: 8 MiB of outbound bytes per connection (spec §9) plus the bookkeeping of the frames read meanwhile. */
 const RSS_GROWTH_BOUND = 64 * MIB;
-
-function rssOf(pid: number): number {
-  const kb = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-  return Number(kb) * 1024;
-}
 
 /**
  * A peer that pipelines requests and never reads (spec §8, BP-3). Unary answers and

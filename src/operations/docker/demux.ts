@@ -3,6 +3,8 @@
  * 8-byte header (stream type, three zero bytes, big-endian 32-bit size), then the
  * payload. Incremental: any chunking of the input yields the same frames.
  */
+import { concatBytes } from '../../protocol/index.js';
+
 export interface DemuxedFrame {
   readonly stream: 'stdout' | 'stderr';
   readonly data: Uint8Array;
@@ -64,15 +66,7 @@ export function mergeAdjacent(frames: readonly DemuxedFrame[]): DemuxedFrame[] {
   const flush = (): void => {
     if (run.length === 0) return;
     if (run.length === 1) out.push(run[0]!);
-    else {
-      const data = new Uint8Array(run.reduce((n, f) => n + f.data.byteLength, 0));
-      let at = 0;
-      for (const f of run) {
-        data.set(f.data, at);
-        at += f.data.byteLength;
-      }
-      out.push({ stream: run[0]!.stream, data });
-    }
+    else out.push({ stream: run[0]!.stream, data: concatBytes(run.map((f) => f.data)) });
     run = [];
   };
   for (const frame of frames) {

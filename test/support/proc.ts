@@ -1,0 +1,18 @@
+import { readFileSync } from 'node:fs';
+
+/** What Linux's /proc says of a process, for tests that watch the real ones. */
+
+/** Resident memory in bytes. */
+export function rssOf(pid: number): number {
+  return Number(/^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) * 1024;
+}
+
+/** Direct children. Throws when the process is gone. */
+export function childPids(pid: number): number[] {
+  return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+}
+
+/** Its argv. */
+export function commandLine(pid: number): string[] {
+  return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+}
