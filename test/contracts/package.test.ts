@@ -19,4 +19,15 @@ describe('the published package', () => {
     expect(edge).toEqual(expect.arrayContaining(['quic-edge.ts', 'quic-client.ts']));
     expect(files).toContain('dist/cli/main.js');
   });
+
+  it('runs nothing at a consumer\'s install that needs a devDependency (patch-package patches this repository only, from prepare)', () => {
+    const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string>; devDependencies: Record<string, string> };
+    const devOnly = new Set(Object.keys(pkg.devDependencies));
+    for (const hook of ['preinstall', 'install', 'postinstall']) {
+      const command = pkg.scripts[hook];
+      if (command === undefined) continue;
+      for (const word of command.split(/\s*(?:&&|\|\||;)\s*/).map((part) => part.trim().split(/\s+/)[0]!)) expect(devOnly.has(word), `${hook} runs ${word}`).toBe(false);
+    }
+    expect(pkg.scripts['prepare']).toBe('patch-package');
+  });
 });
