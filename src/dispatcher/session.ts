@@ -332,6 +332,8 @@ export class Session implements CallHost {
       this.grant(call, 0); // CR-1: admitted; no input to grant
     }
     call.outputCredit = credit;
+    const sessionLogger = this.logger;
+    let logger: CallContext['logger'] | undefined;
     const ctx: CallContext = {
       callId: id,
       operation: op.name,
@@ -339,7 +341,10 @@ export class Session implements CallHost {
       get signal() {
         return call.signal;
       },
-      logger: bindLogger(this.logger, { callId: id, operation: op.name }),
+      // Bound when first read, as the signal is: most handlers never log.
+      get logger() {
+        return (logger ??= bindLogger(sessionLogger, { callId: id, operation: op.name }));
+      },
       deadlineAt,
       input: call.input,
     };

@@ -216,3 +216,31 @@ describe('invalid and unexpected frames (spec §3.3, §3.4, §4.6)', () => {
     await until(() => conn.session.stats.liveCalls === 0, 'no live calls');
   });
 });
+
+describe("a handler's context", () => {
+  it("logs with the call's id and operation bound to every line", async () => {
+    const lines: { level: string; message: string; fields?: Record<string, unknown> }[] = [];
+    const record = (level: string) => (message: string, fields?: Record<string, unknown>) => void lines.push({ level, message, ...(fields ? { fields } : {}) });
+    const registry = new Registry();
+    registry.register(
+      defineOperation({
+        name: 'test/logs',
+        kind: 'query',
+        input: z.null(),
+        output: z.null(),
+        handler: (_input, ctx) => {
+          ctx.logger.info('handled', { extra: 1 });
+          ctx.logger.warn('twice');
+          return null;
+        },
+      }),
+    );
+    const conn = new MemoryConnection({ registry, logger: { debug: record('debug'), info: record('info'), warn: record('warn'), error: record('error') } });
+    conn.client.request('log-1', 'test/logs', null);
+    expect((await conn.client.nextFor('log-1')).type).toBe('call.responded');
+    expect(lines).toEqual([
+      { level: 'info', message: 'handled', fields: { callId: 'log-1', operation: 'test/logs', extra: 1 } },
+      { level: 'warn', message: 'twice', fields: { callId: 'log-1', operation: 'test/logs' } },
+    ]);
+  });
+});

@@ -23,7 +23,7 @@ const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve)
 describe('writeBatcher', () => {
   it('holds the writes of one turn back together and lets them go at the end of the turn', async () => {
     const socket = fakeSocket();
-    const batched = writeBatcher(socket, 1024);
+    const batched = writeBatcher(socket, { firstBytes: 1024, maxBytes: 1024 });
     for (let i = 0; i < 5; i++) batched(100, () => socket.writes.push({ size: 100, held: socket.depth > 0 }));
     expect(socket.writes.every((w) => w.held)).toBe(true);
     expect(socket.corks).toBe(1);
@@ -39,7 +39,7 @@ describe('writeBatcher', () => {
 
   it('lets a batch go as soon as it reaches its bound, not at the end of a long turn', async () => {
     const socket = fakeSocket();
-    const batched = writeBatcher(socket, 1000);
+    const batched = writeBatcher(socket, { firstBytes: 1000, maxBytes: 1000 });
     const depths: number[] = [];
     for (let i = 0; i < 10; i++) batched(400, () => depths.push(socket.depth));
     // 400, 800, 1200 → released after the third write; so every three writes a batch.
@@ -50,9 +50,38 @@ describe('writeBatcher', () => {
     expect(socket.depth).toBe(0);
   });
 
+  it('lets the first batch of a turn go small, doubles the bound after it, and starts small again next turn', async () => {
+    const socket = fakeSocket();
+    const batched = writeBatcher(socket, { firstBytes: 100, maxBytes: 400 });
+    const released: number[] = [];
+    let held = 0;
+    const writeOne = (): void => {
+      const before = socket.corks;
+      batched(100, () => undefined);
+      held += 100;
+      if (socket.depth === 0) {
+        released.push(held);
+        held = 0;
+      }
+      expect(socket.corks - before).toBeLessThanOrEqual(1);
+    };
+    for (let i = 0; i < 17; i++) writeOne();
+    // Batches of 100, 200, 400, then 400 each: the peer gets the first frame at once.
+    expect(released).toEqual([100, 200, 400, 400, 400]);
+    expect(held).toBe(200); // the rest waits for the end of the turn
+    expect(socket.depth).toBe(1);
+    await turn();
+    expect(socket.depth).toBe(0);
+    released.length = 0;
+    held = 0;
+    for (let i = 0; i < 3; i++) writeOne();
+    expect(released).toEqual([100, 200]);
+    await turn();
+  });
+
   it('returns what the write returns and keeps the count when a write throws', async () => {
     const socket = fakeSocket();
-    const batched = writeBatcher(socket, 1000);
+    const batched = writeBatcher(socket, { firstBytes: 1000, maxBytes: 1000 });
     expect(batched(10, () => 'sent')).toBe('sent');
     expect(() =>
       batched(2000, () => {
