@@ -4,6 +4,7 @@ import {
   decodeEnvelope,
   describeZodError,
   envelopes,
+  outputFrameEncoder,
   RpcError,
   type Envelope,
   type EnvelopeOf,
@@ -426,7 +427,9 @@ export class Session implements CallHost {
     const codec = this.options.transport.codec;
     let bytes: Uint8Array;
     try {
-      bytes = codec.encode(envelope);
+      // A stream's output frames share their envelope's bytes up to the output (outputFrameEncoder).
+      if (call && envelope.type === 'call.responded' && !isUnary(call.op)) bytes = (call.outputFrames ??= outputFrameEncoder(codec, id))(envelope.payload.output);
+      else bytes = codec.encode(envelope);
     } catch (error) {
       // e.g. a BigInt under the JSON codec: the call fails, the connection lives.
       const message = `output cannot be encoded with ${codec.name}: ${error instanceof Error ? error.message : String(error)}`;

@@ -1,5 +1,6 @@
-import { Packr } from 'msgpackr';
+import { Packr, RESERVE_START_SPACE } from 'msgpackr';
 import { fromBase64, toBase64 } from './base64.js';
+import { concatBytes } from './bytes.js';
 import { ProtocolError } from './protocol-error.js';
 
 /**
@@ -11,6 +12,11 @@ export interface Codec {
   encode(value: unknown): Uint8Array;
   /** Throws ProtocolError('UNDECODABLE') when the bytes are not exactly one value. */
   decode(bytes: Uint8Array): unknown;
+  /**
+   * `prefix` followed by the encoding of `value`, in one buffer with no copy of the
+   * value's bytes; only where encodings concatenate (msgpack). See outputFrameEncoder.
+   */
+  encodeAfter?(prefix: Uint8Array, value: unknown): Uint8Array;
 }
 
 export type CodecName = 'msgpack' | 'json';
@@ -27,9 +33,18 @@ const packr = new Packr({
   encodeUndefinedAsNil: true,
 });
 
+/** The most msgpackr can reserve ahead of a value (its option's low byte). */
+const MAX_RESERVED = 0xff;
+
 export const msgpackCodec: Codec = {
   name: 'msgpack',
   encode: (value) => packr.pack(value),
+  encodeAfter(prefix, value) {
+    if (prefix.byteLength > MAX_RESERVED) return concatBytes([prefix, packr.pack(value)]);
+    const bytes = packr.pack(value, RESERVE_START_SPACE | prefix.byteLength);
+    bytes.set(prefix, 0);
+    return bytes;
+  },
   decode(bytes) {
     if (bytes.byteLength === 0) throw new ProtocolError('UNDECODABLE', 'empty frame');
     let values: unknown[];

@@ -36,4 +36,4 @@ export { writeBatcher, chunkBatcher, type Corkable } from './write-batch.js';
 export { protocolCodes, isProtocolCode, closeCodes, type ProtocolCode, type CodeInfo, type CloseCode } from './codes.js';
 export { RpcError } from './rpc-error.js';
 export { limits, type Limits } from './limits.js';
-export { envelopes, decodeEnvelope, encodeEnvelope } from './frames.js';
+export { envelopes, decodeEnvelope, encodeEnvelope, outputFrameEncoder } from './frames.js';
