@@ -2,9 +2,11 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { firstValueFrom, of } from 'rxjs';
 import WebSocket from 'ws';
+import { z } from 'zod';
 import { connect } from '../../src/client/index.js';
-import { createDispatcher } from '../../src/dispatcher/index.js';
+import { createDispatcher, defineOperation } from '../../src/dispatcher/index.js';
 import { createWebSocketTransport } from '../../src/transports/index.js';
 import { codecs, envelopes, subprotocols } from '../../src/protocol/index.js';
 import { startServer } from '../../src/server/index.js';
@@ -148,5 +150,34 @@ describe('WebSocket transport (spec §5.2)', () => {
     await expect(slow).rejects.toMatchObject({ code: 'UNAVAILABLE' });
     await closing;
     await expect(connect(fx2.server.wsUrl, { connectTimeoutMs: 2000 })).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+  });
+});
+
+describe('call ids the client picks', () => {
+  it('are short, distinct across many calls and streams, and distinct between clients', async () => {
+    const whoAmI = defineOperation({ name: 'test/call-id', kind: 'query', input: z.null(), output: z.string(), handler: (_input, ctx) => ctx.callId });
+    const idStream = defineOperation({
+      name: 'test/call-id-stream',
+      kind: 'subscription',
+      input: z.null(),
+      output: z.string(),
+      handler: (_input, ctx) => of(ctx.callId),
+    });
+    const server = await startServer({ port: 0, webTransportPort: false, operations: [whoAmI, idStream] });
+    try {
+      const [a, b] = await Promise.all([connect(server.wsUrl), connect(server.wsUrl)]);
+      const unary = await Promise.all([a, b].flatMap((client) => Array.from({ length: 300 }, () => client.call<string>('test/call-id'))));
+      const streams = await Promise.all([a, b].flatMap((client) => Array.from({ length: 50 }, () => firstValueFrom(client.subscribe<string>('test/call-id-stream')))));
+      const ids = [...unary, ...streams];
+      expect(new Set(ids).size).toBe(ids.length);
+      // A UUID took 36 bytes of every frame; these take a dozen or so.
+      expect(Math.max(...ids.map((id) => id.length))).toBeLessThanOrEqual(12);
+      const prefix = (id: string): string => id.slice(0, id.indexOf('-') + 1);
+      expect(new Set(unary.slice(0, 300).map(prefix)).size).toBe(1);
+      expect(prefix(unary[0]!)).not.toBe(prefix(unary[300]!));
+      await Promise.all([a.close(), b.close()]);
+    } finally {
+      await server.close();
+    }
   });
 });
