@@ -31,6 +31,33 @@ export async function startGrpc(): Promise<{ port: number; stop: () => Promise<v
   return { port, stop: () => new Promise((resolve) => server.tryShutdown(() => resolve())) };
 }
 
+const { codecs, envelopes, outputFrameEncoder } = protocol;
+const msgpack = codecs.msgpack;
+/** An envelope {type, id, payload} starts with msgpack's map of three. */
+const FIXMAP_3 = 0x83;
+
+/**
+ * The format's ceiling: the same ws server answering callwire's own envelopes with
+ * nothing but what the wire format asks for, a msgpack decode of each request and an
+ * encode of each answer (callwire's codec, its output-frame encoder, its batching). No
+ * validation, no operation table, no credit, no cancellation: the least any server
+ * speaking this format does, so callwire's distance to it is its own machinery's cost,
+ * and its distance to the raw ceiling is the format's.
+ */
+async function envelopeFormat(data: Buffer, send: (data: Uint8Array, done?: () => void) => void, buffered: () => number): Promise<void> {
+  const request = msgpack.decode(data) as { id: string; payload: { operationId: string; input: { text?: string; items?: number; itemBytes?: number } } };
+  const { id, payload } = request;
+  if (payload.operationId === 'bench/echo') return send(msgpack.encode(envelopes.responded(id, payload.input)));
+  const item = { data: new Uint8Array(payload.input.itemBytes!).fill(7) };
+  const encode = outputFrameEncoder(msgpack, id);
+  for (let i = 0; i < payload.input.items!; i++) {
+    const frame = encode(item);
+    if (buffered() > 1024 * 1024) await new Promise<void>((resolve) => send(frame, resolve));
+    else send(frame);
+  }
+  send(msgpack.encode(envelopes.completed(id)));
+}
+
 /**
  * The ceiling: a raw ws server. Unary = echo each message back; a message starting
  * with 0x01 asks for a stream of `items` messages of `itemBytes`.
@@ -41,8 +68,9 @@ export async function startRawWs(): Promise<{ port: number; stop: () => Promise<
     // The same write batching as callwire's (frames of a turn in one writev): a ceiling
     // that writes frame by frame would be a weak one.
     const batched = protocol.writeBatcher(req.socket);
-    const send = (data: Buffer, done?: () => void): void => batched(data.byteLength, () => ws.send(data, done));
+    const send = (data: Uint8Array, done?: () => void): void => batched(data.byteLength, () => ws.send(data, done));
     ws.on('message', async (data: Buffer) => {
+      if (data[0] === FIXMAP_3) return envelopeFormat(data, send, () => ws.bufferedAmount);
       if (data[0] !== 0x01) return send(data);
       const view = new DataView(data.buffer, data.byteOffset);
       const items = view.getUint32(1);

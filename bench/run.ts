@@ -114,6 +114,47 @@ async function rawWs(): Promise<{ echo: () => Promise<unknown>; stream: (items: 
   };
 }
 
+/** The format's ceiling (bench/peers.ts): callwire's envelopes over the raw server, decoded and matched by id, nothing more. */
+async function envelopeWs(): Promise<{ echo: () => Promise<unknown>; stream: (items: number, itemBytes: number) => Promise<number>; close: () => void }> {
+  const { codecs, envelopes } = protocol;
+  const ws = new WebSocket(`ws://127.0.0.1:${addresses.rawPort}`, { perMessageDeflate: false });
+  await new Promise((resolve) => ws.once('open', resolve));
+  type Frame = { type: string; id: string; payload: { output?: unknown } };
+  const waiting = new Map<string, (output: unknown) => void>();
+  let onStream: ((frame: Frame) => void) | undefined;
+  ws.on('message', (data: Buffer) => {
+    const frame = codecs.msgpack.decode(data) as Frame;
+    if (onStream) return onStream(frame);
+    const done = waiting.get(frame.id);
+    waiting.delete(frame.id);
+    done?.(frame.payload.output);
+  });
+  const batched = writeBatcher((ws as unknown as { _socket: Corkable })._socket);
+  const input = { text: 'hello bench' };
+  let calls = 0;
+  return {
+    echo: () =>
+      new Promise((resolve) => {
+        const id = `f-${(++calls).toString(36)}`;
+        waiting.set(id, resolve);
+        const bytes = codecs.msgpack.encode(envelopes.requested(id, { operationId: 'bench/echo', input }));
+        batched(bytes.byteLength, () => ws.send(bytes));
+      }),
+    stream: (items, itemBytes) =>
+      new Promise((resolve) => {
+        let bytes = 0;
+        onStream = (frame) => {
+          if (frame.type !== 'call.responded') {
+            onStream = undefined;
+            resolve(bytes);
+          } else bytes += (frame.payload.output as { data: Uint8Array }).data.byteLength;
+        };
+        ws.send(codecs.msgpack.encode(envelopes.requested(`s-${(++calls).toString(36)}`, { operationId: 'bench/stream', input: { items, itemBytes } })));
+      }),
+    close: () => ws.close(),
+  };
+}
+
 const ws = await connect(addresses.wsUrl);
 const wt = await connect(addresses.wtUrl, { certHash: addresses.certHash, transport: 'h2' });
 // WebTransport over HTTP/3 (QUIC): the server's Deno edge and this process's Deno client edge.
@@ -122,6 +163,7 @@ const h3 = await connect(addresses.wtUrl, { certHash: addresses.certHash, transp
   return undefined;
 });
 const raw = await rawWs();
+const format = await envelopeWs();
 
 // --- memory (first: later phases leave garbage that makes RSS deltas meaningless) -------
 console.error('memory');
@@ -167,6 +209,7 @@ for (const concurrency of QUICK ? [1] : [1, 64]) {
   const runs = await interleaved(RUNS, {
     grpc: load(grpcEcho),
     raw: load(raw.echo),
+    format: load(format.echo),
     ws: load(() => ws.call('bench/echo', { text: 'hello bench' })),
     ...(QUICK ? {} : { wt: load(() => wt.call('bench/echo', { text: 'hello bench' })) }),
     ...(QUICK || !h3 ? {} : { h3: load(() => h3.call('bench/echo', { text: 'hello bench' })) }),
@@ -178,11 +221,13 @@ for (const concurrency of QUICK ? [1] : [1, 64]) {
     if (!runs[key]) continue;
     recordRuns({ group: 'unary', metric: `calls/s @${concurrency} in flight`, subject: name, unit: 'calls/s', peer: 'grpc-js' }, rate(key), rate('grpc'));
     if (key === 'ws') recordRuns({ group: 'unary', metric: `calls/s @${concurrency} in flight`, subject: name, unit: 'calls/s', peer: 'raw ws echo' }, rate(key), rate('raw'));
+    if (key === 'ws') recordRuns({ group: 'unary', metric: `calls/s @${concurrency} in flight`, subject: name, unit: 'calls/s', peer: 'format ceiling' }, rate(key), rate('format'));
     recordRuns({ group: 'unary', metric: `p50 @${concurrency}`, subject: name, unit: 'ms', peer: 'grpc-js' }, p50(key), p50('grpc'));
     recordRuns({ group: 'unary', metric: `p99 @${concurrency}`, subject: name, unit: 'ms', peer: 'grpc-js' }, p99(key), p99('grpc'));
   }
   recordRuns({ group: 'unary', metric: `calls/s @${concurrency} in flight`, subject: 'grpc-js', unit: 'calls/s', peer: 'raw ws echo' }, rate('grpc'), rate('raw'));
   recordRuns({ group: 'unary', metric: `p50 @${concurrency}`, subject: 'grpc-js', unit: 'ms' }, p50('grpc'));
+  recordRuns({ group: 'unary', metric: `calls/s @${concurrency} in flight`, subject: 'raw ws + msgpack envelopes (format ceiling)', unit: 'calls/s', peer: 'raw ws echo' }, rate('format'), rate('raw'));
   recordRuns({ group: 'unary', metric: `calls/s @${concurrency} in flight`, subject: 'raw ws echo (ceiling)', unit: 'calls/s' }, rate('raw'));
   recordRuns({ group: 'unary', metric: `p50 @${concurrency}`, subject: 'raw ws echo (ceiling)', unit: 'ms' }, p50('raw'));
 }
@@ -247,6 +292,7 @@ for (const [label, items, itemBytes] of (QUICK ? [['100 B items', 100_000, 100]]
   const runs = await interleaved(RUNS, {
     grpc: timed(() => grpcStream(items, itemBytes)),
     raw: timed(() => raw.stream(items, itemBytes)),
+    format: timed(() => format.stream(items, itemBytes)),
     ws: timed(() => callwireStream(ws, items, itemBytes)),
     ...(QUICK ? {} : { wt: timed(() => callwireStream(wt, items, itemBytes)) }),
     ...(QUICK || !h3 ? {} : { h3: timed(() => callwireStream(h3, items, itemBytes)) }),
@@ -255,8 +301,10 @@ for (const [label, items, itemBytes] of (QUICK ? [['100 B items', 100_000, 100]]
     if (!runs[key]) continue;
     recordRuns({ group: 'streaming', metric: label, subject: name, unit, peer: 'grpc-js' }, runs[key]!, runs['grpc']);
     if (key === 'ws') recordRuns({ group: 'streaming', metric: label, subject: name, unit, peer: 'raw ws' }, runs[key]!, runs['raw']);
+    if (key === 'ws') recordRuns({ group: 'streaming', metric: label, subject: name, unit, peer: 'format ceiling' }, runs[key]!, runs['format']);
   }
   recordRuns({ group: 'streaming', metric: label, subject: 'grpc-js server streaming', unit, peer: 'raw ws' }, runs['grpc']!, runs['raw']);
+  recordRuns({ group: 'streaming', metric: label, subject: 'raw ws + msgpack envelopes (format ceiling)', unit, peer: 'raw ws' }, runs['format']!, runs['raw']);
   recordRuns({ group: 'streaming', metric: label, subject: 'raw ws (ceiling)', unit }, runs['raw']!);
 }
 
@@ -436,6 +484,7 @@ for (const n of QUICK ? [] : [1, 100, 10_000]) {
 // --- report --------------------------------------------------------------------------------
 await Promise.all([ws.close(), wt.close(), h3?.close()]);
 raw.close();
+format.close();
 grpcClient.close();
 serverProcess.kill('SIGTERM');
 
