@@ -1,5 +1,6 @@
 /**
- * Node flags for a long-lived server process (`npm start`, and the bench's server).
+ * Node flags for a long-lived process that moves large streams: the server (`npm start`,
+ * the bench's server) and a long-lived SDK client (the bench's own process).
  *
  * `--initial-old-space-size=128`: V8 otherwise sets its old-generation limit at about
  * twice the live heap, which for a server is small (about 24 MB live, limit 47 MB).
