@@ -7,14 +7,27 @@ import { ProtocolError } from './protocol-error.js';
  * big-endian length, then that many bytes holding one encoded envelope.
  */
 export function encodeFrame(body: Uint8Array, maxFrameBytes: number = limits.maxFrameBytes): Uint8Array {
+  checkFrameBody(body, maxFrameBytes);
+  const out = new Uint8Array(limits.framePrefixBytes + body.byteLength);
+  setFrameLength(out, 0, body.byteLength);
+  out.set(body, limits.framePrefixBytes);
+  return out;
+}
+
+/** Writes a frame's length prefix (`framePrefixBytes`, big-endian) into `target` at `at`. */
+export function setFrameLength(target: Uint8Array, at: number, length: number): void {
+  target[at] = length >>> 24;
+  target[at + 1] = (length >>> 16) & 0xff;
+  target[at + 2] = (length >>> 8) & 0xff;
+  target[at + 3] = length & 0xff;
+}
+
+/** A body a frame may carry (§5.1): not empty, not over `maxFrameBytes`. Throws ProtocolError. */
+export function checkFrameBody(body: Uint8Array, maxFrameBytes: number = limits.maxFrameBytes): void {
   if (body.byteLength === 0) throw new ProtocolError('FRAME_EMPTY', 'frame length 0 is invalid');
   if (body.byteLength > maxFrameBytes) {
     throw new ProtocolError('FRAME_TOO_LARGE', `frame of ${body.byteLength} bytes exceeds maxFrameBytes ${maxFrameBytes}`);
   }
-  const out = new Uint8Array(limits.framePrefixBytes + body.byteLength);
-  new DataView(out.buffer).setUint32(0, body.byteLength, false);
-  out.set(body, limits.framePrefixBytes);
-  return out;
 }
 
 /**

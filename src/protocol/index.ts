@@ -30,7 +30,7 @@ export {
   type Codec,
   type CodecName,
 } from './codec.js';
-export { FrameDecoder, encodeFrame } from './framing.js';
+export { FrameDecoder, checkFrameBody, encodeFrame } from './framing.js';
 export { concatBytes } from './bytes.js';
 export { writeBatcher, chunkBatcher, type Corkable } from './write-batch.js';
 export { protocolCodes, isProtocolCode, closeCodes, type ProtocolCode, type CodeInfo, type CloseCode } from './codes.js';

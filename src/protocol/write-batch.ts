@@ -1,4 +1,6 @@
 import { concatBytes } from './bytes.js';
+import { setFrameLength } from './framing.js';
+import { limits } from './limits.js';
 
 /** A byte stream whose writes can be held back and then leave together (Node's net.Socket). */
 export interface Corkable {
@@ -81,20 +83,40 @@ export function writeBatcher(socket: Corkable, bounds: BatchBounds = DEFAULT_BOU
  * with its chunk's write. A frame of `maxBytes` or more is written alone, uncopied,
  * after the frames before it. Its bound is fixed: the growing first batch above was
  * measured on the WebSocket only, where many calls share one socket.
+ *
+ * With `lengthPrefixed`, each frame is written behind its length (spec §5.1) as it is
+ * joined, so a frame's bytes are copied once, not first into a framed copy and then
+ * into the chunk; a large frame's prefix is a write of its own. The framed copy and
+ * its garbage were a sixth of a server streaming 100 B items over HTTP/2.
  */
-export function chunkBatcher(write: (chunk: Uint8Array) => Promise<void>, maxBytes = DEFAULT_BOUNDS.maxBytes): { write(frame: Uint8Array): Promise<void>; flush(): void; drop(error: unknown): void } {
+export function chunkBatcher(
+  write: (chunk: Uint8Array) => Promise<void>,
+  options: { readonly maxBytes?: number; readonly lengthPrefixed?: boolean } = {},
+): { write(frame: Uint8Array): Promise<void>; flush(): void; drop(error: unknown): void } {
+  const maxBytes = options.maxBytes ?? DEFAULT_BOUNDS.maxBytes;
+  const prefixBytes = options.lengthPrefixed ? limits.framePrefixBytes : 0;
   let parts: Uint8Array[] = [];
   let size = 0;
   let settlers: { resolve: () => void; reject: (error: unknown) => void }[] = [];
   let endOfTurnScheduled = false;
+  const send = (): Promise<void> => {
+    const only = parts.length === 1 ? parts[0]! : undefined;
+    if (only && prefixBytes === 0) return write(only);
+    if (only && size >= maxBytes) {
+      // A large frame alone: its prefix, then its bytes as they are.
+      void write(lengthPrefix(only.byteLength)).catch(() => undefined);
+      return write(only);
+    }
+    return write(join(parts, size, prefixBytes));
+  };
   const flush = (): void => {
     if (parts.length === 0) return;
-    const chunk = parts.length === 1 ? parts[0]! : concatBytes(parts, size);
+    const sent = send();
     const batch = settlers;
     parts = [];
     size = 0;
     settlers = [];
-    write(chunk).then(
+    sent.then(
       () => batch.forEach((s) => s.resolve()),
       (error: unknown) => batch.forEach((s) => s.reject(error)),
     );
@@ -102,9 +124,10 @@ export function chunkBatcher(write: (chunk: Uint8Array) => Promise<void>, maxByt
   return {
     write(frame) {
       return new Promise<void>((resolve, reject) => {
-        if (frame.byteLength >= maxBytes) flush();
+        const framed = prefixBytes + frame.byteLength;
+        if (framed >= maxBytes) flush();
         parts.push(frame);
-        size += frame.byteLength;
+        size += framed;
         settlers.push({ resolve, reject });
         if (size >= maxBytes) flush();
         else if (!endOfTurnScheduled) {
@@ -126,4 +149,23 @@ export function chunkBatcher(write: (chunk: Uint8Array) => Promise<void>, maxByt
       for (const s of batch) s.reject(error);
     },
   };
+}
+
+function lengthPrefix(length: number): Uint8Array {
+  const prefix = new Uint8Array(limits.framePrefixBytes);
+  setFrameLength(prefix, 0, length);
+  return prefix;
+}
+
+/** The frames one after another, each behind its length when `prefixBytes` is not 0. */
+function join(parts: readonly Uint8Array[], size: number, prefixBytes: number): Uint8Array {
+  if (prefixBytes === 0) return concatBytes(parts, size);
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const part of parts) {
+    setFrameLength(out, at, part.byteLength);
+    out.set(part, at + prefixBytes);
+    at += prefixBytes + part.byteLength;
+  }
+  return out;
 }

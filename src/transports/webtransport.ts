@@ -1,7 +1,7 @@
 import type { Http2SecureServer, Http2Session } from 'node:http2';
 import { randomBytes } from 'node:crypto';
 import type { Dispatcher, SessionTransport, StreamEntry, StreamSink } from '../dispatcher/index.js';
-import { chunkBatcher, closeCodes, codecs, encodeFrame, FrameDecoder, limits, ProtocolError, type Codec } from '../protocol/index.js';
+import { checkFrameBody, chunkBatcher, closeCodes, codecs, FrameDecoder, limits, ProtocolError, type Codec } from '../protocol/index.js';
 import { startHttp2Keepalive } from './keepalive.js';
 import { checkBrowserRequest, SAME_ORIGIN_ONLY, type OriginPolicy } from './origin.js';
 import { loadWebTransport, webTransportWindows, type WtServer, type WtSession, type WtSessionAnswer, type WtStream } from '../webtransport/index.js';
@@ -155,9 +155,12 @@ export async function listenWebTransport(options: WebTransportServerOptions): Pr
     let reset = false;
     // A turn's frames in one write: a write per 100-byte item cost a stream object's
     // promise, a capsule and an HTTP/2 DATA frame each (bench/PROFILE.md).
-    const batch = chunkBatcher((chunk) => writer.write(chunk));
+    const batch = chunkBatcher((chunk) => writer.write(chunk), { lengthPrefixed: true });
     const entry = open({
-      write: (frame) => batch.write(encodeFrame(frame, maxFrameBytes)),
+      write: (frame) => {
+        checkFrameBody(frame, maxFrameBytes);
+        return batch.write(frame);
+      },
       end: () => {
         batch.flush();
         void writer.close().catch(() => undefined);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chunkBatcher, writeBatcher } from '../../src/protocol/index.js';
+import { chunkBatcher, encodeFrame, FrameDecoder, writeBatcher } from '../../src/protocol/index.js';
 
 /** A socket that records, for each write, whether it was corked (held back) at the time. */
 function fakeSocket() {
@@ -99,7 +99,7 @@ describe('chunkBatcher', () => {
 
   it('joins the frames of one turn into one chunk, in order, and settles each with it', async () => {
     const chunks: Uint8Array[] = [];
-    const batch = chunkBatcher(async (chunk) => void chunks.push(chunk), 1000);
+    const batch = chunkBatcher(async (chunk) => void chunks.push(chunk), { maxBytes: 1000 });
     const settled: number[] = [];
     const writes = [1, 2, 3].map((n) => batch.write(bytes(10, n)).then(() => settled.push(n)));
     expect(chunks).toHaveLength(0);
@@ -111,7 +111,7 @@ describe('chunkBatcher', () => {
 
   it('writes a chunk once it reaches its bound, and a large frame alone and uncopied', async () => {
     const chunks: Uint8Array[] = [];
-    const batch = chunkBatcher(async (chunk) => void chunks.push(chunk), 100);
+    const batch = chunkBatcher(async (chunk) => void chunks.push(chunk), { maxBytes: 100 });
     const large = bytes(500, 9);
     const writes = [batch.write(bytes(60, 1)), batch.write(bytes(60, 2)), batch.write(bytes(10, 3)), batch.write(large), batch.write(bytes(10, 4))];
     expect(chunks.map((c) => c.byteLength)).toEqual([120, 10, 500]); // at the bound; then what was before the large frame; the large one
@@ -121,14 +121,30 @@ describe('chunkBatcher', () => {
   });
 
   it('rejects the frames of a failed write, and drops what was not written yet', async () => {
-    const batch = chunkBatcher(() => Promise.reject(new Error('stream gone')), 1000);
+    const batch = chunkBatcher(() => Promise.reject(new Error('stream gone')), { maxBytes: 1000 });
     await expect(batch.write(bytes(10, 1))).rejects.toThrow('stream gone');
     const writes: string[] = [];
-    const held = chunkBatcher(async () => void writes.push('written'), 1000);
+    const held = chunkBatcher(async () => void writes.push('written'), { maxBytes: 1000 });
     const pending = held.write(bytes(10, 1));
     held.drop(new Error('reset'));
     await expect(pending).rejects.toThrow('reset');
     await turn();
     expect(writes).toEqual([]);
+  });
+
+  it('length-prefixed: each frame behind its length in the joined chunk, and a large frame as its prefix then itself, uncopied', async () => {
+    const chunks: Uint8Array[] = [];
+    const batch = chunkBatcher(async (chunk) => void chunks.push(chunk), { maxBytes: 100, lengthPrefixed: true });
+    const large = bytes(300, 9);
+    const frames = [bytes(10, 1), bytes(20, 2), large, bytes(5, 3)];
+    await Promise.all(frames.map((f) => batch.write(f)));
+    // The two small frames joined (4 + 10 + 4 + 20), the large one's prefix, the large one itself, the last frame framed.
+    expect(chunks.map((c) => c.byteLength)).toEqual([38, 4, 300, 9]);
+    expect(chunks[2]).toBe(large);
+    const decoder = new FrameDecoder();
+    const decoded = chunks.flatMap((chunk) => decoder.push(chunk));
+    expect(decoded.map((body) => [...body])).toEqual(frames.map((f) => [...f]));
+    // The same bytes as framing each frame on its own.
+    expect(Buffer.concat(chunks).equals(Buffer.concat(frames.map((f) => encodeFrame(f))))).toBe(true);
   });
 });
