@@ -42,9 +42,10 @@ const DEADLINE_GRACE_MS = 1000;
 export type { OperationSummary, OperationSpec };
 
 export class Client {
-  // Call ids: this client's random prefix and a counter, e.g. `k3x9q2-1f`. Unique among
-  // its calls, and unlike any id a caller picks. A UUID was 36 of a 100 B item's ~170
-  // frame bytes, and hashing it for the call table showed with 10,000 calls live.
+  // Call ids: this client's random prefix and a counter, e.g. `k3x9q2-1f`. Never reused
+  // by this client; an id a caller passes in `options.id` would have to guess the prefix
+  // to collide. A UUID was 36 of a 100 B item's ~170 frame bytes, and hashing it for the
+  // call table showed with 10,000 calls live.
   private readonly idPrefix = `${crypto.randomUUID().slice(0, 6)}-`;
   private idCounter = 0;
 

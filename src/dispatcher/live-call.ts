@@ -46,7 +46,7 @@ export class LiveCall {
   input: InputStream | undefined;
   /** Output credit the caller granted and has not used (§4.8); undefined: the caller asked for none. */
   outputCredit: number | undefined;
-  /** Encodes this stream's output frames, made at its first (the session's). */
+  /** Encodes this stream's output frames; the session makes it at the first one. */
   outputFrames: ((output: unknown) => Uint8Array) | undefined;
   /** Encoded frames waiting for credit, in order; counted in `pendingBytes`. */
   readonly held: { readonly bytes: Uint8Array; readonly final: boolean }[] = [];
