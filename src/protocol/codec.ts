@@ -13,10 +13,12 @@ export interface Codec {
   /** Throws ProtocolError('UNDECODABLE') when the bytes are not exactly one value. */
   decode(bytes: Uint8Array): unknown;
   /**
-   * `prefix` followed by the encoding of `value`, in one buffer with no copy of the
-   * value's bytes; only where encodings concatenate (msgpack). See outputFrameEncoder.
+   * Where encodings concatenate (msgpack): an encoder of `template`, whose last value
+   * is `null`, with that value replaced by each one given; the bytes before it are
+   * encoded once. Byte for byte what `encode` gives for the whole. Undefined when the
+   * template does not end in its null. See outputFrameEncoder.
    */
-  encodeAfter?(prefix: Uint8Array, value: unknown): Uint8Array;
+  encoderOfLast?(template: unknown): ((last: unknown) => Uint8Array) | undefined;
 }
 
 export type CodecName = 'msgpack' | 'json';
@@ -35,15 +37,24 @@ const packr = new Packr({
 
 /** The most msgpackr can reserve ahead of a value (its option's low byte). */
 const MAX_RESERVED = 0xff;
+/** msgpack's nil: what `null` encodes to. */
+const MSGPACK_NIL = 0xc0;
 
 export const msgpackCodec: Codec = {
   name: 'msgpack',
   encode: (value) => packr.pack(value),
-  encodeAfter(prefix, value) {
-    if (prefix.byteLength > MAX_RESERVED) return concatBytes([prefix, packr.pack(value)]);
-    const bytes = packr.pack(value, RESERVE_START_SPACE | prefix.byteLength);
-    bytes.set(prefix, 0);
-    return bytes;
+  encoderOfLast(template) {
+    const whole = packr.pack(template);
+    if (whole[whole.byteLength - 1] !== MSGPACK_NIL) return undefined;
+    // A copy: `whole` is a view of msgpackr's shared buffer, which it would keep alive.
+    const prefix = whole.slice(0, whole.byteLength - 1);
+    if (prefix.byteLength > MAX_RESERVED) return (last) => concatBytes([prefix, packr.pack(last)]);
+    return (last) => {
+      // The prefix goes into room msgpackr reserves ahead of the value: no copy of the value.
+      const bytes = packr.pack(last, RESERVE_START_SPACE | prefix.byteLength);
+      bytes.set(prefix, 0);
+      return bytes;
+    };
   },
   decode(bytes) {
     if (bytes.byteLength === 0) throw new ProtocolError('UNDECODABLE', 'empty frame');
