@@ -33,6 +33,8 @@ export async function startGrpc(): Promise<{ port: number; stop: () => Promise<v
 
 const { codecs, envelopes, outputFrameEncoder } = protocol;
 const msgpack = codecs.msgpack;
+/** Past this many bytes waiting in the socket, a stream waits for its send to finish. */
+const HIGH_WATER_BYTES = 1024 * 1024;
 /** An envelope {type, id, payload} starts with msgpack's map of three. */
 const FIXMAP_3 = 0x83;
 
@@ -52,7 +54,7 @@ async function envelopeFormat(data: Buffer, send: (data: Uint8Array, done?: () =
   const encode = outputFrameEncoder(msgpack, id);
   for (let i = 0; i < payload.input.items!; i++) {
     const frame = encode(item);
-    if (buffered() > 1024 * 1024) await new Promise<void>((resolve) => send(frame, resolve));
+    if (buffered() > HIGH_WATER_BYTES) await new Promise<void>((resolve) => send(frame, resolve));
     else send(frame);
   }
   send(msgpack.encode(envelopes.completed(id)));
@@ -76,7 +78,7 @@ export async function startRawWs(): Promise<{ port: number; stop: () => Promise<
       const items = view.getUint32(1);
       const chunk = Buffer.alloc(view.getUint32(5), 7);
       for (let i = 0; i < items; i++) {
-        if (ws.bufferedAmount > 1024 * 1024) await new Promise<void>((resolve) => send(chunk, resolve));
+        if (ws.bufferedAmount > HIGH_WATER_BYTES) await new Promise<void>((resolve) => send(chunk, resolve));
         else send(chunk);
       }
       send(Buffer.from([0xff]));

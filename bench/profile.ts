@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { nodeFlags } from './built.js';
 
-const { serverNodeFlags } = nodeFlags;
+const { longLivedNodeFlags } = nodeFlags;
 
 const DIR = 'bench/profiles';
 rmSync(DIR, { recursive: true, force: true });
@@ -19,7 +19,7 @@ const env = { ...process.env, DOCKER_HOST: process.env['DOCKER_HOST'] ?? 'unix:/
 const MIB = Number(process.env['PROFILE_MIB'] ?? 512);
 
 // As npm start runs it (src/cli/node-flags.ts), under the profiler.
-const server = spawn(process.execPath, [...serverNodeFlags, '--cpu-prof', `--cpu-prof-dir=${DIR}/server`, 'dist/cli/main.js', 'serve', '--port', '0', '--no-webtransport'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+const server = spawn(process.execPath, [...longLivedNodeFlags, '--cpu-prof', `--cpu-prof-dir=${DIR}/server`, 'dist/cli/main.js', 'serve', '--port', '0', '--no-webtransport'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
 const url = await new Promise<string>((resolve) => {
   createInterface({ input: server.stdout! }).on('line', (line) => {
     const m = /ws:\/\/127\.0\.0\.1:\d+\/callwire/.exec(line);

@@ -17,13 +17,13 @@ import { grpcService } from './peers.js';
 
 const { connect, exec } = client;
 const { writeBatcher } = protocol;
-const { serverNodeFlags } = nodeFlags;
+const { longLivedNodeFlags } = nodeFlags;
 
 // This process is a long-lived SDK client that reads large streams, so it runs with the
 // Node flags the README gives such processes (src/cli/node-flags.ts): without them, after
 // the 64 KiB streams its exec runs cost it 1.2–5.3 CPU-seconds per GiB from run to run.
-if (!serverNodeFlags.every((flag) => process.execArgv.includes(flag))) {
-  const child = spawn(process.execPath, [...process.execArgv, ...serverNodeFlags, ...process.argv.slice(1)], { stdio: 'inherit' });
+if (!longLivedNodeFlags.every((flag) => process.execArgv.includes(flag))) {
+  const child = spawn(process.execPath, [...process.execArgv, ...longLivedNodeFlags, ...process.argv.slice(1)], { stdio: 'inherit' });
   child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
   await new Promise(() => undefined);
 }
@@ -75,7 +75,7 @@ if (!process.env['DOCKER_HOST'] && existsSync(PROJECT_SOCKET)) process.env['DOCK
 
 // --- the server process --------------------------------------------------------
 // Started as `npm start` starts its server (src/cli/node-flags.ts says why the flags).
-const serverProcess = spawn(process.execPath, [...serverNodeFlags, '--expose-gc', '--import', 'tsx', 'bench/server.ts'], { stdio: ['ignore', 'pipe', 'inherit'] });
+const serverProcess = spawn(process.execPath, [...longLivedNodeFlags, '--expose-gc', '--import', 'tsx', 'bench/server.ts'], { stdio: ['ignore', 'pipe', 'inherit'] });
 const addresses = await new Promise<{ wsUrl: string; wtUrl: string; certHash: string; grpcPort: number; rawPort: number; docker: { on: boolean; reason: string } }>((resolve) =>
   createInterface({ input: serverProcess.stdout! }).once('line', (line) => resolve(JSON.parse(line))),
 );

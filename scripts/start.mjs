@@ -6,7 +6,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import Docker from 'dockerode';
-import { serverNodeFlags } from '../dist/cli/node-flags.js';
+import { longLivedNodeFlags } from '../dist/cli/node-flags.js';
 
 const PRIVATE_SOCKET = '/tmp/callwire-docker/docker.sock';
 const DEMO = 'callwire-demo';
@@ -77,7 +77,7 @@ if (engine) {
   }
 }
 
-const server = spawn(process.execPath, [...serverNodeFlags, 'dist/cli/main.js', 'serve', ...process.argv.slice(2)], { stdio: 'inherit', env });
+const server = spawn(process.execPath, [...longLivedNodeFlags, 'dist/cli/main.js', 'serve', ...process.argv.slice(2)], { stdio: 'inherit', env });
 // Ctrl-C reaches the server too (same process group); we wait for it to finish, then stop what we started.
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => server.kill(signal));
 const code = await new Promise((resolve) => server.on('exit', (c, s) => resolve(c ?? (s ? 128 + 2 : 1))));

@@ -11,4 +11,4 @@
  * 128 MB of uncollected old generation (bench/PROFILE.md). V8 reads it at startup only,
  * and NODE_OPTIONS refuses it, so it is on the command line of the process that serves.
  */
-export const serverNodeFlags: readonly string[] = ['--initial-old-space-size=128'];
+export const longLivedNodeFlags: readonly string[] = ['--initial-old-space-size=128'];

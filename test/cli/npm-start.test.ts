@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
-import { serverNodeFlags } from '../../src/cli/node-flags.js';
+import { longLivedNodeFlags } from '../../src/cli/node-flags.js';
 import { runCli } from '../support/cli.js';
 import { DockerFixture, dockerHost } from '../support/docker.js';
 import { childPids, commandLine } from '../support/proc.js';
@@ -34,7 +34,7 @@ describe('npm start', () => {
     const url = /ws:\/\/127\.0\.0\.1:\d+\/callwire/.exec(out)![0];
     // The serving process runs with the server's Node flags (src/cli/node-flags.ts), so its banner misses none.
     expect(out).not.toMatch(/^ {2}node {10}without/m);
-    expect(childPids(start.pid!).map(commandLine).find((argv) => argv.includes('serve'))).toEqual(expect.arrayContaining([...serverNodeFlags]));
+    expect(childPids(start.pid!).map(commandLine).find((argv) => argv.includes('serve'))).toEqual(expect.arrayContaining([...longLivedNodeFlags]));
     const run = runCli(['--url', url, 'exec', DEMO, '--', 'uname', '-a'], { stdin: 'ignore' });
     expect((await run.exited).code).toBe(0);
     expect(run.stdout).toMatch(/^Linux /);

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { RunningServer } from '../../server/index.js';
 import { stderrLogger, type LogLevel } from '../logger.js';
-import { serverNodeFlags } from '../node-flags.js';
+import { longLivedNodeFlags } from '../node-flags.js';
 
 interface ServeFlags {
   host: string;
@@ -113,7 +113,7 @@ function printBanner(server: RunningServer, tokenCount: number): void {
   out(`  browsers      ${server.allowedOrigins.length === 0 ? 'pages of this server only' : `this server's pages and ${server.allowedOrigins.join(', ')}`}`);
   out(`  docker        ${server.docker.on ? `on: ${server.docker.reason}` : `off: ${server.docker.reason} (set DOCKER_HOST, or run scripts/docker-engine.sh up)`}`);
   out(`  operations    ${server.registry.list().map((op) => op.name).join(', ')}`);
-  const missing = serverNodeFlags.filter((flag) => !process.execArgv.some((given) => given.split('=')[0] === flag.split('=')[0]));
+  const missing = longLivedNodeFlags.filter((flag) => !process.execArgv.some((given) => given.split('=')[0] === flag.split('=')[0]));
   if (missing.length > 0) out(`  node          without ${missing.join(' ')}: large outputs cost more CPU in a long-lived server (README)`);
   out('connect:');
   out(`  callwire ops --url ${server.wsUrl}`);
