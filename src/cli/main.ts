@@ -7,6 +7,7 @@ import { registerExec } from './commands/exec.js';
 import { registerServe } from './commands/serve.js';
 import { registerSubscribe } from './commands/subscribe.js';
 import { DEFAULT_URL, toJsonLine } from './context.js';
+import { execCommandAfterContainer, subcommandOf } from './operands.js';
 import { envelope } from '../terminal/index.js';
 import { codeOutcomes, outcomes } from '../terminal/index.js';
 
@@ -56,12 +57,12 @@ registerExec(program);
 registerConformance(program);
 
 try {
-  await program.parseAsync(process.argv);
+  await program.parseAsync(execCommandAfterContainer(process.argv, program));
 } catch (error) {
   if (error instanceof CommanderError) {
     // --help and --version exit 0; bad flags are invalid input.
     const args = process.argv.slice(2);
-    const sub = subcommandOf(args);
+    const sub = subcommandOf(args, program);
     process.exitCode = error.exitCode === 0 ? 0 : outcomes.invalid_input[sub === 'exec' ? 'execExit' : 'exit'];
     // --json promises one envelope line, flag errors included.
     if (error.exitCode !== 0 && args.includes('--json') && (sub === 'call' || sub === 'exec')) {
@@ -80,15 +81,4 @@ try {
     process.stderr.write(`Error: ${error instanceof Error ? error.message : String(error)}\n`);
     process.exitCode = outcomes.infrastructure_failure.exit;
   }
-}
-
-/** The subcommand named on the command line, skipping global options and their values. */
-function subcommandOf(args: string[]): string | undefined {
-  const takesValue = new Set(['--url', '--token', '--cert-hash', '--timeout', '--codec', '--transport']);
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!;
-    if (takesValue.has(arg)) i++;
-    else if (!arg.startsWith('-')) return arg;
-  }
-  return undefined;
 }

@@ -70,6 +70,15 @@ describe('callwire exec: docker exec from anywhere', () => {
     expect(opts.stdout).toBe('1 two /tmp 65534\n');
   });
 
+  it('as docker exec, everything after the container is the command, flags of ours included: exec c ls -l, exec c sh -c … -w -e -i', async () => {
+    const ls = runCli(['--url', url, 'exec', c, 'ls', '-l', '/bin/busybox'], { stdin: 'ignore' });
+    expect(await ls.exited).toEqual({ code: 0, signal: null });
+    expect(ls.stdout).toMatch(/^-r[-w]x.* \/bin\/busybox\n$/);
+    const own = runCli(['--url', url, 'exec', '-e', 'A=1', '-u', 'nobody', c, 'sh', '-c', 'echo $A $(id -u) "$@"', 'sh', '-w', '/', '-e', 'B=2', '-i'], { stdin: 'ignore' });
+    expect(await own.exited).toEqual({ code: 0, signal: null });
+    expect(own.stdout).toBe('1 65534 -w / -e B=2 -i\n');
+  });
+
   it('--json: one envelope, the remote exit code, captured output', async () => {
     const run = runCli(['--url', url, '--json', 'exec', c, '--', 'sh', '-c', 'printf hi; printf oops >&2; exit 2'], { stdin: 'ignore' });
     expect((await run.exited).code).toBe(2);

@@ -33,7 +33,7 @@ export function registerExec(program: Command): void {
     .option('--binary', 'with --json: captured output as base64 instead of UTF-8 text')
     .option('-i, --interactive', 'stream local stdin to the command as it arrives (any size); without -i stdin is never read, as with docker exec')
     .option('-t, --tty', 'run the command on a pseudo-terminal the size of ours (resized with it); with -i our terminal goes raw, so keys such as Ctrl-C go to the command')
-    .addHelpText('after', '\nAn interactive shell: callwire exec -it web sh\nPut -- before the command when it has flags of its own: callwire exec web -- ls -la /')
+    .addHelpText('after', '\nAn interactive shell: callwire exec -it web sh\nAs with docker exec, everything after the container is the command: callwire exec web ls -la /')
     .action(async (containerId: string, cmd: string[], opts: ExecFlags, command: Command) => {
       const flags = globalFlags(command);
       const callId = randomUUID();
