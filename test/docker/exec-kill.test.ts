@@ -81,8 +81,14 @@ describe('exec kill (spec §12, EXEC-5)', () => {
     await docker.cleanup();
   });
 
-  it('an abort that arrives while the engine starts the exec still kills a command that prints nothing', async () => {
-    const gated = gatedEngine(docker.engine);
+  const routes = [
+    { name: 'from the host (root, a local engine)', engine: () => docker.engine },
+    // The same engine, taken for a remote one: the kill must go through the engine, inside the container.
+    { name: 'inside the container, through the engine (a remote engine)', engine: () => ({ ...docker.engine, local: false }) },
+  ];
+
+  it.each(routes)('an abort that arrives while the engine starts the exec still kills a command that prints nothing: $name', async (route) => {
+    const gated = gatedEngine(route.engine());
     const conn = new MemoryConnection({ registry: new Registry().register(...dockerOperations(gated.engine)), identity: { subject: 'local', scopes: ['*'] } });
     conn.client.request('race', 'docker/container/exec', { containerId, cmd: ['sleep', '1001'] });
     await gated.started;
@@ -107,11 +113,6 @@ describe('exec kill (spec §12, EXEC-5)', () => {
     for (const [pid, args] of (top.Processes ?? []) as string[][]) if (lines.includes(args ?? '')) process.kill(Number(pid), 'SIGKILL');
   };
 
-  const routes = [
-    { name: 'from the host (root, a local engine)', engine: () => docker.engine },
-    // The same engine, taken for a remote one: the kill must go through the engine, inside the container.
-    { name: 'inside the container, through the engine (a remote engine)', engine: () => ({ ...docker.engine, local: false }) },
-  ];
   for (const route of routes) {
     describe(`an aborted exec leaves none of its processes: ${route.name}`, () => {
       it.each(escapes)('$name', async ({ script, runs }) => {
