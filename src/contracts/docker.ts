@@ -81,9 +81,10 @@ export const execContract = defineContract({
     'process. Abort or disconnect SIGKILLs the process tree and every process in the container whose environment carries ' +
     "this exec's CALLWIRE_EXEC=<random token> (set by the server, visible to the command, refused in env), however it " +
     're-parented (setsid, nohup, a double fork). Escapes: a descendant started with an environment without it (env -i, ' +
-    'unset), unless the engine is local and its ancestors up to the exec\'s process still live. From the host as root; otherwise (not root, remote engine, other pid namespace) by ' +
-    "a sweep the engine runs inside the container as root, which needs sh, tr and grep there. A completed exec's background " +
-    'children run on, as under docker exec. Signals need a local engine. Failed kills are logged and counted in services/stats.',
+    "unset), unless the engine is local and its ancestors up to the exec's process still live. From the host as root; " +
+    'otherwise (not root, a remote engine, another pid namespace) by a sweep the engine runs inside the container as root, ' +
+    "which needs sh, tr and grep there. A completed exec's background children run on, as under docker exec. Signals need " +
+    'a local engine. Failed kills are logged and counted in services/stats.',
   input: z.strictObject({
     containerId: z.string().min(1),
     cmd: z.array(z.string()).min(1, 'must name a command'),
