@@ -18,8 +18,14 @@ export function containerAccess(action: string): AccessControl {
   return { requiredScopes: [`container:${action}`], resourceType: 'container', resourceAction: action, resourceIdPath: 'containerId' };
 }
 
+/** The environment variable that marks an exec's processes for its kill (spec §12, EXEC-5): the server's, never the caller's. */
+export const EXEC_MARK_VARIABLE = 'CALLWIRE_EXEC';
+
 /** `KEY=VALUE`, as `docker exec -e` takes it: the one place this rule is written. */
-export const envEntry = z.string().regex(/^[^=]+=/, 'must be KEY=VALUE');
+export const envEntry = z
+  .string()
+  .regex(/^[^=]+=/, 'must be KEY=VALUE')
+  .refine((entry) => !entry.startsWith(`${EXEC_MARK_VARIABLE}=`), `${EXEC_MARK_VARIABLE} is set by the server: it marks the exec's processes for the kill`);
 
 const streamName = z.enum(['stdout', 'stderr']);
 
@@ -72,10 +78,13 @@ export const execContract = defineContract({
     'then {exitCode, terminal: true, stdoutBytes, stderrBytes}, then call.completed. stdin is bytes, or \'stream\': the input ' +
     "stream's {data} items as they come, call.end closing it. tty {cols, rows} runs the command on a pseudo-terminal: " +
     'its output is one stream, sent as stdout (stderrBytes stays 0), and {resize} items resize it. {signal} items signal the ' +
-    'process. Abort or disconnect kills the process ' +
-    'when the engine is local (a unix socket) and its processes are visible to the server (same pid namespace), as root or ' +
-    "as a member of the socket's group; with a remote engine (tcp://) or one in another pid namespace only the stream is " +
-    'closed, and the process may run on (signals then fail, and are logged). Failed kills are logged and counted in services/stats.',
+    'process. Abort or disconnect SIGKILLs the process tree and every process in the container whose environment carries ' +
+    "this exec's CALLWIRE_EXEC=<random token> (set by the server, visible to the command, refused in env), however it " +
+    're-parented (setsid, nohup, a double fork). Escapes: a descendant started with an environment without it (env -i, ' +
+    "unset), unless the engine is local and its ancestors up to the exec's process still live. From the host as root; " +
+    'otherwise (not root, a remote engine, another pid namespace) by a sweep the engine runs inside the container as root, ' +
+    "which needs sh, tr and grep there. A completed exec's background children run on, as under docker exec. Signals need " +
+    'a local engine. Failed kills are logged and counted in services/stats.',
   input: z.strictObject({
     containerId: z.string().min(1),
     cmd: z.array(z.string()).min(1, 'must name a command'),

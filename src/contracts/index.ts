@@ -22,6 +22,7 @@ export {
   imageErrors,
   containerAccess,
   envEntry,
+  EXEC_MARK_VARIABLE,
   execOutputFrame,
   execTerminalFrame,
   isTerminalFrame,

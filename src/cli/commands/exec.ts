@@ -45,7 +45,10 @@ export function registerExec(program: Command): void {
       let failure: { classified: Classified; error: unknown } | undefined;
       let local: LocalTerminal | undefined;
       try {
-        for (const e of opts.env) if (!envEntry.safeParse(e).success) throw new CallerInputError(`--env must be KEY=VALUE, not "${e}"`);
+        for (const e of opts.env) {
+          const checked = envEntry.safeParse(e);
+          if (!checked.success) throw new CallerInputError(`--env "${e}": ${checked.error.issues[0]?.message ?? 'must be KEY=VALUE'}`);
+        }
         // As docker exec: a terminal session reading keys needs keys to read.
         if (opts.tty && opts.interactive && !process.stdin.isTTY) throw new CallerInputError('the input device is not a TTY: use -i without -t to stream a pipe or file');
         if (opts.tty && flags.json) throw new CallerInputError('--json captures output; it does not go with -t');

@@ -1,7 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import type Docker from 'dockerode';
 import type { z } from 'zod';
-import { execContract, type ExecInputItem } from '../../contracts/index.js';
+import { EXEC_MARK_VARIABLE, execContract, type ExecInputItem } from '../../contracts/index.js';
 import { defineOperation, type CallContext, type Operation } from '../../dispatcher/index.js';
 import { RpcError } from '../../protocol/index.js';
 import { DockerDemuxer, mergeAdjacent } from './demux.js';
@@ -25,6 +26,8 @@ async function* runExec(engine: DockerEngine, labelPrefix: string, input: ExecIn
     throw new RpcError('DOCKER_ERROR', `container ${input.containerId} is not running`, { details: { statusCode: 409 } });
   }
   const tty = input.tty === false ? undefined : input.tty;
+  // Marks every process of this exec, children included, for the kill (EXEC-5); random, so no other exec can know it.
+  const mark = `${EXEC_MARK_VARIABLE}=${randomBytes(16).toString('hex')}`;
   const exec = await container
     .exec({
       Cmd: input.cmd,
@@ -34,7 +37,8 @@ async function* runExec(engine: DockerEngine, labelPrefix: string, input: ExecIn
       Tty: tty !== undefined,
       // Engines from API 1.42 size the terminal before the command starts; older ones get the resize below.
       ...(tty ? { ConsoleSize: [tty.rows, tty.cols] } : {}),
-      ...(input.env ? { Env: input.env } : {}),
+      // The contract refuses the caller's own CALLWIRE_EXEC; the engine puts these over the container's environment.
+      Env: [...(input.env ?? []), mark],
       ...(input.workingDir ? { WorkingDir: input.workingDir } : {}),
       ...(input.user ? { User: input.user } : {}),
     })
@@ -52,7 +56,7 @@ async function* runExec(engine: DockerEngine, labelPrefix: string, input: ExecIn
     if (killed) return;
     killed = true;
     socket.destroy();
-    void killExec(engine, container, exec).then((failure) => {
+    void killExec(engine, { container, containerId: info.Id, exec, mark }).then((failure) => {
       if (failure === undefined) return;
       engine.counters.execKillFailures++;
       ctx.logger.warn('could not kill an exec process', { reason: failure });

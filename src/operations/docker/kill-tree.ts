@@ -1,33 +1,68 @@
 import { readdirSync, readFileSync } from 'node:fs';
 
+/** One process of a container, as this host's /proc shows it. */
+export interface ContainerProcess {
+  readonly pid: number;
+  readonly ppid: number;
+  /** Whether its environment carries the exec's mark; undefined when this process may not read it (EACCES). */
+  readonly marked: boolean | undefined;
+}
+
 /**
- * A process and all its descendants on this host, root first. Docker cannot kill
- * an exec by id, but its inspect gives the exec's host pid; the tree matters
- * because `sh -c 'a; b'` runs its commands as children.
+ * The live processes on this host that belong to one container (their cgroup names
+ * its id), each with whether it carries `mark` (`CALLWIRE_EXEC=<token>`) in the
+ * environment it was started with. The mark finds an exec's processes however they
+ * re-parent (a double fork lands on the container's PID 1); the cgroup keeps the
+ * search inside the container, and a pid of another pid namespace that happens to
+ * name a host process is never taken for the container's. Zombies are left out:
+ * they are dead already and take no signal.
  */
-export function processTree(rootPid: number): number[] {
-  const children = new Map<number, number[]>();
+export function containerProcesses(containerId: string, mark: string): ContainerProcess[] {
+  const found: ContainerProcess[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-    } catch {
-      continue; // exited while we looked
-    }
+    const pid = Number(entry);
+    const cgroup = readOrUndefined(`/proc/${entry}/cgroup`);
+    if (cgroup === undefined || !cgroup.includes(containerId)) continue;
+    const stat = readOrUndefined(`/proc/${entry}/stat`);
+    if (stat === undefined) continue; // exited while we looked
     // "pid (comm) state ppid …": comm may hold spaces and parentheses.
-    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-    const list = children.get(ppid) ?? [];
-    list.push(Number(entry));
-    children.set(ppid, list);
+    const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (state === 'Z' || state === 'X') continue;
+    found.push({ pid, ppid: Number(ppid), marked: carries(pid, mark) });
   }
+  return found;
+}
+
+/** `root` and its descendants among `processes`, root first; empty when root is not among them. */
+export function descendants(processes: readonly ContainerProcess[], root: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const p of processes) children.set(p.ppid, [...(children.get(p.ppid) ?? []), p.pid]);
+  if (!processes.some((p) => p.pid === root)) return [];
   const tree: number[] = [];
   const visit = (pid: number): void => {
     tree.push(pid);
     for (const child of children.get(pid) ?? []) visit(child);
   };
-  visit(rootPid);
+  visit(root);
   return tree;
+}
+
+function carries(pid: number, mark: string): boolean | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(mark);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === 'EACCES' || code === 'EPERM' ? undefined : false;
+  }
+}
+
+function readOrUndefined(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
 }
 
 /**
