@@ -21,13 +21,16 @@ try {
 }
 `;
 
+const REBOUND = 'rebound.test';
+
 /**
  * A page in a real browser, on another origin than the server's, sending the
  * requests no CORS preflight guards (spec §5.6, §10.1): the browser delivers them
  * and only hides the answer, so the server alone decides whether the call runs.
- * `test/secret` (which needs every scope, held by a loopback caller) counts its runs.
+ * A rebinding page is same-origin with the server under its own name: only Host
+ * stops it. `test/secret` (which needs every scope, held by a loopback caller) counts its runs.
  */
-describe.skipIf(!hasChromium)(`no-cors requests from a page in Chromium${hasChromium ? '' : ' (skipped: no /usr/bin/chromium; .ci/run installs it)'}`, () => {
+describe.skipIf(!hasChromium)(`POST /call/ from pages of other origins, and from a rebinding page, in Chromium${hasChromium ? '' : ' (skipped: no /usr/bin/chromium; .ci/run installs it)'}`, () => {
   const fx = new ServerFixture();
   let page: Server;
   let otherPage: Server;
@@ -46,7 +49,8 @@ describe.skipIf(!hasChromium)(`no-cors requests from a page in Chromium${hasChro
     otherPageUrl = `http://localhost:${(otherPage.address() as AddressInfo).port}/`;
     await fx.start({ webTransportPort: false, allowOrigins: [new URL(pageUrl).origin] });
     call = `${fx.server.wsUrl.replace('ws://', 'http://').replace(/\/callwire$/, '')}/call/test/secret`;
-    browser = await launchChromium();
+    // A rebinding DNS, played by the browser's resolver: the attacker's name now points at loopback.
+    browser = await launchChromium([`--host-resolver-rules=MAP ${REBOUND} 127.0.0.1`]);
   });
   afterAll(async () => {
     await browser?.close();
@@ -82,5 +86,25 @@ describe.skipIf(!hasChromium)(`no-cors requests from a page in Chromium${hasChro
     expect(result.sent).toEqual(['opaque', 'opaque']);
     // text/plain is not a type the server reads (415), from any origin.
     expect(fx.probe.started).toBe(before + 1);
+  });
+
+  it('a DNS-rebinding page, same-origin with the server under its own name, is refused by Host and runs nothing', async () => {
+    const before = fx.probe.started;
+    const port = new URL(fx.server.wsUrl).port;
+    const tab = await browser.newPage();
+    try {
+      // Whatever the server answers here, the tab now holds a document of http://rebound.test:<port>.
+      await tab.goto(`http://${REBOUND}:${port}/`);
+      const answer = await tab.evaluate(async () => {
+        // Same origin: the browser sends it as is and lets the page read the answer.
+        const response = await fetch('/call/test/secret', { method: 'POST' });
+        return { status: response.status, body: await response.text() };
+      });
+      expect(answer.status).toBe(403);
+      expect(JSON.parse(answer.body)).toMatchObject({ outcome: 'forbidden', diagnostics: [{ code: 'FORBIDDEN', message: expect.stringMatching(/Host "rebound\.test" is not a loopback name/) }] });
+    } finally {
+      await tab.close();
+    }
+    expect(fx.probe.started).toBe(before);
   });
 });
