@@ -52,9 +52,9 @@ export async function rawConnect(url: string, options: RawConnectOptions): Promi
 }
 
 /** Opens a WebSocket and reports the handshake's outcome: the chosen protocol or the HTTP status. */
-export function probeHandshake(url: string, offered: readonly string[]): Promise<{ protocol?: string; status?: number }> {
+export function probeHandshake(url: string, offered: readonly string[], headers: Record<string, string> = {}): Promise<{ protocol?: string; status?: number }> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, [...offered]);
+    const ws = new WebSocket(url, [...offered], { headers });
     ws.once('open', () => {
       resolve({ protocol: ws.protocol });
       ws.close();

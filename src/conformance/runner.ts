@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { CodecName } from '../protocol/index.js';
+import { isLoopbackName, type CodecName } from '../protocol/index.js';
 import type { WtCarrierChoice } from '../webtransport/index.js';
 import { idOf, type RawEvent } from './events.js';
 import { mismatch } from './match.js';
@@ -38,8 +38,10 @@ class ScenarioFailure extends Error {}
 class ScenarioSkip extends Error {}
 
 /** The features a scenario can require, from what the server claims. */
-export function claimed(features: Features, transport: 'websocket' | 'webtransport', codec: CodecName, scopeless = false): Set<string> {
+export function claimed(features: Features, transport: 'websocket' | 'webtransport', codec: CodecName, scopeless = false, loopback = false): Set<string> {
   const set = new Set<string>([transport, codec]);
+  // Reached at a loopback address, the server is taken to listen on loopback, where §10.1 has it check Host.
+  if (loopback) set.add('loopback');
   // Plain HTTP shares the WebSocket's port, so the WebSocket run checks it (spec §5.6).
   if (transport === 'websocket') set.add('http');
   if (scopeless) set.add('scopeless-token');
@@ -58,6 +60,7 @@ const WHY_MISSING: Readonly<Record<string, string>> = {
   'no-auth': 'the server has tokens configured',
   docker: 'the server offers no docker/container/exec',
   'scopeless-token': 'no --scopeless-token was given',
+  loopback: 'the server is not reached at a loopback address, so it need not check Host',
   keepalive: `the server's keepalive is off or longer than ${MAX_KEEPALIVE_UNDER_TEST_MS} ms (serve --keepalive 1 runs it)`,
   websocket: 'this run is over WebTransport',
   http: 'plain HTTP is served on the WebSocket port; the WebSocket run checks it',
@@ -69,7 +72,7 @@ const WHY_MISSING: Readonly<Record<string, string>> = {
 export async function runScenario(area: string, scenario: Scenario, options: RunOptions): Promise<ScenarioResult> {
   const started = Date.now();
   const transport = new URL(options.url).protocol === 'https:' ? 'webtransport' : 'websocket';
-  const have = claimed(options.features, transport, options.codec, options.scopelessToken !== undefined);
+  const have = claimed(options.features, transport, options.codec, options.scopelessToken !== undefined, isLoopbackName(new URL(options.url).hostname));
   const base = { id: scenario.id, area, title: scenario.title, covers: scenario.covers };
   const missing = scenario.requires.filter((f) => !have.has(f));
   if (missing.length > 0) return { ...base, status: 'skip', message: `needs ${missing.map((f) => `${f} (${WHY_MISSING[f] ?? 'not claimed'})`).join(', ')}`, ms: 0 };
@@ -228,7 +231,7 @@ class ScenarioRun {
       return;
     }
     if ('handshake' in step) {
-      const got = await probeHandshake(this.options.url, step.handshake.subprotocols);
+      const got = await probeHandshake(this.options.url, step.handshake.subprotocols, step.handshake.headers);
       if (step.handshake.expectStatus !== undefined && got.status !== step.handshake.expectStatus) {
         throw new ScenarioFailure(`expected the upgrade to be refused with ${step.handshake.expectStatus}, got ${JSON.stringify(got)}`);
       }
@@ -334,7 +337,7 @@ class ScenarioRun {
     }
   }
 
-  /** `$id:name` → a unique call id; `$container`; `$limit:name`; `$i` in repeats; `{"$base64"}` → bytes; `{"$text": {"length": n}}`. */
+  /** `$id:name` → a unique call id; `$container`; `$origin`; `$limit:name`; `$i` in repeats; `{"$base64"}` → bytes; `{"$text": {"length": n}}`. */
   private substitute(value: unknown, index: number | undefined): unknown {
     if (typeof value === 'string') {
       let s = index === undefined ? value : value.replaceAll('$i', String(index));
@@ -343,6 +346,7 @@ class ScenarioRun {
         return this.options.features.limits[name];
       }
       if (s === '$container') return this.container ?? s;
+      if (s === '$origin') return pageOrigin(this.options.url);
       s = s.replace(/\$id:([\w-]+)/g, (_m, name: string) => `${this.scenario.id}-${name}-${this.nonce}`);
       return s;
     }
@@ -368,6 +372,13 @@ class ScenarioRun {
   }
 
   private inMatcher = false;
+}
+
+/** The origin of a page the server under test serves where the run reaches it (§10.1's same origin). */
+function pageOrigin(url: string): string {
+  const page = new URL(url);
+  page.protocol = page.protocol === 'ws:' ? 'http:' : 'https:';
+  return page.origin;
 }
 
 function typeOf(value: unknown): unknown {

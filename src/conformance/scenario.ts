@@ -71,7 +71,15 @@ const step = z.union([
   z.strictObject({ sendPrefix: z.strictObject({ length: z.union([z.number(), z.string()]), plus: z.number().default(0) }), on: z.string().optional() }),
   z.strictObject({ sendFilled: z.strictObject({ length: z.union([z.number(), z.string()]), plus: z.number().default(0) }), on: z.string().optional() }),
   z.strictObject({ wait: z.union([z.number(), z.string()]) }),
-  z.strictObject({ handshake: z.strictObject({ subprotocols: z.array(z.string()), expectProtocol: z.string().optional(), expectStatus: z.number().optional() }) }),
+  z.strictObject({
+    handshake: z.strictObject({
+      subprotocols: z.array(z.string()),
+      /** Request headers as a browser would send them, e.g. `Origin` and `Host` (§10.1). */
+      headers: z.record(z.string(), z.string()).optional(),
+      expectProtocol: z.string().optional(),
+      expectStatus: z.number().optional(),
+    }),
+  }),
   z.strictObject({ repeat: z.strictObject({ times: z.union([z.number().int(), z.string()]), steps: z.array(z.unknown()) }) }),
 ]);
 

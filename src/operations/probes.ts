@@ -28,6 +28,14 @@ export function probeOperations(): Operation[] {
       handler: (input) => input,
     }),
     defineOperation({
+      name: 'conformance/null',
+      kind: 'query',
+      description: 'Answers null: its call.responded must still carry the output key (RES-5).',
+      input: z.null(),
+      output: z.null(),
+      handler: () => null,
+    }),
+    defineOperation({
       name: 'conformance/bytes',
       kind: 'query',
       description: 'Returns the bytes it was given, and their length.',

@@ -37,3 +37,4 @@ export { protocolCodes, isProtocolCode, closeCodes, type ProtocolCode, type Code
 export { RpcError } from './rpc-error.js';
 export { limits, type Limits } from './limits.js';
 export { envelopes, decodeEnvelope, encodeEnvelope, outputFrameEncoder } from './frames.js';
+export { isLoopbackName } from './loopback.js';

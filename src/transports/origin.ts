@@ -1,3 +1,5 @@
+import { isLoopbackName } from '../protocol/index.js';
+
 /**
  * Who may open a connection from a browser (spec/PROTOCOL.md §10.1).
  *
@@ -54,11 +56,6 @@ export function validatePolicy(policy: OriginPolicy, hasTokens: boolean): void {
   for (const origin of policy.allowOrigins) {
     if (origin !== '*' && parseOrigin(origin) === 'not-an-origin') throw new Error(`--allow-origin takes an origin like https://app.example:8443, not "${origin}"`);
   }
-}
-
-export function isLoopbackName(name: string): boolean {
-  const n = name.toLowerCase();
-  return n === 'localhost' || n.endsWith('.localhost') || n === '::1' || n === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(n);
 }
 
 function parseOrigin(text: string): { origin: string; scheme: string } | 'null' | 'not-an-origin' {

@@ -58,7 +58,7 @@ for (const target of targets) {
     });
 
     // Only the scenarios that apply to this transport and codec: the others are not skips, they do not exist here.
-    const have = claimed(features, target.transport, target.codec, true);
+    const have = claimed(features, target.transport, target.codec, true, true);
     for (const { area, scenario } of scenarios.filter((s) => s.scenario.requires.every((f) => have.has(f)))) {
       it(`${scenario.id} ${scenario.title}`, async () => {
         const result = await runScenario(area, scenario, options);

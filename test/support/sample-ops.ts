@@ -11,6 +11,8 @@ export class Probe {
   started = 0;
   teardowns = 0;
   aborts = 0;
+  /** Items `test/bytes` has produced: how far a pulled source was pulled. */
+  produced = 0;
   signals: AbortSignal[] = [];
 }
 
@@ -63,6 +65,7 @@ export function sampleOperations(probe: Probe): Operation[] {
             for (let sent = 0, i = 0; sent < totalBytes && !ctx.signal.aborted; i++) {
               const size = Math.min(chunkBytes, totalBytes - sent);
               sent += size;
+              probe.produced++;
               yield { data: patternChunk(i, size) };
             }
           } finally {
