@@ -19,7 +19,7 @@ export function execOperation(engine: DockerEngine, labelPrefix: string): Operat
 }
 
 async function* runExec(engine: DockerEngine, labelPrefix: string, input: ExecInput, ctx: CallContext): AsyncGenerator<ExecFrame> {
-  const container = engine.docker.getContainer(input.containerId);
+  const container = engine.container(input.containerId);
   const info = await inspectOwned(engine, input.containerId, ctx.identity, labelPrefix);
   if (!info.State.Running) {
     throw new RpcError('DOCKER_ERROR', `container ${input.containerId} is not running`, { details: { statusCode: 409 } });
@@ -45,6 +45,10 @@ async function* runExec(engine: DockerEngine, labelPrefix: string, input: ExecIn
   const socket = (await exec.start({ hijack: true, stdin: input.stdin !== undefined, Tty: tty !== undefined }).catch((error: unknown) => {
     throw engineError(error);
   })) as Duplex;
+  // The upgraded socket is ours alone: Node's HTTP client dropped its listeners. An
+  // error while the output is read ends the call through the loop below; one after
+  // it (a write to a command that is gone) must not be an unhandled 'error' event.
+  socket.on('error', () => undefined);
 
   let finished = false;
   let killed = false;
