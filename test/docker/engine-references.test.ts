@@ -77,6 +77,28 @@ describe('engine references a caller names (DOCKER-1)', () => {
     });
   }
 
+  it("services/schema gives every reference field its grammar as a pattern, so a caller can check one before it asks", async () => {
+    const fields: [string, string][] = [
+      ['docker/container/exec', 'containerId'],
+      ['docker/container/logs', 'containerId'],
+      ['docker/container/inspect', 'containerId'],
+      ['docker/container/start', 'containerId'],
+      ['docker/container/stop', 'containerId'],
+      ['docker/container/restart', 'containerId'],
+      ['docker/container/remove', 'containerId'],
+      ['docker/container/create', 'image'],
+      ['docker/container/create', 'name'],
+      ['docker/image/inspect', 'image'],
+      ['docker/image/pull', 'image'],
+    ];
+    for (const [name, field] of fields) {
+      const spec = await served.client.schema(name);
+      const property = (spec.input_schema as { properties: Record<string, { pattern?: string }> }).properties[field];
+      expect(property?.pattern, `${name} ${field}`).toMatch(/^\^.*\$$/);
+      expect(new RegExp(property!.pattern!).test('x/../../127.0.0.1:1/y'), `${name} ${field}`).toBe(false);
+    }
+  });
+
   it('good references still reach the engine: a container by name, id prefix and id; an image by tag, full name and id', async () => {
     const info = await served.client.call<{ Id: string; Name: string }>('docker/container/inspect', { containerId: c });
     for (const containerId of [info.Name.slice(1), c.slice(0, 12)]) {
