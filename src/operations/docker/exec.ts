@@ -45,10 +45,6 @@ async function* runExec(engine: DockerEngine, labelPrefix: string, input: ExecIn
   const socket = (await exec.start({ hijack: true, stdin: input.stdin !== undefined, Tty: tty !== undefined }).catch((error: unknown) => {
     throw engineError(error);
   })) as Duplex;
-  // The upgraded socket is ours alone: Node's HTTP client dropped its listeners. An
-  // error while the output is read ends the call through the loop below; one after
-  // it (a write to a command that is gone) must not be an unhandled 'error' event.
-  socket.on('error', () => undefined);
 
   let finished = false;
   let killed = false;
