@@ -1,7 +1,7 @@
 import { lastValueFrom } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Bystander } from '../support/bystander.js';
-import { DockerFixture, dockerHost, TEST_IMAGE } from '../support/docker.js';
+import { DockerFixture, dockerHost, RUN_LABEL, TEST_IMAGE } from '../support/docker.js';
 import { ServedCli } from '../support/served.js';
 
 /**
@@ -57,8 +57,9 @@ describe('engine references a caller names (DOCKER-1)', () => {
     { operation: 'docker/container/stop', kind: 'unary', input: (containerId) => ({ containerId, timeoutSeconds: 0 }), references: badContainers },
     { operation: 'docker/container/restart', kind: 'unary', input: (containerId) => ({ containerId, timeoutSeconds: 0 }), references: badContainers },
     { operation: 'docker/container/remove', kind: 'unary', input: (containerId) => ({ containerId, force: true }), references: badContainers },
-    { operation: 'docker/container/create', kind: 'unary', input: (image) => ({ image }), references: badImages },
-    { operation: 'docker/container/create', kind: 'unary', input: (name) => ({ image: TEST_IMAGE, name }), references: badContainers },
+    // Labelled, so that a container the engine creates after all (a broken check) is still cleaned up.
+    { operation: 'docker/container/create', kind: 'unary', input: (image) => ({ image, labels: { [RUN_LABEL]: docker.runId } }), references: badImages },
+    { operation: 'docker/container/create', kind: 'unary', input: (name) => ({ image: TEST_IMAGE, name, labels: { [RUN_LABEL]: docker.runId } }), references: badContainers },
     { operation: 'docker/image/inspect', kind: 'unary', input: (image) => ({ image }), references: badImages },
     { operation: 'docker/image/pull', kind: 'stream', input: (image) => ({ image }), references: badImages },
   ];
