@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { bytesSchema } from './bytes.js';
 import { defineContract, type AccessControl, type DeclaredError } from './contract.js';
+import { containerReference } from './engine-references.js';
 
 /** The reference's declared Docker codes (spec/PROTOCOL.md §12). */
 export const dockerErrors = {
@@ -86,7 +87,7 @@ export const execContract = defineContract({
     "which needs sh, tr and grep there. A completed exec's background children run on, as under docker exec. Signals need " +
     'a local engine. Failed kills are logged and counted in services/stats.',
   input: z.strictObject({
-    containerId: z.string().min(1),
+    containerId: containerReference,
     cmd: z.array(z.string()).min(1, 'must name a command'),
     env: z.array(envEntry).optional(),
     workingDir: z.string().min(1).optional(),
@@ -111,7 +112,7 @@ export const inspectContract = defineContract({
   name: 'docker/container/inspect',
   kind: 'query',
   description: "The engine's full inspect document for one container.",
-  input: z.strictObject({ containerId: z.string().min(1) }),
+  input: z.strictObject({ containerId: containerReference }),
   output: z.record(z.string(), z.unknown()),
   errors: dockerErrors,
   access: containerAccess('inspect'),

@@ -33,4 +33,5 @@ export {
   type ExecOutputFrame,
   type ExecTerminalFrame,
 } from './docker.js';
+export { containerName, containerReference, imageReference } from './engine-references.js';
 export { listContract, schemaContract, operationSummary, operationSpec, type OperationSummary, type OperationSpec } from './discovery.js';

@@ -46,29 +46,24 @@ function gatedEngine(real: DockerEngine): { engine: DockerEngine; started: Promi
   const started = new Promise<void>((resolve) => (reached = resolve));
   let ran!: () => void;
   const running = new Promise<void>((resolve) => (ran = resolve));
-  const docker = new Proxy(real.docker, {
-    get(target, key, receiver) {
-      if (key !== 'getContainer') return Reflect.get(target, key, receiver) as unknown;
-      return (id: string) => {
-        const container = target.getContainer(id);
-        const createExec = container.exec.bind(container);
-        container.exec = (async (options: Docker.ExecCreateOptions) => {
-          const exec = await createExec(options);
-          const start = exec.start.bind(exec);
-          exec.start = (async (opts: Docker.ExecStartOptions) => {
-            reached();
-            await gate;
-            const stream = await start(opts);
-            ran();
-            return stream;
-          }) as typeof exec.start;
-          return exec;
-        }) as typeof container.exec;
-        return container;
-      };
-    },
-  });
-  return { engine: { ...real, docker }, started, release, running };
+  const container = (reference: string): Docker.Container => {
+    const found = real.container(reference);
+    const createExec = found.exec.bind(found);
+    found.exec = (async (options: Docker.ExecCreateOptions) => {
+      const exec = await createExec(options);
+      const start = exec.start.bind(exec);
+      exec.start = (async (opts: Docker.ExecStartOptions) => {
+        reached();
+        await gate;
+        const stream = await start(opts);
+        ran();
+        return stream;
+      }) as typeof exec.start;
+      return exec;
+    }) as typeof found.exec;
+    return found;
+  };
+  return { engine: { ...real, container }, started, release, running };
 }
 
 describe('exec kill (spec §12, EXEC-5)', () => {

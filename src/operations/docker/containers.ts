@@ -1,4 +1,4 @@
-import { containerAccess, inspectContract } from '../../contracts/index.js';
+import { containerAccess, containerName, containerReference, envEntry, imageReference, inspectContract } from '../../contracts/index.js';
 import { z } from 'zod';
 import { defineOperation, type CallContext, type Operation } from '../../dispatcher/index.js';
 import type { DockerEngine } from './engine.js';
@@ -30,7 +30,7 @@ export function containerOperations(engine: DockerEngine, labelPrefix: string): 
       name: `docker/container/${action}`,
       kind: 'mutation',
       description,
-      input: z.strictObject({ containerId: z.string().min(1), timeoutSeconds: z.number().int().min(0).max(3600).default(10) }),
+      input: z.strictObject({ containerId: containerReference, timeoutSeconds: z.number().int().min(0).max(3600).default(10) }),
       output: z.object({ containerId: z.string(), state: z.string() }),
       errors: dockerErrors,
       access: access(action),
@@ -71,11 +71,11 @@ export function containerOperations(engine: DockerEngine, labelPrefix: string): 
       kind: 'mutation',
       description: 'Creates a container. The server writes its ownership labels itself; callers cannot set them.',
       input: z.strictObject({
-        image: z.string().min(1),
+        image: imageReference,
         cmd: z.array(z.string()).optional(),
-        env: z.array(z.string().regex(/^[^=]+=/, 'must be KEY=VALUE')).optional(),
+        env: z.array(envEntry).optional(),
         labels: z.record(z.string(), z.string()).optional(),
-        name: z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/, 'must be a valid container name').optional(),
+        name: containerName.optional(),
       }),
       output: z.object({ containerId: z.string() }),
       errors: { ...dockerErrors, IMAGE_NOT_FOUND: imageErrors.IMAGE_NOT_FOUND },
@@ -96,21 +96,21 @@ export function containerOperations(engine: DockerEngine, labelPrefix: string): 
         return { containerId: created.id };
       },
     }),
-    lifecycle('start', (id) => docker.getContainer(id).start(), 'Starts a container.'),
-    lifecycle('stop', (id, t) => docker.getContainer(id).stop({ t }), 'Stops a container: SIGTERM, then SIGKILL after timeoutSeconds (default 10).'),
-    lifecycle('restart', (id, t) => docker.getContainer(id).restart({ t }), 'Restarts a container (stop as above, then start).'),
+    lifecycle('start', (id) => engine.container(id).start(), 'Starts a container.'),
+    lifecycle('stop', (id, t) => engine.container(id).stop({ t }), 'Stops a container: SIGTERM, then SIGKILL after timeoutSeconds (default 10).'),
+    lifecycle('restart', (id, t) => engine.container(id).restart({ t }), 'Restarts a container (stop as above, then start).'),
     defineOperation({
       name: 'docker/container/remove',
       kind: 'mutation',
       description: 'Removes a container; force also removes a running one.',
-      input: z.strictObject({ containerId: z.string().min(1), force: z.boolean().default(false) }),
+      input: z.strictObject({ containerId: containerReference, force: z.boolean().default(false) }),
       output: z.object({ containerId: z.string(), removed: z.literal(true) }),
       errors: dockerErrors,
       access: access('remove'),
       handler: async ({ containerId: id, force }, ctx) => {
         const info = await owned(id, ctx);
-        await docker
-          .getContainer(id)
+        await engine
+          .container(id)
           .remove({ force })
           .catch((error: unknown) => {
             throw containerError(error, id);

@@ -1,7 +1,17 @@
+import type { Agent } from 'node:http';
 import Docker from 'dockerode';
+import { engineAgent } from './engine-agent.js';
+
+/** dockerode hands its options to docker-modem, which takes the pool too (its types do not say so). */
+type EngineOptions = Docker.DockerOptions & { agent: Agent };
 
 export interface DockerEngine {
+  /** The engine's client; a container or image a caller names goes through `container` or `image`. */
   readonly docker: Docker;
+  /** The container a caller names (spec §12, DOCKER-1), its reference one encoded path segment. */
+  container(reference: string): Docker.Container;
+  /** The image a caller names, its reference one encoded path segment. */
+  image(reference: string): Docker.Image;
   /** Where the engine is, for messages: `unix:///var/run/docker.sock`, `tcp://…`. */
   readonly address: string;
   /** True when the engine's process ids are this host's (a local unix socket). */
@@ -15,13 +25,22 @@ export function dockerEngine(dockerHost: string | undefined = process.env['DOCKE
   const address = dockerHost && dockerHost.length > 0 ? dockerHost : 'unix:///var/run/docker.sock';
   if (address.startsWith('unix://')) {
     const socketPath = address.slice('unix://'.length);
-    return { docker: new Docker({ socketPath, timeout: 60_000 }), address, local: true, counters: { execKillFailures: 0 } };
+    return engineOf({ socketPath, timeout: 60_000, agent: engineAgent('http') }, address, true);
   }
   const url = new URL(address.replace(/^tcp:/, 'http:'));
+  const protocol = url.protocol === 'https:' ? 'https' : 'http';
+  return engineOf({ host: url.hostname, port: Number(url.port || 2375), protocol, timeout: 60_000, agent: engineAgent(protocol) }, address, false);
+}
+
+function engineOf(options: EngineOptions, address: string, local: boolean): DockerEngine {
+  const docker = new Docker(options);
   return {
-    docker: new Docker({ host: url.hostname, port: Number(url.port || 2375), protocol: url.protocol === 'https:' ? 'https' : 'http', timeout: 60_000 }),
+    docker,
+    // dockerode pastes a reference into the path as it is: encoded, it stays one segment.
+    container: (reference) => docker.getContainer(encodeURIComponent(reference)),
+    image: (reference) => docker.getImage(encodeURIComponent(reference)),
     address,
-    local: false,
+    local,
     counters: { execKillFailures: 0 },
   };
 }

@@ -30,11 +30,19 @@ export function imageError(error: unknown, image: string): RpcError {
   return engineError(error);
 }
 
+/** The engine client never follows a redirect (engine-agent.ts): one fails the call. 304 (already in that state) is no redirect. */
+export function isRedirect(statusCode: number | undefined): boolean {
+  return statusCode !== undefined && statusCode >= 300 && statusCode < 400 && statusCode !== 304;
+}
+
 export function engineError(error: unknown): RpcError {
   if (error instanceof RpcError) return error;
   const e = error as EngineError;
   if (e.statusCode === undefined) {
     return new RpcError('DOCKER_ERROR', `Docker engine unreachable: ${describeEngineError(error)}`, { retryable: true, details: {} });
+  }
+  if (isRedirect(e.statusCode)) {
+    return new RpcError('DOCKER_ERROR', `the engine answered ${e.statusCode}, a redirect, which is never followed`, { details: { statusCode: e.statusCode } });
   }
   return new RpcError('DOCKER_ERROR', engineMessage(e), { details: { statusCode: e.statusCode } });
 }

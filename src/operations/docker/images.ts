@@ -1,11 +1,12 @@
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
+import { imageReference } from '../../contracts/index.js';
 import { defineOperation, type Operation } from '../../dispatcher/index.js';
 import { RpcError } from '../../protocol/index.js';
 import type { DockerEngine } from './engine.js';
-import { dockerErrors, engineError, imageError, imageErrors } from './errors.js';
+import { dockerErrors, engineError, imageError, imageErrors, isRedirect } from './errors.js';
 
-const imageName = z.strictObject({ image: z.string().min(1) });
+const imageName = z.strictObject({ image: imageReference });
 
 /** `docker/image/list`, `inspect` and `pull` (spec §12). */
 export function imageOperations(engine: DockerEngine): Operation[] {
@@ -35,8 +36,8 @@ export function imageOperations(engine: DockerEngine): Operation[] {
       errors: imageErrors,
       access: { requiredScopes: ['image:inspect'], resourceType: 'image', resourceAction: 'inspect', resourceIdPath: 'image' },
       handler: async ({ image }) =>
-        (await docker
-          .getImage(image)
+        (await engine
+          .image(image)
           .inspect()
           .catch((error: unknown) => {
             throw imageError(error, image);
@@ -56,7 +57,7 @@ export function imageOperations(engine: DockerEngine): Operation[] {
       handler: async function* ({ image }, ctx) {
         const pullFailed = (message: string): RpcError => new RpcError('IMAGE_PULL_FAILED', `pull of ${image} failed: ${message}`, { details: { image } });
         const stream = (await docker.pull(image).catch((error: { statusCode?: number; json?: { message?: string }; message?: string }) => {
-          if (error.statusCode === undefined) throw engineError(error);
+          if (error.statusCode === undefined || isRedirect(error.statusCode)) throw engineError(error);
           throw pullFailed(error.json?.message ?? error.message ?? 'unknown');
         })) as Readable;
         const stop = (): void => void stream.destroy();

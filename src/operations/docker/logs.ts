@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import { z } from 'zod';
+import { containerReference } from '../../contracts/index.js';
 import { defineOperation, type Operation } from '../../dispatcher/index.js';
 import { DockerDemuxer } from './demux.js';
 import type { DockerEngine } from './engine.js';
@@ -17,12 +18,12 @@ export function logsOperation(engine: DockerEngine, labelPrefix: string): Operat
     description:
       'A container log, one frame per line (a line over 256 Ki characters is split; its later pieces have an empty timestamp); ' +
       'follow streams new lines until the container stops or the call is aborted.',
-    input: z.strictObject({ containerId: z.string().min(1), follow: z.boolean().default(false), tail: z.number().int().min(0).optional() }),
+    input: z.strictObject({ containerId: containerReference, follow: z.boolean().default(false), tail: z.number().int().min(0).optional() }),
     output: z.object({ stream: z.enum(['stdout', 'stderr']), timestamp: z.string(), text: z.string() }),
     errors: dockerErrors,
     access: { requiredScopes: ['container:logs'], resourceType: 'container', resourceAction: 'logs', resourceIdPath: 'containerId' },
     handler: async function* ({ containerId, follow, tail }, ctx) {
-      const container = engine.docker.getContainer(containerId);
+      const container = engine.container(containerId);
       const info = await inspectOwned(engine, containerId, ctx.identity, labelPrefix);
       const options = { stdout: true, stderr: true, timestamps: true, ...(tail === undefined ? {} : { tail }) };
       const stream = (await (follow ? container.logs({ ...options, follow: true }) : container.logs({ ...options, follow: false }).then((buffer) => Readable.from([buffer]))).catch(

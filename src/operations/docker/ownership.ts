@@ -26,8 +26,8 @@ function assertOwner(labels: Record<string, string> | null | undefined, identity
  * CONTAINER_NOT_FOUND, someone else's is FORBIDDEN.
  */
 export async function inspectOwned(engine: DockerEngine, containerId: string, identity: Identity | null, prefix: string): Promise<Docker.ContainerInspectInfo> {
-  const info = await engine.docker
-    .getContainer(containerId)
+  const info = await engine
+    .container(containerId)
     .inspect()
     .catch((error: unknown) => {
       throw containerError(error, containerId);
