@@ -37,8 +37,8 @@ describe('nesting depth: one deep request never kills the server', () => {
     await run.exited;
   });
 
-  const post = async (path: string, body: Uint8Array | string, headers: Record<string, string>): Promise<{ status: number; envelope: { outcome: string; output?: unknown; diagnostics: { code: string; message: string }[] } }> => {
-    const res = await fetch(`${http}${path}`, { method: 'POST', body: typeof body === 'string' ? body : Buffer.from(body), headers });
+  const post = async (path: string, body: Uint8Array | string | null, headers: Record<string, string>): Promise<{ status: number; envelope: { outcome: string; output?: unknown; diagnostics: { code: string; message: string }[] } }> => {
+    const res = await fetch(`${http}${path}`, { method: 'POST', body: body instanceof Uint8Array ? Buffer.from(body) : body, headers });
     return { status: res.status, envelope: (await res.json()) as never };
   };
   /** The server process is alive and still answers an ordinary call over HTTP. */
@@ -49,7 +49,7 @@ describe('nesting depth: one deep request never kills the server', () => {
   };
 
   it('services/info announces maxNestingDepth with the other limits', async () => {
-    const answer = await post('/call/services/info', '', {});
+    const answer = await post('/call/services/info', null, {});
     expect(answer).toMatchObject({ status: 200, envelope: { output: { limits: { maxNestingDepth: limits.maxNestingDepth, maxFrameBytes: limits.maxFrameBytes } } } });
   });
 
