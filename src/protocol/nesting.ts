@@ -44,90 +44,70 @@ const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
 
 /**
- * msgpackr's extension types whose decoding reads the value after them (Error, Set,
- * RegExp): that value nests one level deeper, as an array's element would.
- */
-const EXTENSIONS_WITH_A_VALUE = new Set([0x65, 0x73, 0x78]);
-/**
- * msgpackr's record definitions and string bundles: they change how later bytes
- * decode, so no scan can follow them. COD-1 rules both out of the protocol.
- */
-const STATEFUL_EXTENSIONS = new Set([0x62, 0x72]);
-
-/**
  * Throws ProtocolError('FRAME_TOO_DEEP') when msgpack bytes nest maps and arrays more
  * than `maxNestingDepth` deep, and ProtocolError('UNDECODABLE') for an extension that
  * COD-1 rules out. A frame that ends early is left to the decoder to refuse.
  */
 export function checkMsgpackNesting(bytes: Uint8Array, maxNestingDepth: number): void {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const end = bytes.length;
   // Values still to come in each open map or array, innermost last; a map of n pairs holds 2n.
   const open: number[] = [];
   let at = 0;
-  const u8 = (): number => bytes[at++]!;
-  const u16 = (): number => ((at += 2), view.getUint16(at - 2));
-  const u32 = (): number => ((at += 4), view.getUint32(at - 4));
   while (at < end) {
     const byte = bytes[at++]!;
-    // Whether this value is a level of its own, how many values it holds, and how many bytes of data follow its header.
-    let level = false;
-    let holds = 0;
-    let skip = 0;
-    if (byte >= 0x80 && byte <= 0x8f) [level, holds] = [true, (byte & 0x0f) * 2]; // fixmap
-    else if (byte >= 0x90 && byte <= 0x9f) [level, holds] = [true, byte & 0x0f]; // fixarray
-    else if (byte >= 0xa0 && byte <= 0xbf) skip = byte & 0x1f; // fixstr
-    else if (byte >= 0xc0 && byte <= 0xdf) {
-      if (at + headerBytes(byte) > end) return;
-      let extension: number | undefined;
+    // A level holds this many values (a map of n pairs 2n); -1: the value is no level.
+    let holds = -1;
+    if (byte < 0x80 || byte >= 0xe0) {
+      // fixint
+    } else if (byte < 0x90) holds = (byte & 0x0f) * 2;
+    else if (byte < 0xa0) holds = byte & 0x0f;
+    else if (byte < 0xc0) at += byte & 0x1f;
+    else {
+      if (at + HEADER_BYTES[byte - 0xc0]! > end) return;
+      let extension = -1;
       switch (byte) {
-        case 0xc4: case 0xd9: skip = u8(); break; // bin 8, str 8
-        case 0xc5: case 0xda: skip = u16(); break; // bin 16, str 16
-        case 0xc6: case 0xdb: skip = u32(); break; // bin 32, str 32
-        case 0xc7: skip = u8(); extension = u8(); break; // ext 8
-        case 0xc8: skip = u16(); extension = u8(); break; // ext 16
-        case 0xc9: skip = u32(); extension = u8(); break; // ext 32
-        case 0xd4: case 0xd5: case 0xd6: case 0xd7: case 0xd8: skip = 1 << (byte - 0xd4); extension = u8(); break; // fixext 1 to 16
-        case 0xdc: [level, holds] = [true, u16()]; break; // array 16
-        case 0xdd: [level, holds] = [true, u32()]; break; // array 32
-        case 0xde: [level, holds] = [true, u16() * 2]; break; // map 16
-        case 0xdf: [level, holds] = [true, u32() * 2]; break; // map 32
-        case 0xcc: case 0xd0: skip = 1; break;
-        case 0xcd: case 0xd1: skip = 2; break;
-        case 0xca: case 0xce: case 0xd2: skip = 4; break;
-        case 0xcb: case 0xcf: case 0xd3: skip = 8; break;
+        case 0xc4: case 0xd9: at += 1 + bytes[at]!; break; // bin 8, str 8
+        case 0xc5: case 0xda: at += 2 + u16(bytes, at); break; // bin 16, str 16
+        case 0xc6: case 0xdb: at += 4 + u32(bytes, at); break; // bin 32, str 32
+        case 0xc7: extension = bytes[at + 1]!; at += 2 + bytes[at]!; break; // ext 8
+        case 0xc8: extension = bytes[at + 2]!; at += 3 + u16(bytes, at); break; // ext 16
+        case 0xc9: extension = bytes[at + 4]!; at += 5 + u32(bytes, at); break; // ext 32
+        case 0xd4: case 0xd5: case 0xd6: case 0xd7: case 0xd8: extension = bytes[at]!; at += 1 + (1 << (byte - 0xd4)); break; // fixext 1 to 16
+        case 0xdc: holds = u16(bytes, at); at += 2; break; // array 16
+        case 0xdd: holds = u32(bytes, at); at += 4; break; // array 32
+        case 0xde: holds = u16(bytes, at) * 2; at += 2; break; // map 16
+        case 0xdf: holds = u32(bytes, at) * 2; at += 4; break; // map 32
+        case 0xcc: case 0xd0: at += 1; break;
+        case 0xcd: case 0xd1: at += 2; break;
+        case 0xca: case 0xce: case 0xd2: at += 4; break;
+        case 0xcb: case 0xcf: case 0xd3: at += 8; break;
         default: break; // nil, false, true; 0xc1 is left to the decoder to refuse
       }
-      if (extension !== undefined && STATEFUL_EXTENSIONS.has(extension)) {
+      if (extension === RECORD || extension === BUNDLE) {
         throw new ProtocolError('UNDECODABLE', `msgpack extension type ${extension} is not allowed: every frame decodes on its own (COD-1)`);
       }
-      if (extension !== undefined && EXTENSIONS_WITH_A_VALUE.has(extension)) [level, holds] = [true, 1];
+      if (extension === ERROR || extension === SET || extension === REGEXP) holds = 1;
     }
-    at += skip;
-    if (level && open.length >= maxNestingDepth) throw tooDeep(maxNestingDepth);
+    if (holds >= 0 && open.length >= maxNestingDepth) throw tooDeep(maxNestingDepth);
     if (holds > 0) {
       open.push(holds);
       continue;
     }
     // A whole value: it counts against its container, which may end with it, and so on outwards.
-    while (open.length > 0) {
-      const top = open.length - 1;
-      if (--open[top]! > 0) break;
-      open.pop();
-    }
+    while (open.length > 0 && --open[open.length - 1]! === 0) open.pop();
   }
 }
 
-/** Bytes after the first that say how long a value is, or which extension it is. */
-function headerBytes(byte: number): number {
-  switch (byte) {
-    case 0xc4: case 0xd9: return 1;
-    case 0xc5: case 0xda: case 0xdc: case 0xde: return 2;
-    case 0xc6: case 0xdb: case 0xdd: case 0xdf: return 4;
-    case 0xc7: return 2;
-    case 0xc8: return 3;
-    case 0xc9: return 5;
-    case 0xd4: case 0xd5: case 0xd6: case 0xd7: case 0xd8: return 1;
-    default: return 0;
-  }
-}
+/** msgpackr's extensions whose decoding reads the value after them: that value nests one level deeper, as an array's element would. */
+const ERROR = 0x65;
+const SET = 0x73;
+const REGEXP = 0x78;
+/** msgpackr's record definitions and string bundles change how later bytes decode, so no scan can follow them; COD-1 rules both out. */
+const RECORD = 0x72;
+const BUNDLE = 0x62;
+
+/** For the bytes 0xc0 to 0xdf: how many bytes after the first say how long the value is, or which extension it is. */
+const HEADER_BYTES = [0, 0, 0, 0, 1, 2, 4, 2, 3, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 2, 4, 2, 4, 2, 4];
+
+const u16 = (bytes: Uint8Array, at: number): number => (bytes[at]! << 8) | bytes[at + 1]!;
+const u32 = (bytes: Uint8Array, at: number): number => bytes[at]! * 0x1000000 + ((bytes[at + 1]! << 16) | (bytes[at + 2]! << 8) | bytes[at + 3]!);
