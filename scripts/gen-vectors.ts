@@ -5,10 +5,19 @@
  * change that alters bytes shows up as a failing test, not a silent rewrite.
  */
 import { writeFileSync } from 'node:fs';
-import { codecs, encodeFrame, protocolCodes, type CodecName } from '../src/protocol/index.js';
+import { codecs, encodeFrame, limits, protocolCodes, type CodecName } from '../src/protocol/index.js';
 
 interface ValidSpec { name: string; frame: unknown }
 interface InvalidSpec { name: string; value?: unknown; raw?: Uint8Array; prefix?: number; error: { kind: string; field?: string; answer: string } }
+
+/** `levels` maps or arrays, each the only value of the one around it (LIM-2). */
+const nested = (levels: number, kind: 'array' | 'map'): unknown => {
+  let value: unknown = kind === 'array' ? [] : {};
+  for (let level = 1; level < levels; level++) value = kind === 'array' ? [value] : { a: value };
+  return value;
+};
+/** A request whose input nests `levels` deep: the frame is two levels deeper (envelope, payload). */
+const requestNested = (id: string, levels: number, kind: 'array' | 'map'): unknown => ({ type: 'call.requested', id, payload: { operationId: 'echo/say', input: nested(levels, kind) } });
 
 const valid: ValidSpec[] = [
   { name: 'requested with input', frame: { type: 'call.requested', id: 'c-1', payload: { operationId: 'echo/say', input: { text: 'hi' } } } },
@@ -32,6 +41,7 @@ const valid: ValidSpec[] = [
     name: `error ${code}`,
     frame: { type: 'call.error', id: `e-${code.toLowerCase()}`, payload: { code, message: info.meaning, retryable: info.retryable } },
   })),
+  { name: `requested nested maxNestingDepth (${limits.maxNestingDepth}) deep`, frame: requestNested('c-8', limits.maxNestingDepth - 2, 'array') },
   { name: 'error with details', frame: { type: 'call.error', id: 'e-d', payload: { code: 'CONTAINER_NOT_FOUND', message: 'no such container: x', retryable: false, details: { containerId: 'x' } } } },
 ];
 
@@ -50,6 +60,8 @@ const invalid: InvalidSpec[] = [
   { name: 'payload not a map', value: { type: 'call.aborted', id: 'x7', payload: [] }, error: { kind: 'INVALID_ENVELOPE', field: 'payload', answer: 'INVALID_FRAME' } },
   { name: 'input without item', value: { type: 'call.input', id: 'x8', payload: {} }, error: { kind: 'INVALID_ENVELOPE', field: 'payload.item', answer: 'INVALID_FRAME' } },
   { name: 'negative credit', value: { type: 'call.credit', id: 'x9', payload: { bytes: -1 } }, error: { kind: 'INVALID_ENVELOPE', field: 'payload.bytes', answer: 'INVALID_FRAME' } },
+  { name: 'arrays nested one level over maxNestingDepth', value: requestNested('x10', limits.maxNestingDepth - 1, 'array'), error: { kind: 'FRAME_TOO_DEEP', answer: 'close' } },
+  { name: 'maps nested one level over maxNestingDepth', value: requestNested('x11', limits.maxNestingDepth - 1, 'map'), error: { kind: 'FRAME_TOO_DEEP', answer: 'close' } },
 ];
 
 const rawInvalid: Record<CodecName, InvalidSpec[]> = {

@@ -337,7 +337,10 @@ class ScenarioRun {
     }
   }
 
-  /** `$id:name` → a unique call id; `$container`; `$origin`; `$limit:name`; `$i` in repeats; `{"$base64"}` → bytes; `{"$text": {"length": n}}`. */
+  /**
+   * `$id:name` → a unique call id; `$container`; `$origin`; `$limit:name`; `$i` in repeats; `{"$base64"}` → bytes;
+   * `{"$text": {"length": n}}`; `{"$nested": {"levels": n}}` → n arrays, each the only element of the one around it.
+   */
   private substitute(value: unknown, index: number | undefined): unknown {
     if (typeof value === 'string') {
       let s = index === undefined ? value : value.replaceAll('$i', String(index));
@@ -358,6 +361,12 @@ class ScenarioRun {
       if (keys.length === 1 && obj['$text'] !== undefined) {
         const spec = this.substitute(obj['$text'], index) as { length: number; plus?: number };
         return 'x'.repeat(spec.length + (spec.plus ?? 0));
+      }
+      if (keys.length === 1 && obj['$nested'] !== undefined) {
+        const spec = this.substitute(obj['$nested'], index) as { levels: number; plus?: number };
+        let nested: unknown[] = [];
+        for (let level = 1; level < spec.levels + (spec.plus ?? 0); level++) nested = [nested];
+        return nested;
       }
       const out: Record<string, unknown> = {};
       for (const [k, v] of Object.entries(obj)) {

@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { limits } from '../protocol/index.js';
 
 /** One step of a scenario (spec/conformance/README.md lists them with examples). */
 const step = z.union([
@@ -109,6 +110,8 @@ export const featuresSchema = z.strictObject({
     maxInputBytes: z.number().int(),
     maxCallsInFlight: z.number().int(),
     maxFrameBytes: z.number().int(),
+    /** Maps and arrays a frame may nest (LIM-2); the protocol's default when a server does not say. */
+    maxNestingDepth: z.number().int().default(limits.maxNestingDepth),
     /** 0: the server sends no keepalive, or its interval is unknown. */
     keepaliveMs: z.number().int().default(0),
   }),

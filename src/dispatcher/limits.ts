@@ -5,6 +5,8 @@ export interface SessionLimits {
   /** Largest frame either side sends; an output that encodes larger ends its call (LIM-1). */
   readonly maxFrameBytes: number;
   readonly maxInputBytes: number;
+  /** Maps and arrays a frame may nest; a deeper one is refused undecoded (LIM-2). */
+  readonly maxNestingDepth: number;
   readonly maxCallsInFlight: number;
   readonly maxBufferedBytesPerCall: number;
   /** Bytes waiting for one connection's socket; above it the transport stops reading the peer (BP-3). */
@@ -17,6 +19,7 @@ export function resolveLimits(given: Partial<SessionLimits> = {}): SessionLimits
   return {
     maxFrameBytes: given.maxFrameBytes ?? defaults.maxFrameBytes,
     maxInputBytes: given.maxInputBytes ?? defaults.maxInputBytes,
+    maxNestingDepth: given.maxNestingDepth ?? defaults.maxNestingDepth,
     maxCallsInFlight: given.maxCallsInFlight ?? defaults.maxCallsInFlight,
     maxBufferedBytesPerCall: given.maxBufferedBytesPerCall ?? defaults.maxBufferedBytesPerCall,
     maxOutboundBytesPerConnection: given.maxOutboundBytesPerConnection ?? defaults.maxOutboundBytesPerConnection,

@@ -20,6 +20,12 @@ export class Registry {
     return this.operations.get(operationId.startsWith('/') ? operationId.slice(1) : operationId);
   }
 
+  /** spec/PROTOCOL.md §4.1 (REQ-2): what the wire may call; an internal operation is as missing as one never registered. */
+  visible(operationId: string): Operation | undefined {
+    const op = this.lookup(operationId);
+    return op?.visibility === 'internal' ? undefined : op;
+  }
+
   list(): Operation[] {
     return [...this.operations.values()];
   }

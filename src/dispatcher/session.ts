@@ -134,7 +134,7 @@ export class Session implements CallHost {
         if (first) {
           // WT-1 before everything: a stream is opened by its call's request, and by nothing else.
           first = false;
-          const request = decodeEnvelope(this.options.transport.codec, bytes);
+          const request = decodeEnvelope(this.options.transport.codec, bytes, this.limits.maxNestingDepth);
           if (request.kind === 'invalid' && request.type === 'call.requested' && request.error.callId !== undefined) {
             // A request with a readable id but a bad field: answered on its stream (ENV-6, ID-4), which then ends.
             this.counters.invalidFrames++;
@@ -207,7 +207,7 @@ export class Session implements CallHost {
 
   /** Decodes one frame; unknown types and wrong-direction events are counted and dropped here. */
   private decode(bytes: Uint8Array): Exclude<ParseResult, { kind: 'unknown-type' }> | undefined {
-    const parsed = decodeEnvelope(this.options.transport.codec, bytes);
+    const parsed = decodeEnvelope(this.options.transport.codec, bytes, this.limits.maxNestingDepth);
     if (parsed.kind === 'unknown-type') {
       this.counters.unknownTypeFrames++;
       this.logger.debug('ignored frame of unknown type', { type: parsed.type });
@@ -290,8 +290,8 @@ export class Session implements CallHost {
     if (frameBytes > this.limits.maxInputBytes) {
       return this.sendError(id, RpcError.of('PAYLOAD_TOO_LARGE', `request of ${frameBytes} bytes exceeds maxInputBytes ${this.limits.maxInputBytes}`), outlet);
     }
-    const op = this.options.registry.lookup(payload.operationId);
-    if (!op || op.visibility === 'internal') {
+    const op = this.options.registry.visible(payload.operationId);
+    if (!op) {
       return this.sendError(id, RpcError.of('NOT_FOUND', `unknown operation: ${truncate(payload.operationId, 200)}`), outlet);
     }
     let identity = this.options.identity ?? null;

@@ -4,6 +4,7 @@ import { defineOperation, type Operation, type Session } from '../dispatcher/ind
 const limitsSchema = z.object({
   maxFrameBytes: z.number().int(),
   maxInputBytes: z.number().int(),
+  maxNestingDepth: z.number().int(),
   maxCallIdBytes: z.number().int(),
   maxCallsInFlight: z.number().int(),
   maxBufferedBytesPerCall: z.number().int(),

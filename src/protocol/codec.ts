@@ -1,6 +1,8 @@
 import { Packr, RESERVE_START_SPACE } from 'msgpackr';
 import { fromBase64, toBase64 } from './base64.js';
 import { concatBytes } from './bytes.js';
+import { limits } from './limits.js';
+import { checkJsonNesting, checkMsgpackNesting } from './nesting.js';
 import { ProtocolError } from './protocol-error.js';
 
 /**
@@ -10,8 +12,12 @@ import { ProtocolError } from './protocol-error.js';
 export interface Codec {
   readonly name: CodecName;
   encode(value: unknown): Uint8Array;
-  /** Throws ProtocolError('UNDECODABLE') when the bytes are not exactly one value. */
-  decode(bytes: Uint8Array): unknown;
+  /**
+   * Throws ProtocolError('UNDECODABLE') when the bytes are not exactly one value, and
+   * ProtocolError('FRAME_TOO_DEEP') when they nest more than `maxNestingDepth` maps and
+   * arrays (default: the protocol's), found before any of them is decoded (LIM-2).
+   */
+  decode(bytes: Uint8Array, maxNestingDepth?: number): unknown;
   /**
    * Where encodings concatenate (msgpack): an encoder of `template`, whose last value
    * is `null`, with that value replaced by each one given; the bytes before it are
@@ -56,8 +62,9 @@ export const msgpackCodec: Codec = {
       return bytes;
     };
   },
-  decode(bytes) {
+  decode(bytes, maxNestingDepth = limits.maxNestingDepth) {
     if (bytes.byteLength === 0) throw new ProtocolError('UNDECODABLE', 'empty frame');
+    checkMsgpackNesting(bytes, maxNestingDepth);
     let values: unknown[];
     try {
       values = packr.unpackMultiple(bytes as Parameters<typeof packr.unpackMultiple>[0]) ?? [];
@@ -90,7 +97,8 @@ export const jsonCodec: Codec = {
       }),
     );
   },
-  decode(bytes) {
+  decode(bytes, maxNestingDepth = limits.maxNestingDepth) {
+    checkJsonNesting(bytes, maxNestingDepth);
     let text: string;
     try {
       text = decoder.decode(bytes);

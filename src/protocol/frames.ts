@@ -15,11 +15,11 @@ export const envelopes = {
   credit: (id: string, bytes: number): Envelope => ({ type: 'call.credit', id, payload: { bytes } }),
 };
 
-/** Decodes and validates one frame body; never throws. */
-export function decodeEnvelope(codec: Codec, bytes: Uint8Array): ParseResult {
+/** Decodes and validates one frame body; never throws. `maxNestingDepth` defaults to the protocol's (LIM-2). */
+export function decodeEnvelope(codec: Codec, bytes: Uint8Array, maxNestingDepth?: number): ParseResult {
   let value: unknown;
   try {
-    value = codec.decode(bytes);
+    value = codec.decode(bytes, maxNestingDepth);
   } catch (error) {
     if (error instanceof ProtocolError) return { kind: 'invalid', error };
     return { kind: 'invalid', error: new ProtocolError('UNDECODABLE', String(error)) };

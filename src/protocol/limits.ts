@@ -7,6 +7,11 @@ export const limits = {
   maxFrameBytes: 16 * 1024 * 1024,
   /** Largest encoded `call.requested` frame; larger ones get PAYLOAD_TOO_LARGE (§9). */
   maxInputBytes: 4 * 1024 * 1024,
+  /**
+   * Maps and arrays one frame may nest, the envelope itself the first; a deeper frame is
+   * refused before it is decoded, as undecodable (§9, LIM-2).
+   */
+  maxNestingDepth: 64,
   /** Longest call id, in UTF-8 bytes (§3). */
   maxCallIdBytes: 128,
   /** Calls one connection may have live at once; more get LIMIT_EXCEEDED (§9). */

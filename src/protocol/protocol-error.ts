@@ -6,6 +6,7 @@
 export type ProtocolErrorKind =
   | 'FRAME_EMPTY'
   | 'FRAME_TOO_LARGE'
+  | 'FRAME_TOO_DEEP'
   | 'FRAME_TRUNCATED'
   | 'UNDECODABLE'
   | 'INVALID_ENVELOPE';

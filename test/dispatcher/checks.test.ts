@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { defineOperation, Registry, type Identity } from '../../src/dispatcher/index.js';
 import { closeCodes, codecs, type Envelope } from '../../src/protocol/index.js';
 import { MemoryConnection } from '../../src/testing/index.js';
+import { nested } from '../support/nesting.js';
 import { sampleRegistry } from '../support/sample-ops.js';
 import { sleep, until } from '../support/wait.js';
 
@@ -154,6 +155,17 @@ describe('limits (spec §9)', () => {
     conn.client.request('small', 'test/echo', { text: 'x' });
     expect((await conn.client.nextFor('small')).type).toBe('call.responded');
     expect(probe.started).toBe(1);
+  });
+
+  it("a session applies its server's maxNestingDepth: with 8, a frame 8 deep is answered and one 9 deep closes with 4400", async () => {
+    for (const codec of [codecs.msgpack, codecs.json]) {
+      const conn = new MemoryConnection({ registry: sampleRegistry().registry, codec, limits: { maxNestingDepth: 8 } });
+      // The envelope and payload are two levels; the input the rest.
+      conn.client.request('at', 'test/input-of', nested(6));
+      expect(await conn.client.nextFor('at')).toMatchObject({ type: 'call.responded', payload: { output: { inputWas: 'object' } } });
+      conn.client.request('over', 'test/input-of', nested(7));
+      expect((await conn.client.waitForClose()).code).toBe(closeCodes.UNDECODABLE_FRAME);
+    }
   });
 });
 

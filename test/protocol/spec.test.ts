@@ -26,7 +26,7 @@ describe('spec/PROTOCOL.md and the code agree', () => {
 
   it('the limits in §9 are the defaults in src/protocol/limits.ts', () => {
     const table = section('9. Limits');
-    for (const name of ['maxFrameBytes', 'maxInputBytes', 'maxCallIdBytes', 'maxCallsInFlight', 'maxBufferedBytesPerCall', 'maxDeadlineMs'] as const) {
+    for (const name of ['maxFrameBytes', 'maxInputBytes', 'maxCallIdBytes', 'maxNestingDepth', 'maxCallsInFlight', 'maxBufferedBytesPerCall', 'maxDeadlineMs'] as const) {
       const row = new RegExp(`^\\| \`${name}\` \\| ([\\d,]+)`, 'm').exec(table);
       expect(row, name).not.toBeNull();
       expect(Number(row![1]!.replaceAll(',', '')), name).toBe(limits[name]);

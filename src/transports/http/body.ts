@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { codecs } from '../../protocol/index.js';
+import { codecs, ProtocolError } from '../../protocol/index.js';
 
 /** Why a request body was refused before any call: the HTTP status says which rule (spec §5.6). */
 export class BodyRefusal extends Error {
@@ -14,14 +14,24 @@ export class BodyRefusal extends Error {
 const JSON_TYPES = new Set(['application/json']);
 const MSGPACK_TYPES = new Set(['application/msgpack', 'application/x-msgpack', 'application/vnd.msgpack']);
 
+/** What one request body may cost (spec §5.6, §9). */
+export interface BodyBounds {
+  readonly maxBytes: number;
+  /** Maps and arrays the input may nest: a frame's `maxNestingDepth` less the envelope around an input (LIM-2). */
+  readonly maxNestingDepth: number;
+  readonly deadlineMs: number;
+}
+
 /**
  * Reads and decodes a call's input from a request body, as JSON or msgpack by
  * Content-Type: at most `maxBytes` (a larger Content-Length is refused before
  * reading), within `deadlineMs` (a client that trickles or stalls costs a bounded
- * time). No body and no Content-Type is `null` input. Rejects with a BodyRefusal;
- * a client that goes away rejects with a plain Error.
+ * time), nested at most `maxNestingDepth` deep (found before it is decoded). No body
+ * and no Content-Type is `null` input. Rejects with a BodyRefusal; a client that
+ * goes away rejects with a plain Error.
  */
-export async function readInput(req: IncomingMessage, maxBytes: number, deadlineMs: number, beforeBody: () => void = () => undefined): Promise<unknown> {
+export async function readInput(req: IncomingMessage, bounds: BodyBounds, beforeBody: () => void = () => undefined): Promise<unknown> {
+  const { maxBytes, deadlineMs } = bounds;
   // What the headers already say is refused before a byte of the body is read.
   const mediaType = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   const codec = JSON_TYPES.has(mediaType) ? codecs.json : MSGPACK_TYPES.has(mediaType) ? codecs.msgpack : undefined;
@@ -40,8 +50,11 @@ export async function readInput(req: IncomingMessage, maxBytes: number, deadline
     throw new BodyRefusal(415, 'a body needs a Content-Type: application/json or application/msgpack');
   }
   try {
-    return codec.decode(new Uint8Array(body.buffer, body.byteOffset, body.byteLength));
+    return codec.decode(new Uint8Array(body.buffer, body.byteOffset, body.byteLength), bounds.maxNestingDepth);
   } catch (error) {
+    if (error instanceof ProtocolError && error.kind === 'FRAME_TOO_DEEP') {
+      throw new BodyRefusal(400, `the body nests more than ${bounds.maxNestingDepth} maps and arrays, the most an input may (maxNestingDepth, spec §9)`);
+    }
     throw new BodyRefusal(400, `the body is not valid ${codec.name}: ${error instanceof Error ? error.message : String(error)}`);
   }
 }

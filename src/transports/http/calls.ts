@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Dispatcher, Identity, SessionTransport } from '../../dispatcher/index.js';
-import { codecs, decodeEnvelope, envelopes, RpcError, type RequestedPayload } from '../../protocol/index.js';
+import { checkAccess, type Dispatcher, type Identity, type SessionTransport } from '../../dispatcher/index.js';
+import { codecs, decodeEnvelope, ENVELOPE_LEVELS, envelopes, RpcError, type RequestedPayload } from '../../protocol/index.js';
 import { CallerInputError, classify, envelope, errorFields, execEnded, type Classified, type TerminalEnvelope } from '../../terminal/index.js';
 import { bearerToken } from '../auth.js';
 import { checkBrowserRequest, SAME_ORIGIN_ONLY, type OriginPolicy } from '../origin.js';
@@ -66,12 +66,20 @@ export function createHttpCalls(options: HttpCallsOptions): (req: IncomingMessag
     const deadline = parseDeadline(req.headers[DEADLINE_HEADER.toLowerCase()]);
     if (deadline instanceof CallerInputError) return refuse(400, { outcome: 'invalid_input', boundary: 'input' }, 'INVALID_INPUT', deadline.message, cors);
 
+    const call = { operationId, deadline, identity, cors };
+    // HTTP-5: a call that the path and the identity refuse (REQ-2, REQ-4 come before its input is
+    // looked at) is answered with its body unread, as if its input were null: a caller without a
+    // token never has a byte of its body parsed.
+    const op = dispatcher.registry.visible(operationId);
+    if (!op || checkAccess(op.access, identity)) return startCall(dispatcher, req, res, { ...call, input: null, bodyUnread: true }, refuse);
+
     // A client that asks first (curl does for large bodies) hears 100 Continue only once the headers pass.
     const sendContinue = (): void => {
       if (/100-continue/i.test(req.headers.expect ?? '')) res.writeContinue();
     };
-    void readInput(req, dispatcher.limits.maxInputBytes, bodyDeadlineMs, sendContinue).then(
-      (input) => runCall(dispatcher, req, res, { operationId, input, deadline, identity, cors }),
+    const bounds = { maxBytes: dispatcher.limits.maxInputBytes, maxNestingDepth: dispatcher.limits.maxNestingDepth - ENVELOPE_LEVELS, deadlineMs: bodyDeadlineMs };
+    void readInput(req, bounds, sendContinue).then(
+      (input) => startCall(dispatcher, req, res, { ...call, input, bodyUnread: false }, refuse),
       (error: unknown) => {
         if (!(error instanceof BodyRefusal)) return; // the client went away: nobody to answer
         const classified: Classified = error.status === 408 ? { outcome: 'timeout', boundary: 'input' } : { outcome: 'invalid_input', boundary: 'input' };
@@ -89,6 +97,23 @@ interface CallRequest {
   readonly deadline: number | undefined;
   readonly identity: Identity | null;
   readonly cors: Record<string, string>;
+  /** The body was never read: the connection cannot carry another request. */
+  readonly bodyUnread: boolean;
+}
+
+type Refuse = (status: number, classified: Classified, code: string, message: string, headers?: Record<string, string>) => true;
+
+/** Runs a call; whatever its start throws (the server began shutting down meanwhile) ends this request, never the server. */
+function startCall(dispatcher: Dispatcher, req: IncomingMessage, res: ServerResponse, call: CallRequest, refuse: Refuse): true {
+  try {
+    runCall(dispatcher, req, res, call);
+  } catch (thrown) {
+    const error = thrown instanceof RpcError ? thrown : new RpcError('INTERNAL', thrown instanceof Error ? thrown.message : String(thrown));
+    dispatcher.logger?.warn('an HTTP call failed to start', { operation: call.operationId, error: error.message });
+    if (res.headersSent) res.destroy();
+    else refuse(error.code === 'UNAVAILABLE' ? 503 : 500, classify(error), error.code, error.message, call.cors);
+  }
+  return true;
 }
 
 /** Runs one admitted request as a call on a session of its own, and answers it. */
@@ -130,7 +155,10 @@ function runCall(dispatcher: Dispatcher, req: IncomingMessage, res: ServerRespon
       terminal = envelope({ ...base, outcome: 'success', failure_boundary: 'none', ...(streaming ? {} : { output }) });
     }
     if (responder.headersSent) responder.endStream(terminal);
-    else responder.whole(statusOf(error, call.identity), terminal, retryAfter(error));
+    else {
+      const status = statusOf(error, call.identity);
+      responder.whole(status, terminal, { ...retryAfter(error), ...(status === 401 ? { 'www-authenticate': 'Bearer' } : {}), ...(call.bodyUnread ? { connection: 'close' } : {}) });
+    }
     session.close();
   };
 
