@@ -31,10 +31,8 @@ interface Config {
   readonly socket: string;
   readonly secret: string;
   /**
-   * Streams a connection may have open at once: twice the server's maxCallsInFlight
-   * (plus the CONNECT stream), so that calls over the limit reach the server and are
-   * refused there with LIMIT_EXCEEDED (§8) instead of waiting unseen for a QUIC credit,
-   * yet a caller cannot open streams without bound. Deno's default is 100.
+   * Streams a connection may have open at once: the call streams the server allows a
+   * session (§5.4, WT-5) plus the CONNECT stream. Deno's default is 100.
    */
   readonly maxStreams: number;
   /** §5.5: QUIC PINGs this often, and a connection silent for two intervals is closed (0: Deno's defaults). */

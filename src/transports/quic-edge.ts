@@ -5,7 +5,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import type { Dispatcher, Identity, Session, SessionTransport, StreamEntry } from '../dispatcher/index.js';
 import { encodeFrame, FrameDecoder, writeBatcher } from '../protocol/index.js';
-import { spawnEdge } from '../webtransport/index.js';
+import { callStreamsAllowed, spawnEdge } from '../webtransport/index.js';
 import { makeEdgeDir } from './edge-dir.js';
 import { PATHS } from './webtransport.js';
 
@@ -51,7 +51,7 @@ export async function startQuicEdge(options: QuicEdgeOptions): Promise<QuicEdge>
   writeFileSync(join(dir, 'key.pem'), options.keyPem, { mode: 0o600 });
   const bridge = await listenBridge(socketPath, secret, options);
   const configFile = join(dir, 'config.json');
-  writeFileSync(configFile, JSON.stringify({ dir, host: options.host, port: options.port, certFile: join(dir, 'cert.pem'), keyFile: join(dir, 'key.pem'), socket: socketPath, secret, maxStreams: 2 * dispatcher.limits.maxCallsInFlight + 1, keepaliveMs: options.keepaliveMs }), { mode: 0o600 });
+  writeFileSync(configFile, JSON.stringify({ dir, host: options.host, port: options.port, certFile: join(dir, 'cert.pem'), keyFile: join(dir, 'key.pem'), socket: socketPath, secret, maxStreams: callStreamsAllowed(dispatcher.limits.maxCallsInFlight) + 1, keepaliveMs: options.keepaliveMs }), { mode: 0o600 });
 
   let child: ChildProcess | undefined;
   let stopping = false;
