@@ -12,14 +12,17 @@
 //       Node closing the connection closes the session.
 //   {"secret","kind":"stream","session","n"} -> then the stream's bytes, both ways; a half-close is FIN.
 //
-// It exits when its standard input ends: its Node process is gone.
+// It exits when its standard input ends (its Node process is gone), and removes its directory.
 //
-// Started by the client: deno run --unstable-net --allow-net --allow-read=<dir> --allow-write=<dir> quic-client.ts <config.json>
+// Started by the client: deno run --unstable-net --allow-net --allow-read=<dir> --allow-write=<dir> quic-client.ts <dir>/config.json
 
 import { openH3Session, type H3Session } from './h3-session.ts';
+import { endWithParent } from './parent.ts';
 import { line, readLine, writeAll } from './wire.ts';
 
 interface Config {
+  /** The private directory its Node process made for it: removed when that process is gone. */
+  readonly dir: string;
   readonly socket: string;
   readonly secret: string;
 }
@@ -28,12 +31,7 @@ const config = JSON.parse(Deno.readTextFileSync(Deno.args[0]!)) as Config;
 const sessions = new Map<string, { session: H3Session; control: Deno.Conn }>();
 const listener = Deno.listen({ transport: 'unix', path: config.socket });
 console.log(JSON.stringify({ ready: true }));
-void (async () => {
-  for await (const _ of Deno.stdin.readable) {
-    // nothing: the parent never writes; the end of stdin is its exit
-  }
-  Deno.exit(0);
-})();
+endWithParent(config.dir);
 
 for await (const conn of listener) {
   void serve(conn).catch(() => {

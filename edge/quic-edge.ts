@@ -14,11 +14,16 @@
 //                                          the connection closes the session.
 //   {"secret","kind":"stream","session","n"} -> then the stream's bytes, both ways; end of input is FIN.
 //
-// Started by the server: deno run --unstable-net --allow-net --allow-read --allow-write=<socket dir> quic-edge.ts <config.json>
+// It exits when its standard input ends (its server is gone), and removes its directory.
+//
+// Started by the server: deno run --unstable-net --allow-net --allow-read=<dir> --allow-write=<dir> quic-edge.ts <dir>/config.json
 
+import { endWithParent } from './parent.ts';
 import { line, readLine, readUntil, streamHeader, WT_STREAM, writeAll } from './wire.ts';
 
 interface Config {
+  /** The private directory the server made for this edge: removed when the server is gone. */
+  readonly dir: string;
   readonly host: string;
   readonly port: number;
   readonly certFile: string;
@@ -26,10 +31,8 @@ interface Config {
   readonly socket: string;
   readonly secret: string;
   /**
-   * Streams a connection may have open at once: twice the server's maxCallsInFlight
-   * (plus the CONNECT stream), so that calls over the limit reach the server and are
-   * refused there with LIMIT_EXCEEDED (§8) instead of waiting unseen for a QUIC credit,
-   * yet a caller cannot open streams without bound. Deno's default is 100.
+   * Streams a connection may have open at once: the call streams the server allows a
+   * session (§5.4, WT-5) plus the CONNECT stream. Deno's default is 100.
    */
   readonly maxStreams: number;
   /** §5.5: QUIC PINGs this often, and a connection silent for two intervals is closed (0: Deno's defaults). */
@@ -37,6 +40,7 @@ interface Config {
 }
 
 const config = JSON.parse(Deno.readTextFileSync(Deno.args[0]!)) as Config;
+endWithParent(config.dir);
 const cert = Deno.readTextFileSync(config.certFile);
 const key = Deno.readTextFileSync(config.keyFile);
 const endpoint = new Deno.QuicEndpoint({ hostname: config.host, port: config.port });

@@ -177,10 +177,14 @@ class ScenarioRun {
     }
     if ('collect' in step) return this.collect(this.conn(step.on), step.collect, step.timeoutMs ?? 60_000);
     if ('sideCall' in step) {
-      const output = await this.unary(step.sideCall.operationId, step.sideCall.input ?? null);
-      const m = mismatch(step.sideCall.expectOutput, output);
-      if (m) throw new ScenarioFailure(`${step.sideCall.operationId}: ${m}`);
-      return;
+      const { operationId, input, expectOutput, withinMs = 0 } = step.sideCall;
+      const until = Date.now() + withinMs;
+      for (;;) {
+        const m = mismatch(expectOutput, await this.unary(operationId, input ?? null));
+        if (!m) return;
+        if (Date.now() >= until) throw new ScenarioFailure(`${operationId}: ${m}${withinMs > 0 ? ` (still, after ${withinMs} ms)` : ''}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
     }
     if ('connect' in step) {
       this.connections.set(

@@ -28,7 +28,15 @@ const step = z.union([
     on: z.string().optional(),
     timeoutMs: z.number().optional(),
   }),
-  z.strictObject({ sideCall: z.strictObject({ operationId: z.string(), input: z.unknown().optional(), expectOutput: z.unknown() }) }),
+  z.strictObject({
+    sideCall: z.strictObject({
+      operationId: z.string(),
+      input: z.unknown().optional(),
+      expectOutput: z.unknown(),
+      /** Call again until the output matches, for at most this long: waits for the callee to reach a state, on a carrier of any speed. */
+      withinMs: z.number().int().positive().optional(),
+    }),
+  }),
   z.strictObject({
     connect: z.string(),
     token: z.union([z.boolean(), z.literal('scopeless')]).optional(),

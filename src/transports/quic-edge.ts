@@ -1,12 +1,12 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Dispatcher, Identity, Session, SessionTransport, StreamEntry } from '../dispatcher/index.js';
 import { encodeFrame, FrameDecoder, writeBatcher } from '../protocol/index.js';
-import { spawnEdge } from '../webtransport/index.js';
+import { callStreamsAllowed, spawnEdge } from '../webtransport/index.js';
+import { makeEdgeDir } from './edge-dir.js';
 import { PATHS } from './webtransport.js';
 
 export interface QuicEdgeOptions {
@@ -39,25 +39,26 @@ const RESTARTS_PER_MINUTE = 5;
  * there; each session and each stream comes here over a private unix socket and
  * enters the same session entry as an HTTP/2 WebTransport stream (`openStream`),
  * under the same limits and backpressure. A crashed edge is restarted (at most five
- * times a minute) without touching the other listeners.
+ * times a minute) without touching the other listeners. The edge ends with this
+ * process, however it ends, and removes its directory (edge/parent.ts).
  */
 export async function startQuicEdge(options: QuicEdgeOptions): Promise<QuicEdge> {
   const { dispatcher } = options;
-  const dir = mkdtempSync(join(tmpdir(), 'callwire-edge-'));
+  const dir = makeEdgeDir();
   const secret = randomBytes(32).toString('hex');
   const socketPath = join(dir, 'bridge.sock');
   writeFileSync(join(dir, 'cert.pem'), options.certPem, { mode: 0o600 });
   writeFileSync(join(dir, 'key.pem'), options.keyPem, { mode: 0o600 });
   const bridge = await listenBridge(socketPath, secret, options);
   const configFile = join(dir, 'config.json');
-  writeFileSync(configFile, JSON.stringify({ host: options.host, port: options.port, certFile: join(dir, 'cert.pem'), keyFile: join(dir, 'key.pem'), socket: socketPath, secret, maxStreams: 2 * dispatcher.limits.maxCallsInFlight + 1, keepaliveMs: options.keepaliveMs }), { mode: 0o600 });
+  writeFileSync(configFile, JSON.stringify({ dir, host: options.host, port: options.port, certFile: join(dir, 'cert.pem'), keyFile: join(dir, 'key.pem'), socket: socketPath, secret, maxStreams: callStreamsAllowed(dispatcher.limits.maxCallsInFlight) + 1, keepaliveMs: options.keepaliveMs }), { mode: 0o600 });
 
   let child: ChildProcess | undefined;
   let stopping = false;
   const starts: number[] = [];
   const start = async (): Promise<number> => {
     starts.push(Date.now());
-    const edge = await spawnEdge('quic-edge.ts', dir, configFile, false);
+    const edge = await spawnEdge('quic-edge.ts', dir, configFile);
     child = edge.child;
     const said = await edge.ready;
     if (typeof said['port'] !== 'number') throw new Error(`the HTTP/3 edge said it is ready on no port: ${JSON.stringify(said)}`);

@@ -4,7 +4,7 @@ import type { Dispatcher, SessionTransport, StreamEntry, StreamSink } from '../d
 import { checkFrameBody, chunkBatcher, closeCodes, codecs, FrameDecoder, limits, ProtocolError, type Codec } from '../protocol/index.js';
 import { startHttp2Keepalive } from './keepalive.js';
 import { checkBrowserRequest, SAME_ORIGIN_ONLY, type OriginPolicy } from './origin.js';
-import { loadWebTransport, webTransportWindows, type WtServer, type WtSession, type WtSessionAnswer, type WtStream } from '../webtransport/index.js';
+import { callStreamsAllowed, loadWebTransport, webTransportWindows, type WtServer, type WtSession, type WtSessionAnswer, type WtStream } from '../webtransport/index.js';
 
 export interface WebTransportServerOptions {
   /** Sessions, limits, auth: one dispatcher for every transport of a server. */
@@ -70,6 +70,8 @@ export async function listenWebTransport(options: WebTransportServerOptions): Pr
     cert: options.certPem,
     privKey: options.keyPem,
     ...webTransportWindows,
+    // Never fewer than a caller assumes before our settings arrive (the library's callers do).
+    initialBidirectionalStreams: Math.max(webTransportWindows.initialBidirectionalStreams, callStreamsAllowed(dispatcher.limits.maxCallsInFlight)),
   };
   // Every session request passes the origin and host rules before it is accepted (§10.1).
   const answer = async ({ header }: { header: Record<string, string | undefined> }): Promise<WtSessionAnswer> => {

@@ -43,18 +43,20 @@ export interface EdgeProcess {
 /**
  * Starts one of our edge programs under Deno, the one way both the server's edge and a
  * client's are run: reading and writing only `dir` (its config, its unix socket) and its
- * own source, with network access, and standard input piped when `stdin` is true (a
- * client's edge ends when its parent's end of that pipe closes).
+ * own source, with network access, and standard input a pipe that only this process
+ * holds open: the edge ends when it closes, however this process ends (edge/parent.ts).
  */
-export async function spawnEdge(name: EdgeName, dir: string, configFile: string, stdin: boolean): Promise<EdgeProcess> {
+export async function spawnEdge(name: EdgeName, dir: string, configFile: string): Promise<EdgeProcess> {
   const [{ spawn }, { dirname }, { createInterface }] = await Promise.all([import('node:child_process'), import('node:path'), import('node:readline')]);
   const deno = await findDeno();
   if ('reason' in deno) throw new Error(deno.reason);
   const program = await edgeProgram(name);
   const child = spawn(deno.path, ['run', '--quiet', '--no-prompt', '--no-config', '--no-lock', '--unstable-net', '--allow-net', `--allow-read=${dir},${dirname(program)}`, `--allow-write=${dir}`, program, configFile], {
-    stdio: [stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+    stdio: ['pipe', 'pipe', 'pipe'],
     env: { ...process.env, NO_COLOR: '1', DENO_NO_UPDATE_CHECK: '1' },
   });
+  // Never written: an edge that has exited makes no error here.
+  child.stdin!.on('error', () => undefined);
   let errors = '';
   child.stderr!.on('data', (d: Buffer) => (errors = (errors + d.toString()).slice(-2000)));
   const ready = new Promise<Record<string, unknown>>((resolve, reject) => {
@@ -95,8 +97,8 @@ function startClientEdge(): Promise<ClientEdge> {
     const secret = randomBytes(32).toString('hex');
     const socket = join(dir, 'bridge.sock');
     const configFile = join(dir, 'config.json');
-    fs.writeFileSync(configFile, JSON.stringify({ socket, secret }), { mode: 0o600 });
-    const edge = await spawnEdge('quic-client.ts', dir, configFile, true).catch((error: unknown) => {
+    fs.writeFileSync(configFile, JSON.stringify({ dir, socket, secret }), { mode: 0o600 });
+    const edge = await spawnEdge('quic-client.ts', dir, configFile).catch((error: unknown) => {
       throw new Error(`no HTTP/3 client: ${error instanceof Error ? error.message : String(error)}`);
     });
     const { child } = edge;

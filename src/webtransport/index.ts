@@ -4,6 +4,6 @@
  * library, HTTP/3 through Deno), and finding Deno.
  */
 export { loadWebTransport, type WtLibrary, type WtServer, type WtSession, type WtSessionAnswer, type WtStream, type WtCloseInfo } from './types.js';
-export { webTransportWindows } from './windows.js';
+export { callStreamsAllowed, webTransportWindows } from './windows.js';
 export { openWebTransport, type OpenOptions, type OpenedSession, type WtCarrierChoice } from './connect.js';
 export { findDeno, spawnEdge, type EdgeProcess } from './deno.js';

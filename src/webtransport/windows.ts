@@ -11,6 +11,16 @@ import { limits } from '../protocol/index.js';
 export const webTransportWindows = {
   initialSessionFlowControlWindow: 15 * 1024 * 1024,
   initialStreamFlowControlWindow: 1024 * 1024,
-  // One stream per call: as many concurrent streams as calls in flight (§9).
+  // One stream per call: what a caller assumes until the callee's settings arrive (§5.4).
   initialBidirectionalStreams: limits.maxCallsInFlight,
 } as const;
+
+/**
+ * The call streams a callee allows one session at once (spec §5.4, WT-5): twice its
+ * `maxCallsInFlight`, so that a call over the limit reaches it and is refused with
+ * `LIMIT_EXCEEDED` (REQ-1) instead of waiting unseen for a stream credit, yet a caller
+ * cannot open streams without bound.
+ */
+export function callStreamsAllowed(maxCallsInFlight: number): number {
+  return 2 * maxCallsInFlight;
+}

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { build } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
 import { chromium, type Browser } from 'playwright-core';
 
 /** Debian's Chromium, which .ci/run installs. */
@@ -38,4 +38,40 @@ export async function servePage(pageScript: string, clientScript: string): Promi
   const server = createServer(handler);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, handler };
+}
+
+// What the conformance runner takes from Node, as a page has it: the paths a WebTransport
+// run over the browser's own WebTransport never takes (plain HTTP, WebSocket, files) throw.
+const PAGE_STUBS: Record<string, string> = {
+  'node:crypto': 'export const randomUUID = () => crypto.randomUUID();',
+  'node:http': 'export const request = () => { throw new Error("no plain HTTP in a page"); };',
+  'node:https': 'export const request = () => { throw new Error("no plain HTTP in a page"); };',
+  'node:fs': 'export const readFileSync = () => { throw new Error("no files in a page"); }; export const readdirSync = readFileSync;',
+  'node:path': 'export const join = (...parts) => parts.join("/");',
+  ws: 'export default class { constructor() { throw new Error("no ws package in a page: the page has its own WebSocket"); } }',
+};
+const pageStubs: Plugin = {
+  name: 'page-stubs',
+  setup(b) {
+    b.onResolve({ filter: /^(node:(crypto|https?|fs|path)|ws)$/ }, (args) => ({ path: args.path, namespace: 'page-stub' }));
+    b.onLoad({ filter: /.*/, namespace: 'page-stub' }, (args) => ({ contents: PAGE_STUBS[args.path]!, loader: 'js' }));
+  },
+};
+
+/**
+ * The conformance runner (`runScenario`) bundled for a page: there its WebTransport
+ * connections are the browser's own, over HTTP/3. Scenarios that write bytes in hex
+ * need Node's Buffer, which a page lacks (and must not fake: msgpackr would take it for Node's).
+ */
+export async function bundleConformanceRunner(): Promise<string> {
+  const bundle = await build({
+    entryPoints: ['src/conformance/runner.ts'],
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    write: false,
+    external: ['@fails-components/webtransport', 'node:*'],
+    plugins: [pageStubs],
+  });
+  return bundle.outputFiles[0]!.text;
 }

@@ -16,3 +16,14 @@ export function childPids(pid: number): number[] {
 export function commandLine(pid: number): string[] {
   return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
 }
+
+/** Whether it still runs: a zombie (ended, waiting for a parent that may never reap it) does not. */
+export function isRunning(pid: number): boolean {
+  try {
+    // The state follows the command name, which is in parentheses and may hold spaces.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
