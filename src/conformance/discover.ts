@@ -13,7 +13,7 @@ export interface DiscoverOptions {
 }
 
 interface Info {
-  limits: { maxInputBytes: number; maxCallsInFlight: number; maxFrameBytes: number; keepaliveMs: number };
+  limits: { maxInputBytes: number; maxCallsInFlight: number; maxFrameBytes: number; keepaliveMs: number; maxCallsPerIdentity?: number; handshakeTimeoutMs?: number };
   identity: { subject: string; scopes: string[] } | null;
 }
 
@@ -34,12 +34,19 @@ export async function discoverFeatures(options: DiscoverOptions, base: Features)
     // Tokens configured: a caller without one is anonymous. Without tokens, local callers hold `*`.
     auth: identity === null,
     docker: names.has('docker/container/exec') ? base.docker || { image: 'callwire-test:busybox' } : false,
-    limits: { maxInputBytes: limits.maxInputBytes, maxCallsInFlight: limits.maxCallsInFlight, maxFrameBytes: limits.maxFrameBytes, keepaliveMs: limits.keepaliveMs },
+    limits: {
+      maxInputBytes: limits.maxInputBytes,
+      maxCallsInFlight: limits.maxCallsInFlight,
+      maxFrameBytes: limits.maxFrameBytes,
+      keepaliveMs: limits.keepaliveMs,
+      maxCallsPerIdentity: limits.maxCallsPerIdentity ?? 0,
+      handshakeTimeoutMs: limits.handshakeTimeoutMs ?? 0,
+    },
   };
   const notes = [
     `auth: ${features.auth ? 'tokens configured (callers without one are anonymous)' : `no tokens: callers are "${identity?.subject ?? '?'}" with ${identity?.scopes.join(' ') ?? 'no scopes'}`}`,
     `docker: ${features.docker ? 'docker/container/exec offered' : 'no docker/container/exec'}`,
-    `limits: maxCallsInFlight ${limits.maxCallsInFlight}, maxInputBytes ${limits.maxInputBytes}, maxFrameBytes ${limits.maxFrameBytes}, keepalive ${limits.keepaliveMs} ms`,
+    `limits: maxCallsInFlight ${limits.maxCallsInFlight}, maxInputBytes ${limits.maxInputBytes}, maxFrameBytes ${limits.maxFrameBytes}, keepalive ${limits.keepaliveMs} ms, maxCallsPerIdentity ${limits.maxCallsPerIdentity ?? '?'}, handshakeTimeout ${limits.handshakeTimeoutMs ?? '?'} ms`,
   ];
   return { features, notes };
 }

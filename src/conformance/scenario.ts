@@ -72,6 +72,8 @@ const step = z.union([
   z.strictObject({ sendFilled: z.strictObject({ length: z.union([z.number(), z.string()]), plus: z.number().default(0) }), on: z.string().optional() }),
   z.strictObject({ wait: z.union([z.number(), z.string()]) }),
   z.strictObject({ handshake: z.strictObject({ subprotocols: z.array(z.string()), expectProtocol: z.string().optional(), expectStatus: z.number().optional() }) }),
+  /** A raw TCP connection to the run's port that sends `send` (or nothing): the callee must close it within handshakeTimeoutMs, answering nothing (LIM-4). */
+  z.strictObject({ silentSocket: z.strictObject({ send: z.string().optional() }), timeoutMs: z.number().optional() }),
   z.strictObject({ repeat: z.strictObject({ times: z.union([z.number().int(), z.string()]), steps: z.array(z.unknown()) }) }),
 ]);
 
@@ -103,6 +105,10 @@ export const featuresSchema = z.strictObject({
     maxFrameBytes: z.number().int(),
     /** 0: the server sends no keepalive, or its interval is unknown. */
     keepaliveMs: z.number().int().default(0),
+    /** 0: unknown. */
+    maxCallsPerIdentity: z.number().int().default(0),
+    /** 0: the server closes no connection for completing nothing, or its bound is unknown. */
+    handshakeTimeoutMs: z.number().int().default(0),
   }),
 });
 

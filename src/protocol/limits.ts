@@ -24,7 +24,7 @@ export const limits = {
   maxCallsPerIdentity: 16_384,
   /** Live exec sessions (`docker/container/exec`) of one identity; more get LIMIT_EXCEEDED (§9, LIM-2). */
   maxExecSessionsPerIdentity: 256,
-  /** Open connections on all of a server's listeners together; more are closed unread (§9, LIM-3). */
+  /** Open connections on all of a server's listeners together; more are closed unread (§9). */
   maxConnections: 10_000,
   /** How long a new connection may take to complete its first request, upgrade or session request (§9, LIM-4). */
   handshakeTimeoutMs: 10_000,

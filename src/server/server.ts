@@ -38,7 +38,7 @@ export interface ServerOptions {
   readonly keepaliveMs?: number;
   /** Also serve the WebSocket and HTTP calls on this unix socket (mode 0600), for callers on this machine. */
   readonly socketPath?: string;
-  /** Open connections on every listener together; more are closed unread (spec §9, LIM-3). Default 10,000. */
+  /** Open connections on every listener together; more are closed unread (spec §9, maxConnections). Default 10,000. */
   readonly maxConnections?: number;
   /** A connection that completes no request, upgrade or session request this long after it opens is closed (LIM-4); 0: never. Default 10 s. */
   readonly handshakeTimeoutMs?: number;

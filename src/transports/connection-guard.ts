@@ -2,7 +2,7 @@ import type { Server as NetServer, Socket } from 'node:net';
 import type { Logger } from '../dispatcher/index.js';
 
 export interface ConnectionGuardOptions {
-  /** Open connections on every guarded listener together; more are closed unread (spec §9, LIM-3). */
+  /** Open connections on every guarded listener together; more are closed unread (spec §9, maxConnections). */
   readonly maxConnections: number;
   /** How long a connection may take to complete its first request, upgrade or session request (LIM-4); 0: no bound. */
   readonly handshakeTimeoutMs: number;
@@ -20,7 +20,7 @@ export interface ConnectionCounts {
 
 /**
  * Every listener's connections under one count and one first-request bound (spec §9,
- * LIM-3 and LIM-4). Node's own `headersTimeout` and `requestTimeout` start with a
+ * maxConnections and LIM-4). Node's own `headersTimeout` and `requestTimeout` start with a
  * request's first byte, so a connection that never sends one would be held, with its
  * descriptor, until the peer goes. A connection over the cap is closed before a
  * byte of it is read.

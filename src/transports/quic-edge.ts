@@ -26,7 +26,7 @@ export interface QuicEdgeOptions {
   readonly anonymousIdentity: Identity | null;
   /** §5.5 on QUIC: a PING this often, and a connection silent for two intervals is closed; 0 leaves Deno's defaults. */
   readonly keepaliveMs: number;
-  /** The server's connection count (§9, LIM-3): each HTTP/3 session takes a place in it. */
+  /** The server's connection count (§9): each HTTP/3 session takes a place in it. */
   readonly guard?: ConnectionGuard;
 }
 

@@ -20,7 +20,7 @@ export interface WebTransportServerOptions {
   readonly originPolicy?: OriginPolicy;
   /** HTTP/2 PING interval; a connection that leaves one unanswered for an interval is dropped (§5.5). 0: off. */
   readonly keepaliveMs?: number;
-  /** The server's connection count and first-request bound (§9, LIM-3, LIM-4), applied to the HTTP/2 port. */
+  /** The server's connection count and first-request bound (§9 maxConnections, LIM-4), applied to the HTTP/2 port. */
   readonly guard?: ConnectionGuard;
 }
 

@@ -9,7 +9,7 @@ import type { ServerOptions } from '../../src/server/index.js';
 import { ServerFixture, transportCases } from '../support/server-fixture.js';
 import { sleep } from '../support/wait.js';
 
-/** spec §9, LIM-3 and LIM-4: every listener's connections are counted, and each must complete a request in time. */
+/** spec §9, maxConnections and LIM-4: every listener's connections are counted, and each must complete a request in time. */
 
 interface Raw {
   readonly socket: Socket;
@@ -115,7 +115,7 @@ describe('connections that complete nothing (LIM-4)', () => {
   });
 });
 
-describe('maxConnections (LIM-3)', () => {
+describe('maxConnections (spec §9)', () => {
   const fx = new ServerFixture();
   const opened: Raw[] = [];
   afterEach(async () => {
