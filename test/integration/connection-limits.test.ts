@@ -93,7 +93,7 @@ describe('connections that complete nothing (LIM-4)', () => {
   });
 
   it('a connection that completed its upgrade, session request or request is not closed by the bound', async () => {
-    const socketPath = await start({ handshakeTimeoutMs: 300 });
+    await start({ handshakeTimeoutMs: 300 });
     const ws = await fx.client(transportCases[0]!);
     const wt = await fx.client(transportCases[2]!);
     const unix = await fx.client({ name: 'unix', url: (s) => s.unixUrl!, options: () => ({}) });
