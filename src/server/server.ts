@@ -147,6 +147,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
           return ws.handleUpgrade(req, socket, head);
         },
         guard,
+        logger,
       );
     } catch (error) {
       await ws.close();
