@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Client } from '../../src/client/index.js';
 import type { ServerOptions } from '../../src/server/index.js';
-import { ServerFixture, transportCases } from '../support/server-fixture.js';
+import { hasHttp3, ServerFixture, transportCases } from '../support/server-fixture.js';
 import { sleep } from '../support/wait.js';
 
 /** spec §9, maxConnections and LIM-4: every listener's connections are counted, and each must complete a request in time. */
@@ -150,5 +150,31 @@ describe('maxConnections (spec §9)', () => {
       next = await fx.client(transportCases[0]!).catch(() => sleep(50).then(() => undefined));
     }
     expect(await next!.call('test/echo', { text: 'x' })).toEqual({ text: 'x' });
+  });
+});
+
+describe.skipIf(!hasHttp3)('maxConnections over HTTP/3 (spec §9)', () => {
+  const fx = new ServerFixture();
+  const opened: Raw[] = [];
+  afterEach(async () => {
+    for (const raw of opened.splice(0)) raw.socket.destroy();
+    await fx.stop();
+  });
+
+  it('an HTTP/3 session takes a place like a TCP connection: refused when none is free, admitted once one is', async () => {
+    await fx.start({ maxConnections: 2, handshakeTimeoutMs: 0, http3: true });
+    const client = await fx.client(transportCases[0]!);
+    const silent = await rawConnection(Number(new URL(fx.server.wsUrl).port));
+    opened.push(silent);
+    const h3 = transportCases[4]!;
+    // Deno's WebTransport server accepts a session before the edge can ask us: the edge then closes it.
+    const refused = await fx.client(h3).catch(() => undefined);
+    if (refused) expect(await Promise.race([refused.closed.then(() => true), sleep(5000).then(() => false)])).toBe(true);
+    expect((await stats(client)).refusedConnections).toBe(1);
+    silent.socket.destroy();
+    await silent.closed;
+    let session: Client | undefined;
+    for (let attempt = 0; attempt < 50 && !session; attempt++) session = await fx.client(h3).catch(() => sleep(50).then(() => undefined));
+    expect(await session!.call('test/echo', { text: 'h3' })).toEqual({ text: 'h3' });
   });
 });
