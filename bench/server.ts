@@ -7,7 +7,8 @@ import { server as callwire } from './built.js';
 import { benchOperations } from './ops.js';
 import { startGrpc, startRawWs } from './peers.js';
 
-const server = await callwire.startServer({ port: 0, webTransportPort: 0, operations: benchOperations(), limits: { maxCallsInFlight: 4096 }, docker: callwire.dockerEngine() });
+// 50,000 idle subscriptions of the one local caller (bench/run.ts), past the default per-identity cap.
+const server = await callwire.startServer({ port: 0, webTransportPort: 0, operations: benchOperations(), limits: { maxCallsInFlight: 4096, maxCallsPerIdentity: 100_000 }, docker: callwire.dockerEngine() });
 const grpc = await startGrpc();
 const raw = await startRawWs();
 process.stdout.write(

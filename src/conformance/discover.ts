@@ -13,7 +13,7 @@ export interface DiscoverOptions {
 }
 
 interface Info {
-  limits: { maxInputBytes: number; maxCallsInFlight: number; maxFrameBytes: number; maxNestingDepth?: number; keepaliveMs: number };
+  limits: { maxInputBytes: number; maxCallsInFlight: number; maxFrameBytes: number; maxNestingDepth?: number; keepaliveMs: number; maxCallsPerIdentity?: number; handshakeTimeoutMs?: number };
   identity: { subject: string; scopes: string[] } | null;
 }
 
@@ -41,12 +41,14 @@ export async function discoverFeatures(options: DiscoverOptions, base: Features)
       // A server that does not announce it is held to the features file's (the protocol's default).
       maxNestingDepth: limits.maxNestingDepth ?? base.limits.maxNestingDepth,
       keepaliveMs: limits.keepaliveMs,
+      maxCallsPerIdentity: limits.maxCallsPerIdentity ?? 0,
+      handshakeTimeoutMs: limits.handshakeTimeoutMs ?? 0,
     },
   };
   const notes = [
     `auth: ${features.auth ? 'tokens configured (callers without one are anonymous)' : `no tokens: callers are "${identity?.subject ?? '?'}" with ${identity?.scopes.join(' ') ?? 'no scopes'}`}`,
     `docker: ${features.docker ? 'docker/container/exec offered' : 'no docker/container/exec'}`,
-    `limits: maxCallsInFlight ${limits.maxCallsInFlight}, maxInputBytes ${limits.maxInputBytes}, maxFrameBytes ${limits.maxFrameBytes}, maxNestingDepth ${features.limits.maxNestingDepth}, keepalive ${limits.keepaliveMs} ms`,
+    `limits: maxCallsInFlight ${limits.maxCallsInFlight}, maxInputBytes ${limits.maxInputBytes}, maxFrameBytes ${limits.maxFrameBytes}, maxNestingDepth ${features.limits.maxNestingDepth}, keepalive ${limits.keepaliveMs} ms, maxCallsPerIdentity ${limits.maxCallsPerIdentity ?? '?'}, handshakeTimeout ${limits.handshakeTimeoutMs ?? '?'} ms`,
   ];
   return { features, notes };
 }

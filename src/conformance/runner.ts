@@ -6,6 +6,7 @@ import { mismatch } from './match.js';
 import { sendHttp } from './http-step.js';
 import { probeHandshake, rawConnect, type RawConnection } from './raw-connection.js';
 import type { Features, Scenario, Step } from './scenario.js';
+import { silentSocket } from './silent-socket.js';
 
 type CollectStep = Extract<Step, { collect: unknown }>['collect'];
 
@@ -49,8 +50,14 @@ export function claimed(features: Features, transport: 'websocket' | 'webtranspo
   else set.add('no-auth');
   if (features.docker) set.add('docker');
   if (features.limits.keepaliveMs > 0 && features.limits.keepaliveMs <= MAX_KEEPALIVE_UNDER_TEST_MS) set.add('keepalive');
+  // Two connections' worth of calls fill it without touching maxCallsInFlight.
+  const { maxCallsPerIdentity, maxCallsInFlight, handshakeTimeoutMs } = features.limits;
+  if (features.auth && maxCallsPerIdentity > 0 && maxCallsPerIdentity <= 2 * maxCallsInFlight) set.add('identity-cap');
+  if (handshakeTimeoutMs > 0 && handshakeTimeoutMs <= MAX_HANDSHAKE_TIMEOUT_UNDER_TEST_MS) set.add('handshake-timeout');
   return set;
 }
+
+const MAX_HANDSHAKE_TIMEOUT_UNDER_TEST_MS = 5000;
 
 const MAX_KEEPALIVE_UNDER_TEST_MS = 5000;
 
@@ -62,6 +69,8 @@ const WHY_MISSING: Readonly<Record<string, string>> = {
   'scopeless-token': 'no --scopeless-token was given',
   loopback: 'the server is not reached at a loopback address, so it need not check Host',
   keepalive: `the server's keepalive is off or longer than ${MAX_KEEPALIVE_UNDER_TEST_MS} ms (serve --keepalive 1 runs it)`,
+  'identity-cap': 'tokens and a maxCallsPerIdentity of at most twice maxCallsInFlight (serve --max-calls-per-identity 128 --max-calls-in-flight 64 runs it)',
+  'handshake-timeout': `the server's handshakeTimeoutMs is off, unknown or longer than ${MAX_HANDSHAKE_TIMEOUT_UNDER_TEST_MS} ms (serve --handshake-timeout 1 runs it)`,
   websocket: 'this run is over WebTransport',
   http: 'plain HTTP is served on the WebSocket port; the WebSocket run checks it',
   webtransport: 'this run is over WebSocket',
@@ -242,6 +251,14 @@ class ScenarioRun {
       if (step.handshake.expectProtocol !== undefined && got.protocol !== step.handshake.expectProtocol) {
         throw new ScenarioFailure(`expected subprotocol "${step.handshake.expectProtocol}", got ${JSON.stringify(got)}`);
       }
+      return;
+    }
+    if ('silentSocket' in step) {
+      const wait = this.options.features.limits.handshakeTimeoutMs + (step.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+      const got = await silentSocket(this.options.url, step.silentSocket.send, wait);
+      if (got.error !== undefined) throw new ScenarioFailure(`could not open a TCP connection to the server: ${got.error}`);
+      if (!got.closed) throw new ScenarioFailure(`a connection that completed no request stayed open ${wait} ms`);
+      if (got.received > 0 && step.silentSocket.send === undefined) throw new ScenarioFailure(`the callee sent ${got.received} bytes to a connection that sent nothing`);
       return;
     }
     if ('repeat' in step) {

@@ -89,6 +89,8 @@ const step = z.union([
       expectStatus: z.number().optional(),
     }),
   }),
+  /** A raw TCP connection to the run's port that sends `send` (or nothing): the callee must close it within handshakeTimeoutMs, answering nothing (LIM-4). */
+  z.strictObject({ silentSocket: z.strictObject({ send: z.string().optional() }), timeoutMs: z.number().optional() }),
   z.strictObject({ repeat: z.strictObject({ times: z.union([z.number().int(), z.string()]), steps: z.array(z.unknown()) }) }),
 ]);
 
@@ -122,6 +124,10 @@ export const featuresSchema = z.strictObject({
     maxNestingDepth: z.number().int().default(limits.maxNestingDepth),
     /** 0: the server sends no keepalive, or its interval is unknown. */
     keepaliveMs: z.number().int().default(0),
+    /** 0: unknown. */
+    maxCallsPerIdentity: z.number().int().default(0),
+    /** 0: the server closes no connection for completing nothing, or its bound is unknown. */
+    handshakeTimeoutMs: z.number().int().default(0),
   }),
 });
 

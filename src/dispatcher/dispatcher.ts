@@ -1,5 +1,7 @@
 import { RpcError } from '../protocol/index.js';
 import type { Identity, Logger } from './identity.js';
+import { IdentityLedger } from './identity-ledger.js';
+import type { Operation } from './operation.js';
 import { resolveLimits, type SessionLimits } from './limits.js';
 import type { Registry } from './registry.js';
 import { Session } from './session.js';
@@ -15,6 +17,8 @@ export interface DispatcherOptions {
   readonly logger?: Logger;
   /** Validate every output against the operation's output schema (RES-4). Default true. */
   readonly validateOutput?: boolean;
+  /** Whether a call to `op` runs a command, counted against `maxExecSessionsPerIdentity` (LIM-3). Default: none does. */
+  readonly isExecSession?: (op: Operation) => boolean;
 }
 
 /**
@@ -41,6 +45,7 @@ export interface Dispatcher {
 export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const sessions = new Set<Session>();
   const limits = resolveLimits(options.limits);
+  const ledger = new IdentityLedger(limits);
   let accepting = true;
   return {
     registry: options.registry,
@@ -63,6 +68,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         ...(options.logger ? { logger: options.logger } : {}),
         ...(options.validateOutput === undefined ? {} : { validateOutput: options.validateOutput }),
         onClose: () => sessions.delete(session),
+        ledger,
+        ...(options.isExecSession ? { isExecSession: options.isExecSession } : {}),
       });
       sessions.add(session);
       return session;

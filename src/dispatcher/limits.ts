@@ -12,6 +12,10 @@ export interface SessionLimits {
   /** Bytes waiting for one connection's socket; above it the transport stops reading the peer (BP-3). */
   readonly maxOutboundBytesPerConnection: number;
   readonly maxDeadlineMs: number;
+  /** Live calls of one identity over every connection of the dispatcher (LIM-3). */
+  readonly maxCallsPerIdentity: number;
+  /** Live calls of one identity to operations that run a command (`isExecSession`, LIM-3). */
+  readonly maxExecSessionsPerIdentity: number;
 }
 
 /** The protocol defaults, overridden by `given`. */
@@ -24,5 +28,7 @@ export function resolveLimits(given: Partial<SessionLimits> = {}): SessionLimits
     maxBufferedBytesPerCall: given.maxBufferedBytesPerCall ?? defaults.maxBufferedBytesPerCall,
     maxOutboundBytesPerConnection: given.maxOutboundBytesPerConnection ?? defaults.maxOutboundBytesPerConnection,
     maxDeadlineMs: given.maxDeadlineMs ?? defaults.maxDeadlineMs,
+    maxCallsPerIdentity: given.maxCallsPerIdentity ?? defaults.maxCallsPerIdentity,
+    maxExecSessionsPerIdentity: given.maxExecSessionsPerIdentity ?? defaults.maxExecSessionsPerIdentity,
   };
 }

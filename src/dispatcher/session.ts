@@ -13,6 +13,7 @@ import {
 } from '../protocol/index.js';
 import { checkAccess } from './access.js';
 import { bindLogger, silentLogger, type Identity, type Logger } from './identity.js';
+import type { IdentityLedger } from './identity-ledger.js';
 import type { SessionLimits } from './limits.js';
 import { InputStream } from './input-stream.js';
 import { LiveCall, type CallHost, type Outlet } from './live-call.js';
@@ -35,6 +36,10 @@ export interface SessionOptions {
   readonly validateOutput?: boolean;
   /** Called once, when the session has closed. */
   readonly onClose?: () => void;
+  /** The dispatcher's count of live calls per identity, shared by its sessions (LIM-3); none: no cap. */
+  readonly ledger?: IdentityLedger;
+  /** Whether a call to `op` is an exec session (LIM-3's `maxExecSessionsPerIdentity`). */
+  readonly isExecSession?: (op: Operation) => boolean;
 }
 
 export interface SessionStats {
@@ -70,6 +75,8 @@ export class Session implements CallHost {
   private outbound = 0;
   /** Pull sources paused because the whole connection, not their own call, is full. */
   private readonly waitingOnConnection = new Set<LiveCall>();
+  /** What each live call holds of its identity's caps, given back when it ends (LIM-3). */
+  private readonly identitySlots = new Map<LiveCall, () => void>();
   private counters = { callsStarted: 0, unknownIdFrames: 0, unknownTypeFrames: 0, wrongDirectionFrames: 0, invalidFrames: 0 };
 
   constructor(private readonly options: SessionOptions) {
@@ -308,13 +315,17 @@ export class Session implements CallHost {
     }
     const input = op.input.safeParse(payload.input ?? null);
     if (!input.success) return this.sendError(id, RpcError.of('INVALID_INPUT', describeZodError(input.error)), outlet);
+    // LIM-3: last, so a call that would be refused anyway hears its own reason.
+    const slot = this.options.ledger?.take(identity, this.options.isExecSession?.(op) ?? false);
+    if (slot instanceof RpcError) return this.sendError(id, slot, outlet);
 
     // Output credit applies to streams; a unary call's one answer is never held (§4.8).
-    this.start(id, op, input.data, identity, payload.deadline_ms, outlet, isUnary(op) ? undefined : payload.credit);
+    this.start(id, op, input.data, identity, payload.deadline_ms, outlet, isUnary(op) ? undefined : payload.credit, slot);
   }
 
-  private start(id: string, op: Operation, input: unknown, identity: Identity | null, deadlineMs: number | undefined, outlet: Outlet, credit: number | undefined): void {
+  private start(id: string, op: Operation, input: unknown, identity: Identity | null, deadlineMs: number | undefined, outlet: Outlet, credit: number | undefined, slot: (() => void) | undefined): void {
     const call = new LiveCall(id, op, this.limits.maxBufferedBytesPerCall, outlet, this);
+    if (slot) this.identitySlots.set(call, slot);
     this.calls.set(id, call);
     this.draining.delete(id);
     this.counters.callsStarted++;
@@ -376,6 +387,8 @@ export class Session implements CallHost {
   }
 
   ended(call: LiveCall): void {
+    this.identitySlots.get(call)?.();
+    this.identitySlots.delete(call);
     if (this.calls.get(call.id) === call) this.calls.delete(call.id);
     this.waitingOnConnection.delete(call);
     if (this.calls.size === 0) {

@@ -11,6 +11,10 @@ const limitsSchema = z.object({
   maxOutboundBytesPerConnection: z.number().int(),
   maxDeadlineMs: z.number().int(),
   keepaliveMs: z.number().int(),
+  maxCallsPerIdentity: z.number().int(),
+  maxExecSessionsPerIdentity: z.number().int(),
+  maxConnections: z.number().int(),
+  handshakeTimeoutMs: z.number().int(),
 });
 
 export interface ServiceSources {
@@ -18,6 +22,8 @@ export interface ServiceSources {
   readonly sessions: () => Iterable<Session>;
   /** Exec kills that failed (spec §12, EXEC-5). */
   readonly execKillFailures: () => number;
+  /** Connections on every listener: open, refused over `maxConnections`, closed by `handshakeTimeoutMs` (spec §9). */
+  readonly connections?: () => { readonly open: number; readonly refused: number; readonly timedOut: number };
   /** The limits in force (spec §9). */
   readonly limits: z.input<typeof limitsSchema>;
 }
@@ -31,9 +37,19 @@ export function serviceOperations(sources: ServiceSources): Operation[] {
   const stats = defineOperation({
     name: 'services/stats',
     kind: 'query',
-    description: "Connections and live calls on this server (the caller's own stats call included), and failed exec kills.",
+    description:
+      "Sessions (connections) and live calls on this server (the caller's own stats call included), failed exec kills, and the " +
+      'connections on its listeners: open, refused over maxConnections, and closed for completing no request within handshakeTimeoutMs.',
     input: z.null(),
-    output: z.object({ connections: z.number().int(), liveCalls: z.number().int(), callsStarted: z.number().int(), execKillFailures: z.number().int() }),
+    output: z.object({
+      connections: z.number().int(),
+      liveCalls: z.number().int(),
+      callsStarted: z.number().int(),
+      execKillFailures: z.number().int(),
+      openConnections: z.number().int(),
+      refusedConnections: z.number().int(),
+      silentConnectionsClosed: z.number().int(),
+    }),
     handler: () => {
       let connections = 0;
       let liveCalls = 0;
@@ -43,7 +59,16 @@ export function serviceOperations(sources: ServiceSources): Operation[] {
         liveCalls += s.stats.liveCalls;
         callsStarted += s.stats.callsStarted;
       }
-      return { connections, liveCalls, callsStarted, execKillFailures: sources.execKillFailures() };
+      const listeners = sources.connections?.() ?? { open: 0, refused: 0, timedOut: 0 };
+      return {
+        connections,
+        liveCalls,
+        callsStarted,
+        execKillFailures: sources.execKillFailures(),
+        openConnections: listeners.open,
+        refusedConnections: listeners.refused,
+        silentConnectionsClosed: listeners.timedOut,
+      };
     },
   });
   const info = defineOperation({

@@ -25,6 +25,14 @@ export const limits = {
   maxOutboundBytesPerConnection: 8 * 1024 * 1024,
   /** WebSocket ping interval; a peer silent for a whole interval after a ping is gone (§5.5). */
   keepaliveMs: 30_000,
+  /** Live calls of one identity over all its connections; more get LIMIT_EXCEEDED (§9, LIM-3). */
+  maxCallsPerIdentity: 16_384,
+  /** Live exec sessions (`docker/container/exec`) of one identity; more get LIMIT_EXCEEDED (§9, LIM-3). */
+  maxExecSessionsPerIdentity: 256,
+  /** Open connections on all of a server's listeners together; more are closed unread (§9). */
+  maxConnections: 10_000,
+  /** How long a new connection may take to complete its first request, upgrade or session request (§9, LIM-4). */
+  handshakeTimeoutMs: 10_000,
   /** Longest deadline a caller may ask for; larger values are clamped (§7). */
   maxDeadlineMs: 24 * 60 * 60 * 1000,
   /** Length of the big-endian length prefix on byte streams (§5.1). */

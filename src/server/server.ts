@@ -2,9 +2,9 @@ import { createServer as createHttpServer, type IncomingMessage, type Server as 
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createDispatcher, Registry, silentLogger, type Identity, type Logger, type Operation, type Session, type SessionLimits } from '../dispatcher/index.js';
-import { probeOperations, discoveryOperations, dockerOperations, probeDocker, serviceOperations, type DockerEngine } from '../operations/index.js';
+import { probeOperations, discoveryOperations, dockerOperations, isExecSession, probeDocker, serviceOperations, type DockerEngine } from '../operations/index.js';
 import { limits as protocolLimits } from '../protocol/index.js';
-import { createHttpCalls, createWebSocketTransport, findDeno, isLoopbackName, startQuicEdge, type QuicEdge, listenWebTransport, validatePolicy, type OriginPolicy, type WebTransportListener } from '../transports/index.js';
+import { ConnectionGuard, createHttpCalls, createWebSocketTransport, findDeno, isLoopbackName, startQuicEdge, type QuicEdge, listenWebTransport, validatePolicy, type OriginPolicy, type WebTransportListener } from '../transports/index.js';
 import { certificateSha256, selfSignedCertificate } from './certificate.js';
 import { createLab } from './lab.js';
 import { listenUnix, type UnixListener } from './unix-listener.js';
@@ -38,6 +38,10 @@ export interface ServerOptions {
   readonly keepaliveMs?: number;
   /** Also serve the WebSocket and HTTP calls on this unix socket (mode 0600), for callers on this machine. */
   readonly socketPath?: string;
+  /** Open connections on every listener together; more are closed unread (spec §9, maxConnections). Default 10,000. */
+  readonly maxConnections?: number;
+  /** A connection that completes no request, upgrade or session request this long after it opens is closed (LIM-4); 0: never. Default 10 s. */
+  readonly handshakeTimeoutMs?: number;
 }
 
 export interface RunningServer {
@@ -93,20 +97,30 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   }
   // spec §10: with no tokens the server is loopback-only, and local callers have full access.
   const anonymousIdentity: Identity | null = tokens.length === 0 ? { subject: 'local', scopes: ['*'] } : null;
-  const dispatcher = createDispatcher({ registry, authenticate: tokenAuthenticator(tokens), anonymousIdentity, logger, ...(options.limits ? { limits: options.limits } : {}) });
+  const dispatcher = createDispatcher({ registry, authenticate: tokenAuthenticator(tokens), anonymousIdentity, logger, isExecSession, ...(options.limits ? { limits: options.limits } : {}) });
   const keepaliveMs = options.keepaliveMs ?? protocolLimits.keepaliveMs;
+  const maxConnections = options.maxConnections ?? protocolLimits.maxConnections;
+  const handshakeTimeoutMs = options.handshakeTimeoutMs ?? protocolLimits.handshakeTimeoutMs;
+  const guard = new ConnectionGuard({ maxConnections, handshakeTimeoutMs, logger });
   registry.register(
     ...discoveryOperations(registry),
-    ...serviceOperations({ sessions: () => dispatcher.sessions, execKillFailures: () => engine?.counters.execKillFailures ?? 0, limits: { ...dispatcher.limits, maxCallIdBytes: protocolLimits.maxCallIdBytes, keepaliveMs } }),
+    ...serviceOperations({
+      sessions: () => dispatcher.sessions,
+      execKillFailures: () => engine?.counters.execKillFailures ?? 0,
+      connections: () => guard.counts,
+      limits: { ...dispatcher.limits, maxCallIdBytes: protocolLimits.maxCallIdBytes, keepaliveMs, maxConnections, handshakeTimeoutMs },
+    }),
   );
   const common = { dispatcher, originPolicy, keepaliveMs };
 
   const http: HttpServer = options.tls
     ? createHttpsServer({ cert: options.tls.certPem, key: options.tls.keyPem })
     : createHttpServer();
+  guard.watch(http);
   const httpCalls = createHttpCalls(common);
   const lab = createLab(originPolicy);
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
+    guard.settled(req.socket);
     if (httpCalls(req, res) || lab(req, res)) return;
     res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('callwire: the Lab at /, WebSocket at /callwire, calls over HTTP at POST /call/<operation>\n');
   };
@@ -114,15 +128,27 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   // With this listener Node leaves 100 Continue to us: a refusal by the headers alone (413, 415) is sent before any body.
   http.on('checkContinue', onRequest);
   const ws = createWebSocketTransport(common, http);
+  http.on('upgrade', (req: IncomingMessage) => guard.settled(req.socket));
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);
     http.listen(options.port ?? 7070, host, () => resolve());
   });
+  // Out of descriptors, accept fails on the listener: logged, and the server serves on.
+  http.on('error', (error) => logger.error('the HTTP listener failed to accept', { error: error.message }));
   const wsPort = (http.address() as AddressInfo).port;
   let unix: UnixListener | undefined;
   if (options.socketPath !== undefined) {
     try {
-      unix = await listenUnix(options.socketPath, onRequest, ws.handleUpgrade);
+      unix = await listenUnix(
+        options.socketPath,
+        onRequest,
+        (req, socket, head) => {
+          guard.settled(req.socket);
+          return ws.handleUpgrade(req, socket, head);
+        },
+        guard,
+        logger,
+      );
     } catch (error) {
       await ws.close();
       await new Promise((resolve) => http.close(resolve));
@@ -143,7 +169,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     certHash = cert.sha256;
     certNotAfter = cert.notAfter;
     try {
-      wt = await listenWebTransport({ ...common, host, port: options.webTransportPort ?? 7071, certPem: cert.certPem, keyPem: cert.keyPem });
+      wt = await listenWebTransport({ ...common, host, port: options.webTransportPort ?? 7071, certPem: cert.certPem, keyPem: cert.keyPem, guard });
     } catch (error) {
       await Promise.all([ws.close(), unix?.close()]);
       await new Promise((resolve) => http.close(resolve));
@@ -164,6 +190,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
             certPem: cert.certPem,
             keyPem: cert.keyPem,
             keepaliveMs,
+            guard,
             // Over HTTP/3 the Origin is not visible: without tokens, only the fresh certificate's hash admits a caller (README).
             anonymousIdentity: options.tls ? null : anonymousIdentity,
           });

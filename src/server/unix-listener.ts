@@ -2,6 +2,8 @@ import { chmodSync, existsSync, statSync, unlinkSync } from 'node:fs';
 import { createServer, type IncomingMessage, type RequestListener, type Server } from 'node:http';
 import { connect } from 'node:net';
 import type { Duplex } from 'node:stream';
+import type { Logger } from '../dispatcher/index.js';
+import type { ConnectionGuard } from '../transports/index.js';
 
 export interface UnixListener {
   /** `ws+unix:///path:/callwire`, as the SDK, the CLI and the `ws` package take it. */
@@ -16,13 +18,14 @@ export interface UnixListener {
  * does it. A socket file left by a server that died is replaced; one still in use is
  * refused. No browser can reach it, so §10.1 has nothing to check here.
  */
-export async function listenUnix(path: string, onRequest: RequestListener, onUpgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => boolean): Promise<UnixListener> {
+export async function listenUnix(path: string, onRequest: RequestListener, onUpgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => boolean, guard: ConnectionGuard, logger: Logger): Promise<UnixListener> {
   if (existsSync(path)) {
     if (!statSync(path).isSocket()) throw new Error(`${path} exists and is not a socket: not replacing it`);
     if (await answers(path)) throw new Error(`${path} is in use by another server`);
     unlinkSync(path); // a dead server's socket
   }
   const server: Server = createServer(onRequest);
+  guard.watch(server);
   server.on('checkContinue', onRequest);
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     if (!onUpgrade(req, socket, head)) socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
@@ -32,6 +35,8 @@ export async function listenUnix(path: string, onRequest: RequestListener, onUpg
     server.listen(path, () => resolve());
   });
   chmodSync(path, 0o600);
+  // Out of descriptors, accept fails on the listener: logged, and the server serves on.
+  server.on('error', (error) => logger.error('the unix socket listener failed to accept', { error: error.message }));
   return {
     url: `ws+unix://${path}:/callwire`,
     async close() {

@@ -1,5 +1,6 @@
 /** Transports: thin adapters from a connection to a dispatcher Session. */
 export { createWebSocketTransport, type WebSocketTransport, type WebSocketTransportOptions } from './websocket.js';
+export { ConnectionGuard, type ConnectionCounts, type ConnectionGuardOptions } from './connection-guard.js';
 export { bearerToken, type Authenticate } from './auth.js';
 export { listenWebTransport, probeHttp3, type WebTransportListener, type WebTransportServerOptions } from './webtransport.js';
 export { checkBrowserRequest, validatePolicy, type OriginPolicy, type Verdict } from './origin.js';

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type { Dispatcher, Identity, Session, SessionTransport, StreamEntry } from '../dispatcher/index.js';
 import { encodeFrame, FrameDecoder, writeBatcher } from '../protocol/index.js';
 import { callStreamsAllowed, spawnEdge } from '../webtransport/index.js';
+import type { ConnectionGuard } from './connection-guard.js';
 import { makeEdgeDir } from './edge-dir.js';
 import { PATHS } from './webtransport.js';
 
@@ -25,6 +26,8 @@ export interface QuicEdgeOptions {
   readonly anonymousIdentity: Identity | null;
   /** §5.5 on QUIC: a PING this often, and a connection silent for two intervals is closed; 0 leaves Deno's defaults. */
   readonly keepaliveMs: number;
+  /** The server's connection count (§9): each HTTP/3 session takes a place in it. */
+  readonly guard?: ConnectionGuard;
 }
 
 export interface QuicEdge {
@@ -140,6 +143,8 @@ function listenBridge(socketPath: string, secret: string, options: QuicEdgeOptio
     const codec = PATHS[path];
     if (!codec) return void control.end(`${JSON.stringify({ ok: false, status: 404, reason: `no WebTransport endpoint at ${path}` })}\n`);
     if (!dispatcher.accepting) return void control.end(`${JSON.stringify({ ok: false, status: 503, reason: 'server shutting down' })}\n`);
+    const leave = options.guard ? options.guard.enter() : () => undefined;
+    if (!leave) return void control.end(`${JSON.stringify({ ok: false, status: 503, reason: 'the server has its maximum of connections open' })}\n`);
     const id = randomUUID();
     const transport: SessionTransport = {
       codec,
@@ -171,6 +176,7 @@ function listenBridge(socketPath: string, secret: string, options: QuicEdgeOptio
     // answer); a session's control connection has no such half: the edge's end is the session's.
     control.on('end', () => control.destroy());
     control.on('close', () => {
+      leave();
       sessions.delete(id);
       session.close(); // ABT-4: the session's calls end with it
     });

@@ -1,7 +1,9 @@
-import type { Http2SecureServer, Http2Session } from 'node:http2';
+import type { Http2SecureServer, Http2Session, ServerHttp2Stream } from 'node:http2';
+import type { Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import type { Dispatcher, SessionTransport, StreamEntry, StreamSink } from '../dispatcher/index.js';
 import { checkFrameBody, chunkBatcher, closeCodes, codecs, FrameDecoder, limits, ProtocolError, type Codec } from '../protocol/index.js';
+import type { ConnectionGuard } from './connection-guard.js';
 import { startHttp2Keepalive } from './keepalive.js';
 import { checkBrowserRequest, SAME_ORIGIN_ONLY, type OriginPolicy } from './origin.js';
 import { callStreamsAllowed, loadWebTransport, webTransportWindows, type WtServer, type WtSession, type WtSessionAnswer, type WtStream } from '../webtransport/index.js';
@@ -18,6 +20,8 @@ export interface WebTransportServerOptions {
   readonly originPolicy?: OriginPolicy;
   /** HTTP/2 PING interval; a connection that leaves one unanswered for an interval is dropped (§5.5). 0: off. */
   readonly keepaliveMs?: number;
+  /** The server's connection count and first-request bound (§9 maxConnections, LIM-4), applied to the HTTP/2 port. */
+  readonly guard?: ConnectionGuard;
 }
 
 export interface WebTransportListener {
@@ -88,7 +92,13 @@ export async function listenWebTransport(options: WebTransportServerOptions): Pr
   await http2.ready;
   // The library keeps its node:http2 server inside; PINGs are the HTTP/2 keepalive.
   const h2 = (http2 as unknown as { transportInt?: { serverInt?: Http2SecureServer } }).transportInt?.serverInt;
-  if (!h2) dispatcher.logger?.warn('WebTransport keepalive is off: the library no longer exposes its HTTP/2 server (transportInt.serverInt)');
+  if (!h2) dispatcher.logger?.warn('WebTransport keepalive and connection limits are off: the library no longer exposes its HTTP/2 server (transportInt.serverInt)');
+  if (h2 && options.guard) {
+    const guard = options.guard;
+    guard.watch(h2);
+    // A session request is a stream; so is any other request the library answers (404 and the like).
+    h2.on('stream', (stream: ServerHttp2Stream) => guard.settled(stream.session?.socket as Socket));
+  }
   h2?.on('session', (session: Http2Session) =>
     startHttp2Keepalive(session, options.keepaliveMs ?? limits.keepaliveMs, () => dispatcher.logger?.info('closing a silent WebTransport connection', { after: 'keepalive' })),
   );

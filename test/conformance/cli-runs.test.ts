@@ -22,7 +22,7 @@ describe('callwire conformance <url> against callwire serve --conformance (both 
   beforeAll(async () => {
     const tokens = join(dir, `callwire-conformance-tokens-${process.pid}.json`);
     writeFileSync(tokens, JSON.stringify({ tokens: conformanceTokens }));
-    server = runCli(['serve', '--port', '0', '--wt-port', '0', '--conformance', '--tokens', tokens, '--max-calls-in-flight', '64', '--keepalive', '2'], { env: { DOCKER_HOST: dockerHost } });
+    server = runCli(['serve', '--port', '0', '--wt-port', '0', '--conformance', '--tokens', tokens, '--max-calls-in-flight', '64', '--max-calls-per-identity', '128', '--handshake-timeout', '1', '--keepalive', '2'], { env: { DOCKER_HOST: dockerHost } });
     wsUrl = (await server.waitFor(/ws:\/\/127\.0\.0\.1:\d+\/callwire/, 'stdout')).trim();
     wtUrl = (await server.waitFor(/https:\/\/127\.0\.0\.1:\d+\/callwire/, 'stdout')).trim();
     certHash = (await server.waitFor(/sha256 [0-9a-f]{64}/, 'stdout')).split(' ')[1]!;

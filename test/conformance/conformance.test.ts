@@ -44,8 +44,9 @@ for (const target of targets) {
         docker: docker.engine,
         operations: probeOperations(),
         tokens: conformanceTokens,
-        limits: { maxCallsInFlight: features.limits.maxCallsInFlight },
+        limits: { maxCallsInFlight: features.limits.maxCallsInFlight, maxCallsPerIdentity: features.limits.maxCallsPerIdentity },
         keepaliveMs: features.limits.keepaliveMs,
+        handshakeTimeoutMs: features.limits.handshakeTimeoutMs,
         http3: target.carrier === 'h3',
       });
       options = { url: target.url(server), codec: target.codec, features, token: RUNNER_TOKEN, scopelessToken: SCOPELESS_TOKEN, certHash: server.certHash, transport: target.carrier };

@@ -17,6 +17,10 @@ interface ServeFlags {
   conformance?: boolean;
   maxCallsInFlight?: string;
   maxInputBytes?: string;
+  maxCallsPerIdentity?: string;
+  maxExecSessionsPerIdentity?: string;
+  maxConnections?: string;
+  handshakeTimeout: string;
   allowOrigin: string[];
   allowHost: string[];
   keepalive: string;
@@ -42,6 +46,10 @@ export function registerServe(program: Command): void {
     .option('--conformance', 'also offer the conformance/* operations the conformance suite drives')
     .option('--max-calls-in-flight <n>', 'live calls per connection (spec §9; default 4096)')
     .option('--max-input-bytes <n>', 'largest call.requested frame in bytes (spec §9; default 4 MiB)')
+    .option('--max-calls-per-identity <n>', 'live calls of one identity over all its connections (spec §9; default 16384)')
+    .option('--max-exec-sessions-per-identity <n>', 'live execs of one identity (spec §9; default 256)')
+    .option('--max-connections <n>', 'open connections on all listeners together; more are closed unread (spec §9; default 10000)')
+    .option('--handshake-timeout <seconds>', 'a connection that completes no request or upgrade this long after it opens is closed (0: never)', '10')
     .option('--allow-origin <origin>', 'a web page origin allowed to connect besides the server\'s own, e.g. https://app.example (repeatable; "*" only with tokens)', collect, [])
     .option('--allow-host <name>', 'a Host name accepted besides loopback names while listening on loopback (repeatable)', collect, [])
     .option('--keepalive <seconds>', 'WebSocket ping interval; a peer silent for a whole interval after a ping is dropped and its calls aborted (0: off)', '30')
@@ -62,7 +70,11 @@ export function registerServe(program: Command): void {
         limits: {
           ...(flags.maxCallsInFlight ? { maxCallsInFlight: positive(flags.maxCallsInFlight, '--max-calls-in-flight') } : {}),
           ...(flags.maxInputBytes ? { maxInputBytes: positive(flags.maxInputBytes, '--max-input-bytes') } : {}),
+          ...(flags.maxCallsPerIdentity ? { maxCallsPerIdentity: positive(flags.maxCallsPerIdentity, '--max-calls-per-identity') } : {}),
+          ...(flags.maxExecSessionsPerIdentity ? { maxExecSessionsPerIdentity: positive(flags.maxExecSessionsPerIdentity, '--max-exec-sessions-per-identity') } : {}),
         },
+        ...(flags.maxConnections ? { maxConnections: positive(flags.maxConnections, '--max-connections') } : {}),
+        handshakeTimeoutMs: seconds(flags.handshakeTimeout, '--handshake-timeout') * 1000,
         logger: stderrLogger(flags.logLevel),
         allowOrigins: flags.allowOrigin,
         allowHosts: flags.allowHost,

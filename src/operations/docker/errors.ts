@@ -35,9 +35,19 @@ export function isRedirect(statusCode: number | undefined): boolean {
   return statusCode !== undefined && statusCode >= 300 && statusCode < 400 && statusCode !== 304;
 }
 
+/**
+ * Errors of this process running out of something (descriptors, memory, local ports)
+ * on its way to the engine: the engine never saw the request, so the refusal is the
+ * server's, not the engine's (README "Exit codes": UNAVAILABLE, not DOCKER_ERROR).
+ */
+const EXHAUSTED = new Set(['EMFILE', 'ENFILE', 'ENOMEM', 'ENOBUFS', 'EADDRNOTAVAIL', 'EAGAIN']);
+
 export function engineError(error: unknown): RpcError {
   if (error instanceof RpcError) return error;
   const e = error as EngineError;
+  if (e.statusCode === undefined && e.code !== undefined && EXHAUSTED.has(e.code)) {
+    return RpcError.of('UNAVAILABLE', `the server is out of resources to reach the Docker engine (${e.code}); try again later`);
+  }
   if (e.statusCode === undefined) {
     return new RpcError('DOCKER_ERROR', `Docker engine unreachable: ${describeEngineError(error)}`, { retryable: true, details: {} });
   }
