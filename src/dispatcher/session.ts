@@ -452,9 +452,10 @@ export class Session implements CallHost {
       return;
     }
     const size = bytes.byteLength;
-    if (size > this.limits.maxFrameBytes) {
-      // LIM-1: the callee never sends what the peer must refuse; the call ends, the connection serves on.
-      const error = new RpcError('INTERNAL', `an output frame of ${size} bytes exceeds maxFrameBytes ${this.limits.maxFrameBytes}`);
+    const refusal = size > this.limits.maxFrameBytes ? `an output frame of ${size} bytes exceeds maxFrameBytes ${this.limits.maxFrameBytes}` : this.tooDeep(bytes);
+    if (refusal !== undefined) {
+      // LIM-1, LIM-2: the callee never sends what the peer must refuse; the call ends, the connection serves on.
+      const error = new RpcError('INTERNAL', refusal);
       if (call && !call.ended) call.fail(error, true);
       else this.write(undefined, id, envelopes.error(id, error.toPayload()), true, outlet); // a terminal answer: its call ended already
       return;
@@ -470,6 +471,17 @@ export class Session implements CallHost {
       return this.flush(call);
     }
     this.transmit(call, outlet, bytes, final);
+  }
+
+  /** Why the peer would refuse this frame undecoded for its depth (LIM-2), or undefined. */
+  private tooDeep(bytes: Uint8Array): string | undefined {
+    const max = this.limits.maxNestingDepth;
+    try {
+      this.options.transport.codec.checkNesting(bytes, max);
+      return undefined;
+    } catch {
+      return `an output frame would nest more than maxNestingDepth ${max} maps and arrays`;
+    }
   }
 
   get congested(): boolean {

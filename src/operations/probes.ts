@@ -199,6 +199,18 @@ export function probeOperations(): Operation[] {
       handler: ({ bytes }) => ({ data: new Uint8Array(bytes) }),
     }),
     defineOperation({
+      name: 'conformance/nested',
+      kind: 'query',
+      description: 'Returns `levels` arrays, each the only element of the one around it: an output as deep as asked, for the depth limit (LIM-2).',
+      input: z.object({ levels: z.number().int().min(1).max(1000) }),
+      output: z.unknown(),
+      handler: ({ levels }) => {
+        let value: unknown[] = [];
+        for (let level = 1; level < levels; level++) value = [value];
+        return value;
+      },
+    }),
+    defineOperation({
       name: 'conformance/collect',
       kind: 'subscription',
       description: 'Takes an input stream of {n}: emits {n: 2n} for each item as it is pulled, then completes at the end of input. With pull: false it never pulls.',

@@ -18,6 +18,8 @@ export interface Codec {
    * arrays (default: the protocol's), found before any of them is decoded (LIM-2).
    */
   decode(bytes: Uint8Array, maxNestingDepth?: number): unknown;
+  /** Throws ProtocolError('FRAME_TOO_DEEP') as `decode` would for these bytes' depth, without decoding them. */
+  checkNesting(bytes: Uint8Array, maxNestingDepth: number): void;
   /**
    * Where encodings concatenate (msgpack): an encoder of `template`, whose last value
    * is `null`, with that value replaced by each one given; the bytes before it are
@@ -62,6 +64,7 @@ export const msgpackCodec: Codec = {
       return bytes;
     };
   },
+  checkNesting: checkMsgpackNesting,
   decode(bytes, maxNestingDepth = limits.maxNestingDepth) {
     if (bytes.byteLength === 0) throw new ProtocolError('UNDECODABLE', 'empty frame');
     checkMsgpackNesting(bytes, maxNestingDepth);
@@ -97,6 +100,7 @@ export const jsonCodec: Codec = {
       }),
     );
   },
+  checkNesting: checkJsonNesting,
   decode(bytes, maxNestingDepth = limits.maxNestingDepth) {
     checkJsonNesting(bytes, maxNestingDepth);
     let text: string;

@@ -167,6 +167,21 @@ describe('limits (spec §9)', () => {
       expect((await conn.client.waitForClose()).code).toBe(closeCodes.UNDECODABLE_FRAME);
     }
   });
+
+  it('the callee never sends deeper than its maxNestingDepth: an output 8 deep is sent, one 9 deep ends its call with INTERNAL, the connection serves on (LIM-2)', async () => {
+    const echo = defineOperation({ name: 'test/echo-any', kind: 'query', input: z.unknown(), output: z.unknown(), handler: (input) => input });
+    // What arrives at the limit goes back one level deeper.
+    const deeper = defineOperation({ name: 'test/deeper', kind: 'query', input: z.unknown(), output: z.unknown(), handler: (input) => [input] });
+    for (const codec of [codecs.msgpack, codecs.json]) {
+      const conn = new MemoryConnection({ registry: new Registry().register(echo, deeper), codec, limits: { maxNestingDepth: 8 } });
+      conn.client.request('at', 'test/echo-any', nested(6));
+      expect(await conn.client.nextFor('at')).toMatchObject({ type: 'call.responded', payload: { output: nested(6) } });
+      conn.client.request('over', 'test/deeper', nested(6));
+      expect(errorOf(await conn.client.nextFor('over'))).toMatchObject({ code: 'INTERNAL', message: expect.stringMatching(/maxNestingDepth 8/) });
+      conn.client.request('after', 'test/echo-any', 'still here');
+      expect(await conn.client.nextFor('after')).toMatchObject({ type: 'call.responded', payload: { output: 'still here' } });
+    }
+  });
 });
 
 describe('invalid and unexpected frames (spec §3.3, §3.4, §4.6)', () => {
