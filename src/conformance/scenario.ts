@@ -2,16 +2,28 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 
+/**
+ * On a step that reads frames: pass over (and consume) the `call.credit` frames of its
+ * ids, for a scenario that does not care how the callee renews credit. Without it a
+ * credit frame is matched like any other, so a stray one fails the step (CR-6).
+ */
+const ignoreCredit = z.boolean().optional();
+
+/** A wait in milliseconds, or one scaled from a limit: `"$limit:keepaliveMs*1.5"`. */
+const limitedMs = z.union([z.number(), z.string()]).optional();
+
 /** One step of a scenario (spec/conformance/README.md lists them with examples). */
 const step = z.union([
   /** `onStreamOf` (WebTransport): send on the stream of that call id instead of the frame's own. */
   z.strictObject({ send: z.unknown(), on: z.string().optional(), onStreamOf: z.string().optional() }),
   z.strictObject({ sendHex: z.string(), id: z.string().optional(), on: z.string().optional() }),
   z.strictObject({ sendText: z.string(), on: z.string().optional() }),
-  z.strictObject({ expect: z.unknown(), on: z.string().optional(), timeoutMs: z.number().optional() }),
-  z.strictObject({ expectUnordered: z.array(z.unknown()), on: z.string().optional(), timeoutMs: z.number().optional() }),
-  z.strictObject({ expectNone: z.strictObject({ id: z.string(), forMs: z.number() }), on: z.string().optional() }),
-  z.strictObject({ expectClose: z.strictObject({ code: z.number().optional() }), on: z.string().optional(), timeoutMs: z.number().optional() }),
+  z.strictObject({ expect: z.unknown(), on: z.string().optional(), timeoutMs: z.number().optional(), ignoreCredit }),
+  z.strictObject({ expectUnordered: z.array(z.unknown()), on: z.string().optional(), timeoutMs: z.number().optional(), ignoreCredit }),
+  z.strictObject({ expectNone: z.strictObject({ id: z.string(), forMs: z.number() }), on: z.string().optional(), ignoreCredit }),
+  z.strictObject({ expectClose: z.strictObject({ code: z.number().optional() }), on: z.string().optional(), timeoutMs: limitedMs }),
+  /** WebSocket: the server pings this connection (§5.5). */
+  z.strictObject({ expectPing: z.strictObject({}), on: z.string().optional(), timeoutMs: limitedMs }),
   z.strictObject({
     collect: z.strictObject({
       id: z.string(),
@@ -26,6 +38,7 @@ const step = z.union([
     }),
     on: z.string().optional(),
     timeoutMs: z.number().optional(),
+    ignoreCredit,
   }),
   z.strictObject({ sideCall: z.strictObject({ operationId: z.string(), input: z.unknown().optional(), expectOutput: z.unknown() }) }),
   z.strictObject({
