@@ -8,6 +8,7 @@ import { probeHandshake, rawConnect, type RawConnection } from './raw-connection
 import type { Features, Scenario, Step } from './scenario.js';
 
 type CollectStep = Extract<Step, { collect: unknown }>['collect'];
+type SideCall = Extract<Step, { sideCall: unknown }>['sideCall'];
 
 export interface RunOptions {
   readonly url: string;
@@ -183,12 +184,7 @@ class ScenarioRun {
       return;
     }
     if ('collect' in step) return this.collect(this.conn(step.on), step.collect, step.timeoutMs ?? 60_000, step.ignoreCredit === true);
-    if ('sideCall' in step) {
-      const output = await this.unary(step.sideCall.operationId, step.sideCall.input ?? null);
-      const m = mismatch(step.sideCall.expectOutput, output);
-      if (m) throw new ScenarioFailure(`${step.sideCall.operationId}: ${m}`);
-      return;
-    }
+    if ('sideCall' in step) return this.sideCall(step.sideCall);
     if ('connect' in step) {
       this.connections.set(
         step.connect,
@@ -287,11 +283,17 @@ class ScenarioRun {
     }
   }
 
-  /** Reads a call's responded frames up to its terminal event, checking count, shape and order. */
+  private async sideCall(spec: SideCall): Promise<void> {
+    const output = await this.unary(spec.operationId, spec.input ?? null);
+    const m = mismatch(spec.expectOutput, output);
+    if (m) throw new ScenarioFailure(`${spec.operationId}: ${m}`);
+  }
+
   private async http(step: Extract<Step, { http: unknown }>): Promise<void> {
     const { token, ...request } = step.http;
     const headers = { ...request.headers, ...(token && this.options.token ? { authorization: `Bearer ${this.options.token}` } : {}) };
-    const answer = await sendHttp(this.options.url, this.options.codec, { ...request, headers }, step.timeoutMs ?? 30_000);
+    const check = request.slowReader?.sideCall;
+    const answer = await sendHttp(this.options.url, this.options.codec, { ...request, headers }, step.timeoutMs ?? 30_000, check && (() => this.sideCall(check)));
     const where = `${request.method} ${request.path}`;
     if (answer.status !== step.expectStatus) throw new ScenarioFailure(`${where}: status ${answer.status}, expected ${step.expectStatus} (body: ${JSON.stringify(answer.records).slice(0, 300)})`);
     const headerMismatch = step.expectHeaders === undefined ? undefined : mismatch(step.expectHeaders, answer.headers);
@@ -308,6 +310,7 @@ class ScenarioRun {
     }
   }
 
+  /** Reads a call's responded frames up to its terminal event, checking count, shape and order. */
   private async collect(c: RawConnection, spec: CollectStep, timeoutMs: number, ignoreCredit: boolean): Promise<void> {
     let seen = 0;
     let joined = '';

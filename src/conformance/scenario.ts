@@ -12,6 +12,9 @@ const ignoreCredit = z.boolean().optional();
 /** A wait in milliseconds, or one scaled from a limit: `"$limit:keepaliveMs*1.5"`. */
 const limitedMs = z.union([z.number(), z.string()]).optional();
 
+/** A unary call on a fresh connection, its output matched. */
+const sideCall = z.strictObject({ operationId: z.string(), input: z.unknown().optional(), expectOutput: z.unknown() });
+
 /** One step of a scenario (spec/conformance/README.md lists them with examples). */
 const step = z.union([
   /** `onStreamOf` (WebTransport): send on the stream of that call id instead of the frame's own. */
@@ -40,7 +43,7 @@ const step = z.union([
     timeoutMs: z.number().optional(),
     ignoreCredit,
   }),
-  z.strictObject({ sideCall: z.strictObject({ operationId: z.string(), input: z.unknown().optional(), expectOutput: z.unknown() }) }),
+  z.strictObject({ sideCall }),
   z.strictObject({
     connect: z.string(),
     token: z.union([z.boolean(), z.literal('scopeless')]).optional(),
@@ -68,6 +71,8 @@ const step = z.union([
       bodyText: z.string().optional(),
       stallAfterBytes: z.number().int().optional(),
       closeAfterLines: z.number().int().optional(),
+      /** Stop reading once `afterRecords` values have arrived, for `forMs`, then make `sideCall` (still not reading), then read on. */
+      slowReader: z.strictObject({ afterRecords: z.number().int().min(1), forMs: z.number(), sideCall: sideCall.optional() }).optional(),
       /** Send the run's token as `Authorization: Bearer`. */
       token: z.boolean().optional(),
     }),
