@@ -16,7 +16,8 @@ export async function killExec(engine: DockerEngine, container: Docker.Container
   let reason = 'the process was still running 2 s after the kill';
   for (let attempt = 0; attempt < 40; attempt++) {
     const state = await exec.inspect().catch(() => undefined);
-    if (!state || !state.Running) return undefined;
+    // Not running and no exit code: the engine is still starting it, and it must not start unkilled.
+    if (!state || (!state.Running && state.ExitCode !== null)) return undefined;
     if (state.Pid > 0) reason = (await deliver(container, processTree(state.Pid), 'SIGKILL', state.Pid)) ?? reason;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
