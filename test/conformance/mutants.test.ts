@@ -122,6 +122,19 @@ describe('exec-013 must fail on an exec that holds a signal behind stdin (EXEC-8
     return server.wsUrl;
   };
 
+  it('exec-012 fails when stdin overtakes the resizes sent before it', async () => {
+    const url = await serve(async function* (items) {
+      const held: unknown[] = [];
+      for await (const item of items) {
+        if (typeof item === 'object' && item !== null && 'resize' in item) held.push(item);
+        else yield* [item, ...held.splice(0)];
+      }
+    });
+    const result = await run('exec-012', url);
+    expect(result.status).toBe('fail');
+    expect(result.message).toMatch(/^collect exec-012-a-.*joined text .* expected "\\r\\n40 120\\r\\n"/);
+  }, 60_000);
+
   it('exec-013 fails when a signal waits for the end of stdin the command never reads', async () => {
     const url = await serve(async function* (items) {
       const held: unknown[] = [];
