@@ -4,6 +4,8 @@ export type RawEvent =
   | { readonly kind: 'undecodable'; readonly error: string }
   | { readonly kind: 'close'; readonly code: number; readonly reason: string }
   | { readonly kind: 'stream-reset'; readonly id: string | undefined }
+  /** WebSocket: a ping from the server (§5.5), answered or not. */
+  | { readonly kind: 'ping' }
   /**
    * WebTransport: the callee closed its side of a call's stream (WT-2). `early`: before
    * any `call.completed` or `call.error` on it, which over a carrier that cannot reset

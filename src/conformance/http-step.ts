@@ -15,8 +15,10 @@ export interface HttpStep {
   readonly bodyText?: string | undefined;
   /** Sends the headers and this many bytes of the body, then stalls (the read deadline). */
   readonly stallAfterBytes?: number | undefined;
-  /** Closes the connection once this many lines have arrived (a client that goes away). */
+  /** Closes the connection once this many records have arrived (a client that goes away). */
   readonly closeAfterLines?: number | undefined;
+  /** Stops reading once this many records have arrived, for `forMs` and then while `whileSlow` runs (a slow reader). */
+  readonly slowReader?: { readonly afterRecords: number; readonly forMs: number } | undefined;
 }
 
 export interface HttpAnswer {
@@ -30,8 +32,14 @@ export interface HttpAnswer {
   readonly closedEarly: boolean;
 }
 
-/** Sends one HTTP call to the server behind `baseUrl` (the WebSocket URL's origin) and reads the whole answer. */
-export function sendHttp(baseUrl: string, codec: CodecName, step: HttpStep, timeoutMs: number): Promise<HttpAnswer> {
+/**
+ * Sends one HTTP call to the server behind `baseUrl` (the WebSocket URL's origin) and
+ * reads the answer record by record, as it arrives: a record counts when its line (or
+ * SSE event) is complete, so `closeAfterLines` and `slowReader` act on values the
+ * server has really sent, not on a body read whole. `whileSlow` runs while a slow
+ * reader has stopped reading; its failure is the step's.
+ */
+export function sendHttp(baseUrl: string, codec: CodecName, step: HttpStep, timeoutMs: number, whileSlow?: () => Promise<void>): Promise<HttpAnswer> {
   const url = new URL(step.path, baseUrl.replace(/^ws/, 'http'));
   let body: Uint8Array | undefined;
   const headers: Record<string, string> = { ...step.headers };
@@ -47,36 +55,53 @@ export function sendHttp(baseUrl: string, codec: CodecName, step: HttpStep, time
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise<HttpAnswer>((resolve, reject) => {
     const req = send(url, { method: step.method, headers, rejectUnauthorized: false });
+    let settled = false;
+    const settle = (outcome: () => void): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      outcome();
+    };
     const timer = setTimeout(() => {
       req.destroy();
-      reject(new Error(`no complete HTTP answer within ${timeoutMs} ms`));
+      settle(() => reject(new Error(`no complete HTTP answer within ${timeoutMs} ms`)));
     }, timeoutMs);
     let answered = false;
     req.on('error', (error) => {
       // The server may answer and close before taking the whole body; its answer is what counts.
-      if (answered) return;
-      clearTimeout(timer);
-      reject(error);
+      if (!answered) settle(() => reject(error));
     });
     req.on('response', (res: IncomingMessage) => {
       answered = true;
-      let text = '';
-      let closedEarly = false;
+      const records = new RecordReader(/^text\/event-stream/.test(res.headers['content-type'] ?? ''));
+      let slowed = false;
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => {
-        text += chunk;
-        if (step.closeAfterLines !== undefined && text.split('\n').filter(Boolean).length >= step.closeAfterLines && !closedEarly) {
-          closedEarly = true;
+        records.push(chunk);
+        const got = records.records.length;
+        if (step.closeAfterLines !== undefined && got >= step.closeAfterLines) {
           req.destroy();
-          clearTimeout(timer);
-          resolve({ status: res.statusCode ?? 0, headers: flat(res.headers), records: parse(text).records, sseTerminal: false, closedEarly });
+          settle(() => resolve({ status: res.statusCode ?? 0, headers: flat(res.headers), records: records.records, sseTerminal: false, closedEarly: true }));
+          return;
+        }
+        if (step.slowReader !== undefined && !slowed && got >= step.slowReader.afterRecords) {
+          slowed = true;
+          res.pause();
+          const forMs = step.slowReader.forMs;
+          void new Promise((r) => setTimeout(r, forMs))
+            .then(() => whileSlow?.())
+            .then(
+              () => res.resume(),
+              (error: unknown) => {
+                req.destroy();
+                settle(() => reject(error instanceof Error ? error : new Error(String(error))));
+              },
+            );
         }
       });
       res.on('end', () => {
-        clearTimeout(timer);
-        if (closedEarly) return;
-        const parsed = parse(text);
-        resolve({ status: res.statusCode ?? 0, headers: { ...flat(res.headers), ...flat(res.trailers) }, records: parsed.records, sseTerminal: parsed.sseTerminal, closedEarly });
+        records.end();
+        settle(() => resolve({ status: res.statusCode ?? 0, headers: { ...flat(res.headers), ...flat(res.trailers) }, records: records.records, sseTerminal: records.sseTerminal, closedEarly: false }));
       });
     });
     if (step.stallAfterBytes !== undefined) {
@@ -97,23 +122,43 @@ function flat(headers: IncomingMessage['headers'] | NodeJS.Dict<string>): Record
   return out;
 }
 
-function parse(text: string): { records: unknown[]; sseTerminal: boolean } {
-  const json = (s: string): unknown => {
-    try {
-      return codecs.json.decode(new TextEncoder().encode(s));
-    } catch {
-      return { unparsable: s };
+/** NDJSON lines, or SSE events, decoded as JSON as each one completes. */
+class RecordReader {
+  readonly records: unknown[] = [];
+  sseTerminal = false;
+  private pending = '';
+
+  constructor(private readonly sse: boolean) {}
+
+  push(chunk: string): void {
+    this.pending += chunk;
+    const separator = this.sse ? '\n\n' : '\n';
+    let at: number;
+    while ((at = this.pending.indexOf(separator)) >= 0) {
+      this.take(this.pending.slice(0, at));
+      this.pending = this.pending.slice(at + separator.length);
     }
-  };
-  if (!/^(data|event):/m.test(text)) return { records: text.split('\n').filter((l) => l.trim() !== '').map(json), sseTerminal: false };
-  let sseTerminal = false;
-  const records = text
-    .split('\n\n')
-    .filter((e) => e.trim() !== '')
-    .map((event) => {
-      const lines = event.split('\n');
-      if (lines.some((l) => l === 'event: terminal')) sseTerminal = true;
-      return json(lines.filter((l) => l.startsWith('data: ')).map((l) => l.slice('data: '.length)).join('\n'));
-    });
-  return { records, sseTerminal };
+  }
+
+  /** What is left when the body ends: a last record without its separator. */
+  end(): void {
+    this.take(this.pending);
+    this.pending = '';
+  }
+
+  private take(text: string): void {
+    if (text.trim() === '') return;
+    if (!this.sse) return void this.records.push(json(text));
+    const lines = text.split('\n');
+    if (lines.some((l) => l === 'event: terminal')) this.sseTerminal = true;
+    this.records.push(json(lines.filter((l) => l.startsWith('data: ')).map((l) => l.slice('data: '.length)).join('\n')));
+  }
+}
+
+function json(text: string): unknown {
+  try {
+    return codecs.json.decode(new TextEncoder().encode(text));
+  } catch {
+    return { unparsable: text };
+  }
 }

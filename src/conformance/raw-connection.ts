@@ -86,6 +86,7 @@ async function rawWebSocket(url: string, options: RawConnectOptions): Promise<Ra
       events.push({ kind: 'undecodable', error: String(error) });
     }
   });
+  ws.on('ping', () => events.push({ kind: 'ping' }));
   const closed = new Promise<void>((resolve) =>
     ws.once('close', (code, reason) => {
       events.push({ kind: 'close', code, reason: reason.toString() });

@@ -9,6 +9,7 @@ import type { Features, Scenario, Step } from './scenario.js';
 import { silentSocket } from './silent-socket.js';
 
 type CollectStep = Extract<Step, { collect: unknown }>['collect'];
+type SideCall = Extract<Step, { sideCall: unknown }>['sideCall'];
 
 export interface RunOptions {
   readonly url: string;
@@ -165,11 +166,14 @@ class ScenarioRun {
     if ('send' in step) return this.conn(step.on).sendValue(step.send, step.onStreamOf);
     if ('sendHex' in step) return this.conn(step.on).sendBytes(new Uint8Array(Buffer.from(step.sendHex, 'hex')), step.id);
     if ('sendText' in step) return this.conn(step.on).sendText(step.sendText);
-    if ('expect' in step) return this.expectOne(this.conn(step.on), step.expect, step.timeoutMs);
-    if ('expectUnordered' in step) return this.expectUnordered(this.conn(step.on), step.expectUnordered, step.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+    if ('expect' in step) return this.expectOne(this.conn(step.on), step.expect, step.timeoutMs ?? DEFAULT_TIMEOUT_MS, step.ignoreCredit === true);
+    if ('expectUnordered' in step) return this.expectUnordered(this.conn(step.on), step.expectUnordered, step.timeoutMs ?? DEFAULT_TIMEOUT_MS, step.ignoreCredit === true);
     if ('expectNone' in step) {
       await new Promise((resolve) => setTimeout(resolve, step.expectNone.forMs));
-      const extra = this.conn(step.on).events.pending((e) => e.kind === 'frame' && e.id === step.expectNone.id && !isCredit(e));
+      const c = this.conn(step.on);
+      const ofId = (e: RawEvent): boolean => e.kind === 'frame' && e.id === step.expectNone.id;
+      if (step.ignoreCredit === true) while (await c.events.take((e) => ofId(e) && isCredit(e), 0));
+      const extra = c.events.pending(ofId);
       if (extra.length > 0) throw new ScenarioFailure(`expected nothing more for ${step.expectNone.id}, got ${show(extra[0]!)}`);
       return;
     }
@@ -177,24 +181,22 @@ class ScenarioRun {
       // Over HTTP/3 a callee may be unable to reset (the Deno edge): a stream that ends before
       // its terminal event counts as reset there (§5.4). Over HTTP/2 only a reset does.
       const h3 = this.conn(step.on).carrier === 'http/3';
-      const event = await this.conn(step.on).events.take((e) => e.kind === 'close' || e.kind === 'stream-reset' || (h3 && e.kind === 'stream-end' && e.early === true), step.timeoutMs ?? DEFAULT_TIMEOUT_MS);
-      if (!event) throw new ScenarioFailure('expected the connection (or stream) to close; it stayed open');
+      const timeoutMs = Number(step.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+      const event = await this.conn(step.on).events.take((e) => e.kind === 'close' || e.kind === 'stream-reset' || (h3 && e.kind === 'stream-end' && e.early === true), timeoutMs);
+      if (!event) throw new ScenarioFailure(`expected the connection (or stream) to close within ${timeoutMs} ms; it stayed open`);
       if (event.kind === 'close' && step.expectClose.code !== undefined && this.conn(step.on).transport === 'websocket' && event.code !== step.expectClose.code) {
         throw new ScenarioFailure(`expected close code ${step.expectClose.code}, got ${event.code} (${event.reason})`);
       }
       return;
     }
-    if ('collect' in step) return this.collect(this.conn(step.on), step.collect, step.timeoutMs ?? 60_000);
-    if ('sideCall' in step) {
-      const { operationId, input, expectOutput, withinMs = 0 } = step.sideCall;
-      const until = Date.now() + withinMs;
-      for (;;) {
-        const m = mismatch(expectOutput, await this.unary(operationId, input ?? null));
-        if (!m) return;
-        if (Date.now() >= until) throw new ScenarioFailure(`${operationId}: ${m}${withinMs > 0 ? ` (still, after ${withinMs} ms)` : ''}`);
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+    if ('expectPing' in step) {
+      const timeoutMs = Number(step.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+      const event = await this.conn(step.on).events.take((e) => e.kind === 'ping' || e.kind === 'close', timeoutMs);
+      if (event?.kind !== 'ping') throw new ScenarioFailure(`expected a ping within ${timeoutMs} ms, got ${event ? show(event) : 'nothing'}`);
+      return;
     }
+    if ('collect' in step) return this.collect(this.conn(step.on), step.collect, step.timeoutMs ?? 60_000, step.ignoreCredit === true);
+    if ('sideCall' in step) return this.sideCall(step.sideCall);
     if ('connect' in step) {
       this.connections.set(
         step.connect,
@@ -268,14 +270,11 @@ class ScenarioRun {
     }
   }
 
-  /** The next frame of the expected call (by id) must match. */
-  private async expectOne(c: RawConnection, expected: unknown, timeoutMs = DEFAULT_TIMEOUT_MS): Promise<void> {
+  /** The next frame of the expected call (by id) must match: a `call.credit` is a frame like any other, unless the step ignores credit. */
+  private async expectOne(c: RawConnection, expected: unknown, timeoutMs: number, ignoreCredit: boolean): Promise<void> {
     const id = idOf(expected);
-    // Credit grants (§4.7) interleave with a call's frames; a step sees them only when it expects one.
-    const wantsCredit = typeOf(expected) === 'call.credit';
-    const belongs = (e: RawEvent): boolean =>
-      e.kind === 'close' || (e.kind === 'frame' && (id === undefined || e.id === id) && isCredit(e) === wantsCredit) || (e.kind === 'stream-reset' && e.id === id);
-    const event = await c.events.take(belongs, timeoutMs);
+    const belongs = (e: RawEvent): boolean => e.kind === 'close' || (e.kind === 'frame' && (id === undefined || e.id === id)) || (e.kind === 'stream-reset' && e.id === id);
+    const event = await takeNext(c, belongs, timeoutMs, ignoreCredit);
     if (!event) throw new ScenarioFailure(`expected ${JSON.stringify(expected)} within ${timeoutMs} ms; nothing came`);
     if (event.kind !== 'frame') throw new ScenarioFailure(`expected ${JSON.stringify(expected)}, got ${show(event)}`);
     const m = mismatch(expected, event.value);
@@ -287,13 +286,13 @@ class ScenarioRun {
    * expected ones: a frame that came before them (a terminal frame sent too early)
    * is one of the N and fails the match, rather than being passed over.
    */
-  private async expectUnordered(c: RawConnection, expected: readonly unknown[], timeoutMs: number): Promise<void> {
+  private async expectUnordered(c: RawConnection, expected: readonly unknown[], timeoutMs: number, ignoreCredit: boolean): Promise<void> {
     const ids = new Set(expected.map(idOf));
-    const belongs = (e: RawEvent): boolean => e.kind === 'close' || (e.kind === 'frame' && (ids.has(undefined) || ids.has(e.id)) && !isCredit(e)) || (e.kind === 'stream-reset' && ids.has(e.id));
+    const belongs = (e: RawEvent): boolean => e.kind === 'close' || (e.kind === 'frame' && (ids.has(undefined) || ids.has(e.id))) || (e.kind === 'stream-reset' && ids.has(e.id));
     const got: RawEvent[] = [];
     const deadline = Date.now() + timeoutMs;
     while (got.length < expected.length) {
-      const event = await c.events.take(belongs, Math.max(0, deadline - Date.now()));
+      const event = await takeNext(c, belongs, Math.max(0, deadline - Date.now()), ignoreCredit);
       if (!event) throw new ScenarioFailure(`expected ${expected.length} frames in any order, got ${got.length} within ${timeoutMs} ms: ${got.map(show).join(' | ') || 'none'}`);
       if (event.kind !== 'frame') throw new ScenarioFailure(`expected ${expected.length} frames in any order, got ${show(event)} after ${got.length}`);
       got.push(event);
@@ -304,11 +303,23 @@ class ScenarioRun {
     }
   }
 
-  /** Reads a call's responded frames up to its terminal event, checking count, shape and order. */
+  /** With `withinMs`, called again until the output matches: a state the callee reaches, on a carrier of any speed. */
+  private async sideCall(spec: SideCall): Promise<void> {
+    const { operationId, input, expectOutput, withinMs = 0 } = spec;
+    const until = Date.now() + withinMs;
+    for (;;) {
+      const m = mismatch(expectOutput, await this.unary(operationId, input ?? null));
+      if (!m) return;
+      if (Date.now() >= until) throw new ScenarioFailure(`${operationId}: ${m}${withinMs > 0 ? ` (still, after ${withinMs} ms)` : ''}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
   private async http(step: Extract<Step, { http: unknown }>): Promise<void> {
     const { token, ...request } = step.http;
     const headers = { ...request.headers, ...(token && this.options.token ? { authorization: `Bearer ${this.options.token}` } : {}) };
-    const answer = await sendHttp(this.options.url, this.options.codec, { ...request, headers }, step.timeoutMs ?? 30_000);
+    const check = request.slowReader?.sideCall;
+    const answer = await sendHttp(this.options.url, this.options.codec, { ...request, headers }, step.timeoutMs ?? 30_000, check && (() => this.sideCall(check)));
     const where = `${request.method} ${request.path}`;
     if (answer.status !== step.expectStatus) throw new ScenarioFailure(`${where}: status ${answer.status}, expected ${step.expectStatus} (body: ${JSON.stringify(answer.records).slice(0, 300)})`);
     const headerMismatch = step.expectHeaders === undefined ? undefined : mismatch(step.expectHeaders, answer.headers);
@@ -325,13 +336,15 @@ class ScenarioRun {
     }
   }
 
-  private async collect(c: RawConnection, spec: CollectStep, timeoutMs: number): Promise<void> {
+  /** Reads a call's responded frames up to its terminal event, checking count, shape and order. */
+  private async collect(c: RawConnection, spec: CollectStep, timeoutMs: number, ignoreCredit: boolean): Promise<void> {
     let seen = 0;
     let joined = '';
     let last: unknown;
     const deadline = Date.now() + timeoutMs;
+    const belongs = (e: RawEvent): boolean => e.kind === 'close' || ((e.kind === 'frame' || e.kind === 'stream-reset') && e.id === spec.id);
     for (;;) {
-      const event = await c.events.take((e) => e.kind === 'close' || (e.kind === 'frame' && e.id === spec.id && !isCredit(e)) || (e.kind === 'stream-reset' && e.id === spec.id), Math.max(0, deadline - Date.now()));
+      const event = await takeNext(c, belongs, Math.max(0, deadline - Date.now()), ignoreCredit);
       if (!event) throw new ScenarioFailure(`collect ${spec.id}: no terminal event within ${timeoutMs} ms (${seen} items so far)`);
       if (event.kind !== 'frame') throw new ScenarioFailure(`collect ${spec.id}: ${show(event)} after ${seen} items`);
       const frame = event.value as { type?: string; payload?: { output?: Record<string, unknown> } };
@@ -359,15 +372,16 @@ class ScenarioRun {
   }
 
   /**
-   * `$id:name` → a unique call id; `$container`; `$origin`; `$limit:name`; `$i` in repeats; `{"$base64"}` → bytes;
-   * `{"$text": {"length": n}}`; `{"$nested": {"levels": n}}` → n arrays, each the only element of the one around it.
+   * `$id:name` → a unique call id; `$container`; `$origin`; `$limit:name` (or `$limit:name*factor`); `$i` in repeats;
+   * `{"$base64"}` → bytes; `{"$text": {"length": n}}`; `{"$zeros": {"length": n}}` → n zero bytes;
+   * `{"$nested": {"levels": n}}` → n arrays, each the only element of the one around it.
    */
   private substitute(value: unknown, index: number | undefined): unknown {
     if (typeof value === 'string') {
       let s = index === undefined ? value : value.replaceAll('$i', String(index));
       if (s.startsWith('$limit:')) {
-        const name = s.slice('$limit:'.length) as keyof Features['limits'];
-        return this.options.features.limits[name];
+        const [name, factor] = s.slice('$limit:'.length).split('*') as [keyof Features['limits'], string | undefined];
+        return this.options.features.limits[name] * (factor === undefined ? 1 : Number(factor));
       }
       if (s === '$container') return this.container ?? s;
       if (s === '$origin') return pageOrigin(this.options.url);
@@ -379,6 +393,10 @@ class ScenarioRun {
       const obj = value as Record<string, unknown>;
       const keys = Object.keys(obj);
       if (keys.length === 1 && typeof obj['$base64'] === 'string' && !this.inMatcher) return new Uint8Array(Buffer.from(obj['$base64'], 'base64'));
+      if (keys.length === 1 && obj['$zeros'] !== undefined && !this.inMatcher) {
+        const spec = this.substitute(obj['$zeros'], index) as { length: number };
+        return new Uint8Array(spec.length);
+      }
       if (keys.length === 1 && obj['$text'] !== undefined) {
         const spec = this.substitute(obj['$text'], index) as { length: number; plus?: number };
         return 'x'.repeat(spec.length + (spec.plus ?? 0));
@@ -419,6 +437,18 @@ function isCredit(e: RawEvent): boolean {
   return e.kind === 'frame' && typeOf(e.value) === 'call.credit';
 }
 
+/**
+ * The next event that `belongs`. With `ignoreCredit` the `call.credit` frames before it
+ * are consumed and passed over: the step does not care how the callee renews credit.
+ */
+async function takeNext(c: RawConnection, belongs: (e: RawEvent) => boolean, timeoutMs: number, ignoreCredit: boolean): Promise<RawEvent | undefined> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const event = await c.events.take(belongs, Math.max(0, deadline - Date.now()));
+    if (!ignoreCredit || event === undefined || !isCredit(event)) return event;
+  }
+}
+
 /** Whether each expected matcher can take a distinct value (a perfect matching, by backtracking; N is small). */
 function assignable(expected: readonly unknown[], values: readonly unknown[], used = new Set<number>(), at = 0): boolean {
   if (at === expected.length) return true;
@@ -445,5 +475,7 @@ function show(event: RawEvent): string {
       return `stream ended (${event.id ?? 'no id'})`;
     case 'undecodable':
       return `undecodable frame: ${event.error}`;
+    case 'ping':
+      return 'ping';
   }
 }

@@ -3,16 +3,37 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { limits } from '../protocol/index.js';
 
+/**
+ * On a step that reads frames: pass over (and consume) the `call.credit` frames of its
+ * ids, for a scenario that does not care how the callee renews credit. Without it a
+ * credit frame is matched like any other, so a stray one fails the step (CR-6).
+ */
+const ignoreCredit = z.boolean().optional();
+
+/** A wait in milliseconds, or one scaled from a limit: `"$limit:keepaliveMs*1.5"`. */
+const limitedMs = z.union([z.number(), z.string()]).optional();
+
+/** A unary call on a fresh connection, its output matched. */
+const sideCall = z.strictObject({
+  operationId: z.string(),
+  input: z.unknown().optional(),
+  expectOutput: z.unknown(),
+  /** Call again until the output matches, for at most this long: waits for the callee to reach a state, on a carrier of any speed. */
+  withinMs: z.number().int().positive().optional(),
+});
+
 /** One step of a scenario (spec/conformance/README.md lists them with examples). */
 const step = z.union([
   /** `onStreamOf` (WebTransport): send on the stream of that call id instead of the frame's own. */
   z.strictObject({ send: z.unknown(), on: z.string().optional(), onStreamOf: z.string().optional() }),
   z.strictObject({ sendHex: z.string(), id: z.string().optional(), on: z.string().optional() }),
   z.strictObject({ sendText: z.string(), on: z.string().optional() }),
-  z.strictObject({ expect: z.unknown(), on: z.string().optional(), timeoutMs: z.number().optional() }),
-  z.strictObject({ expectUnordered: z.array(z.unknown()), on: z.string().optional(), timeoutMs: z.number().optional() }),
-  z.strictObject({ expectNone: z.strictObject({ id: z.string(), forMs: z.number() }), on: z.string().optional() }),
-  z.strictObject({ expectClose: z.strictObject({ code: z.number().optional() }), on: z.string().optional(), timeoutMs: z.number().optional() }),
+  z.strictObject({ expect: z.unknown(), on: z.string().optional(), timeoutMs: z.number().optional(), ignoreCredit }),
+  z.strictObject({ expectUnordered: z.array(z.unknown()), on: z.string().optional(), timeoutMs: z.number().optional(), ignoreCredit }),
+  z.strictObject({ expectNone: z.strictObject({ id: z.string(), forMs: z.number() }), on: z.string().optional(), ignoreCredit }),
+  z.strictObject({ expectClose: z.strictObject({ code: z.number().optional() }), on: z.string().optional(), timeoutMs: limitedMs }),
+  /** WebSocket: the server pings this connection (§5.5). */
+  z.strictObject({ expectPing: z.strictObject({}), on: z.string().optional(), timeoutMs: limitedMs }),
   z.strictObject({
     collect: z.strictObject({
       id: z.string(),
@@ -27,16 +48,9 @@ const step = z.union([
     }),
     on: z.string().optional(),
     timeoutMs: z.number().optional(),
+    ignoreCredit,
   }),
-  z.strictObject({
-    sideCall: z.strictObject({
-      operationId: z.string(),
-      input: z.unknown().optional(),
-      expectOutput: z.unknown(),
-      /** Call again until the output matches, for at most this long: waits for the callee to reach a state, on a carrier of any speed. */
-      withinMs: z.number().int().positive().optional(),
-    }),
-  }),
+  z.strictObject({ sideCall }),
   z.strictObject({
     connect: z.string(),
     token: z.union([z.boolean(), z.literal('scopeless')]).optional(),
@@ -64,6 +78,8 @@ const step = z.union([
       bodyText: z.string().optional(),
       stallAfterBytes: z.number().int().optional(),
       closeAfterLines: z.number().int().optional(),
+      /** Stop reading once `afterRecords` values have arrived, for `forMs`, then make `sideCall` (still not reading), then read on. */
+      slowReader: z.strictObject({ afterRecords: z.number().int().min(1), forMs: z.number(), sideCall: sideCall.optional() }).optional(),
       /** Send the run's token as `Authorization: Bearer`. */
       token: z.boolean().optional(),
     }),

@@ -27,8 +27,10 @@ const ROUND_MS = 50;
 export async function killExec(engine: DockerEngine, target: ExecTarget): Promise<string | undefined> {
   for (let round = 0; round < ROUNDS; round++) {
     const state = await target.exec.inspect().catch(() => undefined);
-    // Running without a pid: the engine has not started the process, so nothing carries the mark yet.
-    if (state?.Running !== true || state.Pid > 0) {
+    // Not started yet (no exit code), or running without a pid: nothing carries the mark
+    // yet, and the process must not start unkilled after a sweep that found nothing.
+    const starting = state !== undefined && (state.Running ? state.Pid === 0 : state.ExitCode === null);
+    if (!starting) {
       const step = engine.local ? killFromHost(target, state?.Running === true ? state.Pid : undefined) : { inside: [] };
       if (step === 'done') return undefined;
       if (step !== 'again') return sweepInside(target.container, target.mark, step.inside);
