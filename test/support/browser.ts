@@ -48,12 +48,13 @@ const PAGE_STUBS: Record<string, string> = {
   'node:https': 'export const request = () => { throw new Error("no plain HTTP in a page"); };',
   'node:fs': 'export const readFileSync = () => { throw new Error("no files in a page"); }; export const readdirSync = readFileSync;',
   'node:path': 'export const join = (...parts) => parts.join("/");',
+  'node:net': 'export const connect = () => { throw new Error("no raw TCP in a page"); };',
   ws: 'export default class { constructor() { throw new Error("no ws package in a page: the page has its own WebSocket"); } }',
 };
 const pageStubs: Plugin = {
   name: 'page-stubs',
   setup(b) {
-    b.onResolve({ filter: /^(node:(crypto|https?|fs|path)|ws)$/ }, (args) => ({ path: args.path, namespace: 'page-stub' }));
+    b.onResolve({ filter: /^(node:(crypto|https?|fs|path|net)|ws)$/ }, (args) => ({ path: args.path, namespace: 'page-stub' }));
     b.onLoad({ filter: /.*/, namespace: 'page-stub' }, (args) => ({ contents: PAGE_STUBS[args.path]!, loader: 'js' }));
   },
 };
