@@ -15,12 +15,12 @@ export const protocolCodes = {
   TIMEOUT: { retryable: true, meaning: 'The call deadline passed before the call ended.' },
   INVALID_OPERATION_TYPE: { retryable: false, meaning: 'The caller expected a unary answer from a subscription, or the reverse.' },
   DUPLICATE_CALL_ID: { retryable: false, meaning: 'A call.requested reused the id of a call that is still live on this connection.' },
-  LIMIT_EXCEEDED: { retryable: true, meaning: 'The connection already has the maximum number of calls in flight.' },
+  LIMIT_EXCEEDED: { retryable: true, meaning: "The connection already has the maximum number of calls in flight, or the caller's identity its maximum of live calls or exec sessions (§9)." },
   PAYLOAD_TOO_LARGE: { retryable: false, meaning: 'The call.requested frame is larger than the input size limit.' },
   INVALID_FRAME: { retryable: false, meaning: 'The frame decoded but is not a valid envelope; sent for the frame id when it is readable.' },
   CREDIT_EXCEEDED: { retryable: false, meaning: 'The caller sent more input than the callee granted (§4.7).' },
   SLOW_CONSUMER: { retryable: true, meaning: 'A push-based stream outran the per-call buffer towards a slow peer.' },
-  UNAVAILABLE: { retryable: true, meaning: 'The server is shutting down, or the connection was lost (client side).' },
+  UNAVAILABLE: { retryable: true, meaning: 'The server is shutting down or out of a resource of its own (descriptors, memory) for the call, or the connection was lost (client side).' },
   CANCELLED: { retryable: false, meaning: 'The caller cancelled the call (client side only; a server never sends it).' },
 } as const satisfies Record<string, CodeInfo>;
 
