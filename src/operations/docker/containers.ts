@@ -1,3 +1,4 @@
+import type Docker from 'dockerode';
 import { containerAccess, containerName, containerReference, envEntry, imageReference, inspectContract } from '../../contracts/index.js';
 import { z } from 'zod';
 import { defineOperation, type CallContext, type Operation } from '../../dispatcher/index.js';
@@ -25,7 +26,7 @@ export function containerOperations(engine: DockerEngine, labelPrefix: string): 
 
   const owned = (id: string, ctx: CallContext) => inspectOwned(engine, id, ctx.identity, labelPrefix);
 
-  const lifecycle = (action: 'start' | 'stop' | 'restart', run: (id: string, timeoutSeconds: number) => Promise<unknown>, description: string): Operation =>
+  const lifecycle = (action: 'start' | 'stop' | 'restart', run: (container: Docker.Container, timeoutSeconds: number) => Promise<unknown>, description: string): Operation =>
     defineOperation({
       name: `docker/container/${action}`,
       kind: 'mutation',
@@ -35,13 +36,13 @@ export function containerOperations(engine: DockerEngine, labelPrefix: string): 
       errors: dockerErrors,
       access: access(action),
       handler: async ({ containerId: id, timeoutSeconds }, ctx) => {
-        await owned(id, ctx);
-        await run(id, timeoutSeconds).catch((error: { statusCode?: number }) => {
+        const { info, container } = await owned(id, ctx);
+        await run(container, timeoutSeconds).catch((error: { statusCode?: number }) => {
           if (error.statusCode === 304) return; // already in that state
           throw containerError(error, id);
         });
-        const after = await owned(id, ctx);
-        return { containerId: after.Id, state: after.State.Status };
+        const after = await owned(info.Id, ctx);
+        return { containerId: after.info.Id, state: after.info.State.Status };
       },
     });
 
@@ -65,7 +66,7 @@ export function containerOperations(engine: DockerEngine, labelPrefix: string): 
         };
       },
     }),
-    defineOperation({ ...inspectContract, handler: async ({ containerId: id }, ctx) => (await owned(id, ctx)) as unknown as Record<string, unknown> }),
+    defineOperation({ ...inspectContract, handler: async ({ containerId: id }, ctx) => (await owned(id, ctx)).info as unknown as Record<string, unknown> }),
     defineOperation({
       name: 'docker/container/create',
       kind: 'mutation',
@@ -96,9 +97,9 @@ export function containerOperations(engine: DockerEngine, labelPrefix: string): 
         return { containerId: created.id };
       },
     }),
-    lifecycle('start', (id) => engine.container(id).start(), 'Starts a container.'),
-    lifecycle('stop', (id, t) => engine.container(id).stop({ t }), 'Stops a container: SIGTERM, then SIGKILL after timeoutSeconds (default 10).'),
-    lifecycle('restart', (id, t) => engine.container(id).restart({ t }), 'Restarts a container (stop as above, then start).'),
+    lifecycle('start', (c) => c.start(), 'Starts a container.'),
+    lifecycle('stop', (c, t) => c.stop({ t }), 'Stops a container: SIGTERM, then SIGKILL after timeoutSeconds (default 10).'),
+    lifecycle('restart', (c, t) => c.restart({ t }), 'Restarts a container (stop as above, then start).'),
     defineOperation({
       name: 'docker/container/remove',
       kind: 'mutation',
@@ -108,9 +109,8 @@ export function containerOperations(engine: DockerEngine, labelPrefix: string): 
       errors: dockerErrors,
       access: access('remove'),
       handler: async ({ containerId: id, force }, ctx) => {
-        const info = await owned(id, ctx);
-        await engine
-          .container(id)
+        const { info, container } = await owned(id, ctx);
+        await container
           .remove({ force })
           .catch((error: unknown) => {
             throw containerError(error, id);

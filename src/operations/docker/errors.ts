@@ -15,6 +15,16 @@ function engineMessage(error: EngineError): string {
   return (error.json?.message ?? error.message ?? String(error)).replace(/^\(HTTP code \d+\) [^-]*- /, '').trim();
 }
 
+/**
+ * An engine error about a registry, without what the registry sent: the engine quotes a
+ * body it could not parse, and a caller may have pointed the pull at a server inside
+ * the network (spec §12). Bounded, so a long answer is not relayed either.
+ */
+export function registryMessage(message: string): string {
+  const cut = message.replace(/(response body):[\s\S]*$/, '$1 (not shown)');
+  return cut.length > 300 ? `${cut.slice(0, 300)}…` : cut;
+}
+
 /** Turns an engine failure into a declared error, for an operation about `containerId`. */
 export function containerError(error: unknown, containerId: string): RpcError {
   const e = error as EngineError;

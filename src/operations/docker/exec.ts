@@ -20,8 +20,7 @@ export function execOperation(engine: DockerEngine, labelPrefix: string): Operat
 }
 
 async function* runExec(engine: DockerEngine, labelPrefix: string, input: ExecInput, ctx: CallContext): AsyncGenerator<ExecFrame> {
-  const container = engine.container(input.containerId);
-  const info = await inspectOwned(engine, input.containerId, ctx.identity, labelPrefix);
+  const { info, container } = await inspectOwned(engine, input.containerId, ctx.identity, labelPrefix);
   if (!info.State.Running) {
     throw new RpcError('DOCKER_ERROR', `container ${input.containerId} is not running`, { details: { statusCode: 409 } });
   }

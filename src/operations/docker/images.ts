@@ -4,7 +4,7 @@ import { imageReference } from '../../contracts/index.js';
 import { defineOperation, type Operation } from '../../dispatcher/index.js';
 import { RpcError } from '../../protocol/index.js';
 import type { DockerEngine } from './engine.js';
-import { dockerErrors, engineError, imageError, imageErrors, isRedirect } from './errors.js';
+import { dockerErrors, engineError, imageError, imageErrors, isRedirect, registryMessage } from './errors.js';
 
 const imageName = z.strictObject({ image: imageReference });
 
@@ -55,7 +55,7 @@ export function imageOperations(engine: DockerEngine): Operation[] {
       },
       access: { requiredScopes: ['image:pull'], resourceType: 'image', resourceAction: 'pull', resourceIdPath: 'image' },
       handler: async function* ({ image }, ctx) {
-        const pullFailed = (message: string): RpcError => new RpcError('IMAGE_PULL_FAILED', `pull of ${image} failed: ${message}`, { details: { image } });
+        const pullFailed = (message: string): RpcError => new RpcError('IMAGE_PULL_FAILED', `pull of ${image} failed: ${registryMessage(message)}`, { details: { image } });
         const stream = (await docker.pull(image).catch((error: { statusCode?: number; json?: { message?: string }; message?: string }) => {
           if (error.statusCode === undefined || isRedirect(error.statusCode)) throw engineError(error);
           throw pullFailed(error.json?.message ?? error.message ?? 'unknown');

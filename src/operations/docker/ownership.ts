@@ -21,11 +21,23 @@ function assertOwner(labels: Record<string, string> | null | undefined, identity
   throw RpcError.of('FORBIDDEN', `container ${containerId} belongs to another caller`);
 }
 
+/** A container an operation may act on, as the ownership check saw it. */
+export interface OwnedContainer {
+  readonly info: Docker.ContainerInspectInfo;
+  /**
+   * The container by its full id. Every request after the check goes through this,
+   * never through the caller's reference: the engine resolves a name or id prefix
+   * again on each request, and by the next one it may name another caller's container
+   * (a rename, or a removal that lets a prefix match another id).
+   */
+  readonly container: Docker.Container;
+}
+
 /**
  * Inspects a container for an operation on it: an unknown one is
  * CONTAINER_NOT_FOUND, someone else's is FORBIDDEN.
  */
-export async function inspectOwned(engine: DockerEngine, containerId: string, identity: Identity | null, prefix: string): Promise<Docker.ContainerInspectInfo> {
+export async function inspectOwned(engine: DockerEngine, containerId: string, identity: Identity | null, prefix: string): Promise<OwnedContainer> {
   const info = await engine
     .container(containerId)
     .inspect()
@@ -33,5 +45,5 @@ export async function inspectOwned(engine: DockerEngine, containerId: string, id
       throw containerError(error, containerId);
     });
   assertOwner(info.Config.Labels, identity, prefix, containerId);
-  return info;
+  return { info, container: engine.container(info.Id) };
 }
