@@ -57,7 +57,8 @@ async function demoContainer(host) {
   const created = await docker.createContainer({
     name: DEMO,
     Image: image,
-    Cmd: ['sleep', '2147483647'],
+    // A line a second, so the README's logs example has something to follow.
+    Cmd: ['sh', '-c', 'while :; do date; sleep 1; done'],
     Labels: { 'callwire.demo': 'true' },
     HostConfig: { NetworkMode: 'none', Init: true },
   });
@@ -78,15 +79,22 @@ if (engine) {
 }
 
 const server = spawn(process.execPath, [...longLivedNodeFlags, 'dist/cli/main.js', 'serve', ...process.argv.slice(2)], { stdio: 'inherit', env });
-// Ctrl-C reaches the server too (same process group); we wait for it to finish, then stop what we started.
-for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => server.kill(signal));
+// Ctrl-C reaches the server too (same process group); a signal to npm reaches this process
+// (package.json execs it, so no shell stands between) and goes on to the server. Either way
+// we wait for the server to finish, then stop what we started.
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => server.kill(signal));
 const code = await new Promise((resolve) => server.on('exit', (c, s) => resolve(c ?? (s ? 128 + 2 : 1))));
+const stopped = ['the server (and its HTTP/3 edge)'];
+const left = [];
 if (engine?.started) {
-  say('docker: stopping the engine this started (its containers and images stay)');
   try {
     execFileSync('bash', ['scripts/docker-engine.sh', 'stop'], { stdio: 'ignore' });
+    stopped.push('the Docker engine it started (its containers and images stay)');
   } catch {
-    say('docker: could not stop the engine; scripts/docker-engine.sh stop does it');
+    left.push('the Docker engine it started: scripts/docker-engine.sh stop stops it');
   }
+} else if (engine) {
+  left.push(`the Docker engine (${engine.why}) and the demo container ${DEMO}, which npm start did not start`);
 }
+say(`stopped: ${stopped.join('; ')}${left.length > 0 ? `. Left running: ${left.join('; ')}` : '. Nothing left running'}`);
 process.exit(code);

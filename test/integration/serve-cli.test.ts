@@ -10,7 +10,11 @@ describe('callwire serve (what npm start runs)', () => {
       const wsUrl = (await run.waitFor(/ws:\/\/127\.0\.0\.1:\d+\/callwire/, 'stdout')).trim();
       const wtUrl = (await run.waitFor(/https:\/\/127\.0\.0\.1:\d+\/callwire/, 'stdout')).trim();
       const hash = (await run.waitFor(/sha256 [0-9a-f]{64}/, 'stdout')).split(' ')[1]!;
-      await run.waitFor(/callwire ops --url \S+/, 'stdout'); // the banner's last lines may come in a later chunk
+      await run.waitFor(/npx callwire ops --url \S+/, 'stdout'); // the banner's last lines may come in a later chunk
+      // The banner names the Lab, and that address serves it.
+      const lab = /^ {2}Lab {11}(http:\/\/\S+)/m.exec(run.stdout)?.[1];
+      expect(lab).toBe(wsUrl.replace(/^ws:/, 'http:').replace(/callwire$/, ''));
+      expect(await (await fetch(lab!)).text()).toMatch(/<title>callwire Lab<\/title>/);
       // Started without npm start's Node flags, it says which are missing and why they matter.
       expect(run.stdout).toMatch(/^ {2}node {10}without --initial-old-space-size=128: large outputs cost more CPU/m);
       const viaWs = await connect(wsUrl);

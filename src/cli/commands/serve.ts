@@ -116,6 +116,7 @@ function printBanner(server: RunningServer, tokenCount: number): void {
   const out = (line: string): number => lines.push(line);
   out('callwire is serving');
   out(`  WebSocket     ${server.wsUrl}`);
+  out(`  Lab           http://${new URL(server.wsUrl).host}/  (operations and exec in a browser)`);
   if (server.unixUrl) out(`  unix socket   ${server.unixUrl}  (this machine only, mode 0600)`);
   if (server.wtUrl) {
     out(`  WebTransport  ${server.wtUrl}  (HTTP/2${server.http3 ? ` and HTTP/3 via ${server.http3Reason}` : `; HTTP/3 off: ${server.http3Reason}`})`);
@@ -127,9 +128,10 @@ function printBanner(server: RunningServer, tokenCount: number): void {
   out(`  operations    ${server.registry.list().map((op) => op.name).join(', ')}`);
   const missing = longLivedNodeFlags.filter((flag) => !process.execArgv.some((given) => given.split('=')[0] === flag.split('=')[0]));
   if (missing.length > 0) out(`  node          without ${missing.join(' ')}: large outputs cost more CPU in a long-lived server (README)`);
+  // npx finds the CLI in a clone and in a project that depends on callwire; a bare `callwire` only when installed globally.
   out('connect:');
-  out(`  callwire ops --url ${server.wsUrl}`);
-  if (server.wtUrl) out(`  callwire ops --url ${server.wtUrl} --cert-hash ${server.certHash}`);
+  out(`  npx callwire ops --url ${server.wsUrl}`);
+  if (server.wtUrl) out(`  npx callwire ops --url ${server.wtUrl} --cert-hash ${server.certHash}`);
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
