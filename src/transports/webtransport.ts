@@ -97,7 +97,11 @@ export async function listenWebTransport(options: WebTransportServerOptions): Pr
     const guard = options.guard;
     guard.watch(h2);
     // A session request is a stream; so is any other request the library answers (404 and the like).
-    h2.on('stream', (stream: ServerHttp2Stream) => guard.settled(stream.session?.socket as Socket));
+    h2.on('stream', (stream: ServerHttp2Stream) => {
+      // A session destroyed meanwhile has no socket left to settle; its close already did.
+      const socket = stream.session?.socket as Socket | undefined;
+      if (socket) guard.settled(socket);
+    });
   }
   h2?.on('session', (session: Http2Session) =>
     startHttp2Keepalive(session, options.keepaliveMs ?? limits.keepaliveMs, () => dispatcher.logger?.info('closing a silent WebTransport connection', { after: 'keepalive' })),

@@ -37,7 +37,11 @@ export function containerProcesses(containerId: string, mark: string): Container
 /** `root` and its descendants among `processes`, root first; empty when root is not among them. */
 export function descendants(processes: readonly ContainerProcess[], root: number): number[] {
   const children = new Map<number, number[]>();
-  for (const p of processes) children.set(p.ppid, [...(children.get(p.ppid) ?? []), p.pid]);
+  for (const p of processes) {
+    const siblings = children.get(p.ppid);
+    if (siblings) siblings.push(p.pid);
+    else children.set(p.ppid, [p.pid]);
+  }
   if (!processes.some((p) => p.pid === root)) return [];
   const tree: number[] = [];
   const visit = (pid: number): void => {

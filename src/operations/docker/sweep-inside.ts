@@ -5,8 +5,9 @@ import type Docker from 'dockerode';
  * Run by `sh` inside the container as root: SIGKILLs the given container pids,
  * then, round after round, every process whose environment carries the mark
  * ($1, `CALLWIRE_EXEC=<token>`), until a round finds none (exit 0) or the rounds
- * run out (exit 3); without \`tr\` or \`grep\` it could not see the mark (exit 127). The sweep's own processes do not carry the mark: it comes as
- * an argument, not in their environment.
+ * run out (exit 3); without `tr` or `grep` it could not see the mark (exit 127).
+ * The sweep's own processes do not carry the mark: it comes as an argument, not in
+ * their environment.
  */
 const SWEEP = `command -v tr >/dev/null && command -v grep >/dev/null || exit 127
 m=$1; shift
