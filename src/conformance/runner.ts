@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { isLoopbackName, type CodecName } from '../protocol/index.js';
+import { isLoopbackName, nestedArrays, type CodecName } from '../protocol/index.js';
 import type { WtCarrierChoice } from '../webtransport/index.js';
 import { idOf, type RawEvent } from './events.js';
 import { mismatch } from './match.js';
@@ -403,9 +403,7 @@ class ScenarioRun {
       }
       if (keys.length === 1 && obj['$nested'] !== undefined) {
         const spec = this.substitute(obj['$nested'], index) as { levels: number; plus?: number };
-        let nested: unknown[] = [];
-        for (let level = 1; level < spec.levels + (spec.plus ?? 0); level++) nested = [nested];
-        return nested;
+        return nestedArrays(spec.levels + (spec.plus ?? 0));
       }
       const out: Record<string, unknown> = {};
       for (const [k, v] of Object.entries(obj)) {

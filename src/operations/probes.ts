@@ -1,7 +1,7 @@
 import { Observable } from 'rxjs';
 import { z } from 'zod';
 import { bytesSchema, defineOperation, type Operation } from '../dispatcher/index.js';
-import { RpcError } from '../protocol/index.js';
+import { nestedArrays, RpcError } from '../protocol/index.js';
 
 /**
  * Probe operations: what the conformance runner (src/conformance) drives to observe
@@ -204,11 +204,7 @@ export function probeOperations(): Operation[] {
       description: 'Returns `levels` arrays, each the only element of the one around it: an output as deep as asked, for the depth limit (LIM-2).',
       input: z.object({ levels: z.number().int().min(1).max(1000) }),
       output: z.unknown(),
-      handler: ({ levels }) => {
-        let value: unknown[] = [];
-        for (let level = 1; level < levels; level++) value = [value];
-        return value;
-      },
+      handler: ({ levels }) => nestedArrays(levels),
     }),
     defineOperation({
       name: 'conformance/collect',

@@ -36,6 +36,6 @@ export { writeBatcher, chunkBatcher, type Corkable } from './write-batch.js';
 export { protocolCodes, isProtocolCode, closeCodes, type ProtocolCode, type CodeInfo, type CloseCode } from './codes.js';
 export { RpcError } from './rpc-error.js';
 export { limits, type Limits } from './limits.js';
-export { ENVELOPE_LEVELS } from './nesting.js';
+export { ENVELOPE_LEVELS, nestedArrays } from './nesting.js';
 export { envelopes, decodeEnvelope, encodeEnvelope, outputFrameEncoder } from './frames.js';
 export { isLoopbackName } from './loopback.js';

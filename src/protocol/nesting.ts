@@ -8,6 +8,13 @@ import { ProtocolError } from './protocol-error.js';
  * level, never a stack frame, and visit each byte at most once.
  */
 
+/** `levels` arrays, each the only element of the one around it: a value exactly that deep (LIM-2). */
+export function nestedArrays(levels: number): unknown[] {
+  let value: unknown[] = [];
+  for (let level = 1; level < levels; level++) value = [value];
+  return value;
+}
+
 /** An input sits two levels deep in its frame: inside the envelope and its payload (LIM-2). */
 export const ENVELOPE_LEVELS = 2;
 
