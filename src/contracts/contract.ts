@@ -41,6 +41,19 @@ export interface Contract<K extends OperationKind = OperationKind, I extends z.Z
   readonly idempotent?: boolean;
   /** Schema of each item of the call's input stream (spec §4.7); absent: the operation takes none. */
   readonly inputStream?: z.ZodType;
+  /**
+   * For an operation that runs a command: the command's end, read from the stream's
+   * terminal item (an exec's `{exitCode, terminal: true}`), undefined for other items.
+   * A transport or client reports an exit status with it, knowing no operation by name.
+   */
+  readonly commandEnd?: (item: unknown) => CommandEnd | undefined;
+}
+
+/** How a command ended, as its operation's terminal item says (spec §12). */
+export interface CommandEnd {
+  readonly exitCode: number;
+  readonly stdoutBytes: number;
+  readonly stderrBytes: number;
 }
 
 export type UnaryContract<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> = Contract<'query' | 'mutation', I, O>;

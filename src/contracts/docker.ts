@@ -74,6 +74,7 @@ export type ExecInputItem = z.input<typeof execInputItem>;
 export const execContract = defineContract({
   name: 'docker/container/exec',
   kind: 'subscription',
+  commandEnd: (item) => (isTerminalFrame(item) ? { exitCode: item.exitCode, stdoutBytes: item.stdoutBytes, stderrBytes: item.stderrBytes } : undefined),
   description:
     'Runs a command in a running container, as docker exec does. Streams {stream, text} (or {stream, data} with encoding binary), ' +
     'then {exitCode, terminal: true, stdoutBytes, stderrBytes}, then call.completed. stdin is bytes, or \'stream\': the input ' +

@@ -13,6 +13,7 @@ export {
   type OperationKind,
   type DeclaredError,
   type AccessControl,
+  type CommandEnd,
 } from './contract.js';
 export { bytesSchema } from './bytes.js';
 export {

@@ -1,5 +1,7 @@
 import { RpcError } from '../protocol/index.js';
-import type { Identity, Logger } from './identity.js';
+import type { AdmissionRules } from './admission.js';
+import { CallTable } from './call-table.js';
+import { silentLogger, type Identity, type Logger } from './identity.js';
 import { IdentityLedger } from './identity-ledger.js';
 import type { Operation } from './operation.js';
 import { resolveLimits, type SessionLimits } from './limits.js';
@@ -22,9 +24,10 @@ export interface DispatcherOptions {
 }
 
 /**
- * Where sessions are made: one per connection, every transport alike (WebSocket,
- * WebTransport, the in-memory connection, and embedders' own). It holds the open
- * sessions and shuts them all down together.
+ * The server's call engine, one for every transport: its operations, tokens, limits
+ * and per-identity caps. Each connection gets a CallTable (`connect`), the one way
+ * its calls start; a frame transport wraps it in a Session (`open`), which
+ * translates frames. It holds every open connection and shuts them down together.
  */
 export interface Dispatcher {
   readonly registry: Registry;
@@ -32,51 +35,64 @@ export interface Dispatcher {
   readonly logger: Logger | undefined;
   readonly authenticate: ((token: string) => Identity | undefined) | undefined;
   readonly anonymousIdentity: Identity | null;
-  /** The open sessions; a session leaves this set when it closes. */
-  readonly sessions: ReadonlySet<Session>;
+  /** The open connections' calls; a table leaves this set when it closes. */
+  readonly connections: ReadonlySet<CallTable>;
   /** False once shutdown has begun: transports refuse new connections. */
   readonly accepting: boolean;
-  /** A session for a new connection; `identity` defaults to the anonymous identity. */
+  /**
+   * A new connection's calls. `congested`: how the transport says its one channel is
+   * over its bound (BP-4), none for a transport whose calls have their own flow.
+   */
+  connect(congested?: () => boolean): CallTable;
+  /** A frame session over a new connection; `identity` defaults to the anonymous identity. */
   open(transport: SessionTransport, identity?: Identity | null): Session;
   /** Refuses new calls, lets live ones end within `graceMs`, then ends the rest with UNAVAILABLE. */
   shutdown(graceMs?: number): Promise<void>;
 }
 
 export function createDispatcher(options: DispatcherOptions): Dispatcher {
-  const sessions = new Set<Session>();
+  const connections = new Set<CallTable>();
   const limits = resolveLimits(options.limits);
-  const ledger = new IdentityLedger(limits);
+  const logger = options.logger ?? silentLogger;
+  const rules: AdmissionRules = {
+    registry: options.registry,
+    limits,
+    authenticate: options.authenticate,
+    ledger: new IdentityLedger(limits),
+    isExecSession: options.isExecSession ?? (() => false),
+  };
   let accepting = true;
+  const connect = (congested?: () => boolean): CallTable => {
+    if (!accepting) throw new RpcError('UNAVAILABLE', 'the server is shutting down');
+    const table: CallTable = new CallTable({
+      rules,
+      logger,
+      validateOutput: options.validateOutput ?? true,
+      accepting: () => accepting,
+      ...(congested ? { congested } : {}),
+      onClose: () => connections.delete(table),
+    });
+    connections.add(table);
+    return table;
+  };
   return {
     registry: options.registry,
     limits,
     logger: options.logger,
     authenticate: options.authenticate,
     anonymousIdentity: options.anonymousIdentity ?? null,
-    sessions,
+    connections,
     get accepting() {
       return accepting;
     },
+    connect,
     open(transport, identity = options.anonymousIdentity ?? null) {
-      if (!accepting) throw new RpcError('UNAVAILABLE', 'the server is shutting down');
-      const session: Session = new Session({
-        registry: options.registry,
-        transport,
-        identity,
-        authenticate: options.authenticate,
-        limits,
-        ...(options.logger ? { logger: options.logger } : {}),
-        ...(options.validateOutput === undefined ? {} : { validateOutput: options.validateOutput }),
-        onClose: () => sessions.delete(session),
-        ledger,
-        ...(options.isExecSession ? { isExecSession: options.isExecSession } : {}),
-      });
-      sessions.add(session);
-      return session;
+      const calls = connect(transport.congested === undefined ? undefined : () => transport.congested === true);
+      return new Session({ transport, calls, identity, limits, logger });
     },
     async shutdown(graceMs = 0) {
       accepting = false;
-      await Promise.all([...sessions].map((s) => s.shutdown(graceMs)));
+      await Promise.all([...connections].map((c) => c.shutdown(graceMs)));
     },
   };
 }

@@ -18,9 +18,14 @@ export {
 export { Registry } from './registry.js';
 export { checkAccess, holdsScope } from './access.js';
 export { Session, type SessionOptions, type SessionStats } from './session.js';
+export { CallTable, type CallTableOptions, type CallTableStats } from './call-table.js';
+export type { LiveCall } from './live-call.js';
+export type { CallRequest } from './admission.js';
+export type { CallEvent, CallOutlet, Sized } from './call-outlet.js';
 export { createDispatcher, type Dispatcher, type DispatcherOptions } from './dispatcher.js';
 export { resolveLimits, type SessionLimits } from './limits.js';
 export type { SessionTransport, StreamSink, StreamEntry } from './transport.js';
 export { silentLogger, bindLogger, type Identity, type Logger } from './identity.js';
 export { describeOperation, toJsonSchema, namespaceOf, type OperationSpec } from './describe.js';
 export { bytesSchema } from '../contracts/index.js';
+export type { CommandEnd } from '../contracts/index.js';

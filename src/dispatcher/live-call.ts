@@ -1,66 +1,87 @@
-import { envelopes, RpcError, type Envelope } from '../protocol/index.js';
-import type { InputStream } from './input-stream.js';
-import type { Operation } from './operation.js';
+import { describeZodError, RpcError } from '../protocol/index.js';
+import type { CallEvent, CallOutlet, Sized } from './call-outlet.js';
+import type { Logger } from './identity.js';
+import { InputStream } from './input-stream.js';
+import { isUnary, type Operation } from './operation.js';
+import { toWireError } from './wire-error.js';
 
-/** Where a call's frames go: the connection (WebSocket) or the call's own stream (WebTransport). */
-export interface Outlet {
-  /** `final`: the call's terminal frame, after which a per-call stream ends. */
-  send(frame: Uint8Array, final: boolean): Promise<void>;
-}
-
-/** What a call needs from its session. */
+/** What a call needs from the connection it runs on (CallTable). */
 export interface CallHost {
-  /** RES-4: the output to send, or the error that ends the call instead. */
-  checkOutput(call: LiveCall, output: unknown): { ok: true; value: unknown } | { ok: false; error: RpcError };
-  /** ERR-4: a handler's error as it goes on the wire; machinery errors pass as they are. */
-  wireError(call: LiveCall, error: unknown, byMachinery: boolean): RpcError;
-  /** Encodes `envelope` and sends it on the call's outlet, counting its bytes against the call until taken. */
-  send(call: LiveCall, envelope: Envelope, final: boolean): void;
-  /** The call has ended; the session forgets it. */
-  ended(call: LiveCall): void;
+  /** RES-4: outputs are checked against the operation's output schema. */
+  readonly validateOutput: boolean;
+  readonly logger: Logger;
   /** More than `maxOutboundBytesPerConnection` bytes of all calls wait for the transport (BP-4). */
   readonly congested: boolean;
   /** Calls `call.roomOnConnection()` once the connection is no longer congested. */
   waitUncongested(call: LiveCall): void;
+  /** The call has ended: its id is free again. */
+  ended(call: LiveCall): void;
+  /** The ended call has nothing more to send (its held frames went, or were dropped). */
+  settled(call: LiveCall): void;
+  /** Delivery failed: the connection is gone. */
+  lost(error: unknown): void;
+}
+
+interface Held {
+  readonly frame: Sized;
+  readonly final: boolean;
 }
 
 /**
- * One admitted call, from admission to its terminal event: the only place its life
- * is decided. `next`, `answer`, `complete`, `fail` and `cancel` may be called in any
- * order and any number of times; the first terminal one wins and the rest are
- * no-ops, so nothing follows a terminal event (ERR-2, RES-2). It owns the deadline
- * timer, the cancellation, the handler's teardown and the bytes not yet taken by
- * the transport (§8).
+ * One admitted call, from admission to its last frame: the only place its life and
+ * its flow are decided, and the only writer of its state. `next`, `answer`,
+ * `complete`, `fail`, `terminate` and `cancel` may be called in any order and any
+ * number of times; the first terminal one wins and the rest are no-ops, so nothing
+ * follows a terminal event (ERR-2, RES-2). It owns the deadline timer, the
+ * cancellation, the handler's teardown, the caller's input stream, output credit,
+ * the frames held for it, and the bytes the transport has not yet taken (§4.7–§8).
  */
 export class LiveCall {
   // Made when a handler first reads its signal: most unary handlers never do, and an
-  // AbortController per call was 8% of the server's time at 64 calls in flight.
+  // AbortController per call was a measurable share of the server's time.
   private controller: AbortController | undefined;
   private cancelled = false;
   private endedFlag = false;
-  pendingBytes = 0;
+  /** Bytes handed to the outlet and not yet taken, plus those held for credit (BP-1). */
+  private pendingBytes = 0;
   private deadlineTimer: ReturnType<typeof setTimeout> | undefined;
   private teardownFn: (() => void) | undefined;
   private roomWaiters: (() => void)[] = [];
-  /** The caller's input stream, for operations that declare one (§4.7). */
-  input: InputStream | undefined;
   /** Output credit the caller granted and has not used (§4.8); undefined: the caller asked for none. */
-  outputCredit: number | undefined;
-  /** Encodes this stream's output frames; the session makes it at the first one. */
-  outputFrames: ((output: unknown) => Uint8Array) | undefined;
+  private outputCredit: number | undefined;
   /** Encoded frames waiting for credit, in order; counted in `pendingBytes`. */
-  readonly held: { readonly bytes: Uint8Array; readonly final: boolean }[] = [];
+  private readonly held: Held[] = [];
+  private inputStream: InputStream | undefined;
 
   constructor(
     readonly id: string,
     readonly op: Operation,
     readonly maxBufferedBytes: number,
-    readonly outlet: Outlet,
+    private readonly outlet: CallOutlet,
     private readonly host: CallHost,
-  ) {}
+    credit: number | undefined,
+  ) {
+    // Output credit applies to streams; a unary call's one answer is never held (§4.8).
+    this.outputCredit = isUnary(op) ? undefined : credit;
+  }
+
+  /** The caller asked for output credit (§4.8). */
+  get takesCredit(): boolean {
+    return this.outputCredit !== undefined;
+  }
 
   get ended(): boolean {
     return this.endedFlag;
+  }
+
+  /** Ended, with nothing left to send: the connection may forget it. */
+  get settled(): boolean {
+    return this.endedFlag && this.held.length === 0;
+  }
+
+  /** The caller's input stream, for operations that declare one (§4.7). */
+  get input(): InputStream | undefined {
+    return this.inputStream;
   }
 
   /** The handler's cancellation (ABT-1): already aborted when read after the call was cancelled. */
@@ -82,51 +103,111 @@ export class LiveCall {
     return this.full || this.host.congested;
   }
 
+  /**
+   * Tells the caller the call is admitted (CR-1): for an operation with an input
+   * stream, by granting it `window` bytes of input (IN-1); otherwise with a 0 grant.
+   */
+  admitted(window: number): void {
+    if (this.op.inputStream) {
+      this.inputStream = new InputStream(window, (bytes) => this.grant(bytes));
+      this.grant(window);
+    } else this.grant(0);
+  }
+
+  // What the handler produces -------------------------------------------------
+
   /** One item of a subscription (RES-3). */
   next(output: unknown): void {
     if (this.endedFlag) return;
-    const checked = this.host.checkOutput(this, output);
-    if (!checked.ok) return this.fail(checked.error, true);
-    this.host.send(this, envelopes.responded(this.id, checked.value), false);
+    const frame = this.encodeOutput(output, false);
+    if (frame instanceof RpcError) return this.terminate(frame);
+    this.queue(frame, false);
   }
 
   /** The one answer of a unary call: terminal (RES-1). */
   answer(output: unknown): void {
     if (this.endedFlag) return;
-    const checked = this.host.checkOutput(this, output);
-    if (!checked.ok) return this.fail(checked.error, true);
+    const frame = this.encodeOutput(output, true);
+    if (frame instanceof RpcError) return this.terminate(frame);
     this.end(false);
-    this.host.send(this, envelopes.responded(this.id, checked.value), true);
+    this.queue(frame, true);
   }
 
   /** The natural end of a subscription (CMP-1). */
   complete(): void {
     if (this.endedFlag) return;
     this.end(false);
-    this.host.send(this, envelopes.completed(this.id), true);
+    this.queue(this.encodeTerminal({ type: 'completed' }), true);
+  }
+
+  /** The handler failed: its error passes the declared-codes filter (ERR-4) and ends the call. */
+  fail(error: unknown): void {
+    if (this.endedFlag) return;
+    const wire = toWireError(this.op, error);
+    if (wire.code === 'INTERNAL') {
+      this.host.logger.error('handler failed', { callId: this.id, operation: this.op.name, error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+    }
+    this.end(false);
+    this.queue(this.encodeTerminal({ type: 'error', error: wire }), true);
   }
 
   /**
-   * Ends the call with `call.error`. `byMachinery`: the dispatcher ends it (timeout,
-   * overflow, shutdown, a bad output) and cancels the handler; otherwise the
-   * handler itself failed, and its error passes the declared-codes filter.
+   * The dispatcher ends the call (timeout, overflow, shutdown, a bad output or input):
+   * the handler is cancelled and the caller hears `error`, a protocol error, as it is.
    */
-  fail(error: unknown, byMachinery = false): void {
+  terminate(error: RpcError): void {
     if (this.endedFlag) return;
-    const wire = this.host.wireError(this, error, byMachinery);
-    this.end(byMachinery);
-    this.host.send(this, envelopes.error(this.id, wire.toPayload()), true);
+    this.end(true);
+    this.queue(this.encodeTerminal({ type: 'error', error }), true);
   }
 
   /** Abort, disconnect: the handler is cancelled and nothing more is sent (ABT-1, ABT-2). */
   cancel(): void {
-    if (this.endedFlag) return;
+    if (this.endedFlag) {
+      // ABT-2: an ended call's frames that still wait for credit are dropped: the caller wants none.
+      this.dropHeld();
+      return;
+    }
     this.end(true);
+    this.host.settled(this);
   }
+
+  // What the caller sends -----------------------------------------------------
+
+  /** One `call.input` item (IN-1 … IN-3, CR-2): a bad one ends the call. */
+  pushInput(item: unknown, frameBytes: number): void {
+    if (this.endedFlag) return;
+    const input = this.inputStream;
+    if (!input) return this.terminate(RpcError.of('INVALID_FRAME', `${this.op.name} takes no input stream`)); // IN-2
+    if (input.isEnded) return this.terminate(RpcError.of('INVALID_FRAME', 'input after call.end')); // IN-3
+    if (!input.hasCredit) return this.terminate(RpcError.of('CREDIT_EXCEEDED', 'input beyond the credit the callee granted')); // CR-2
+    const parsed = this.op.inputStream!.safeParse(item);
+    if (!parsed.success) return this.terminate(RpcError.of('INVALID_INPUT', describeZodError(parsed.error, 'item'))); // IN-1
+    input.push(parsed.data, frameBytes);
+  }
+
+  /** The caller's `call.end`, or a stream's half-close: no more input. */
+  endInput(): void {
+    if (this.endedFlag) return;
+    const input = this.inputStream;
+    if (!input) return this.terminate(RpcError.of('INVALID_FRAME', `${this.op.name} takes no input stream`)); // IN-2
+    if (input.isEnded) return this.terminate(RpcError.of('INVALID_FRAME', 'input after call.end')); // IN-3
+    input.end();
+  }
+
+  /** CR-4: the caller grants more output; frames that waited for it go out now. False: this call asked for no credit. */
+  credit(bytes: number): boolean {
+    if (this.outputCredit === undefined) return false;
+    this.outputCredit += bytes;
+    this.flush();
+    return true;
+  }
+
+  // Deadline, teardown, room --------------------------------------------------
 
   /** Ends the call with TIMEOUT after `ms`, unless it ended first (DL-1); the timer dies with the call. */
   setDeadline(ms: number): void {
-    this.deadlineTimer = setTimeout(() => this.fail(RpcError.of('TIMEOUT', `deadline of ${ms} ms passed`), true), ms);
+    this.deadlineTimer = setTimeout(() => this.terminate(RpcError.of('TIMEOUT', `deadline of ${ms} ms passed`)), ms);
   }
 
   /** Sets what cancels the handler's source; runs at once if the call already ended. */
@@ -142,16 +223,98 @@ export class LiveCall {
     return new Promise((resolve) => this.roomWaiters.push(resolve));
   }
 
-  /** The transport took `bytes` of this call's frames. */
-  released(bytes: number): void {
-    this.pendingBytes -= bytes;
-    if (!this.mustWait) this.wakeWaiters();
-  }
-
   /** The connection drained below its bound (BP-4). */
   roomOnConnection(): void {
     if (!this.mustWait) this.wakeWaiters();
     else if (!this.full) this.host.waitUncongested(this);
+  }
+
+  // The flow of frames (§4.8, §8) ---------------------------------------------
+
+  /** A `call.credit` to the caller: never held for credit itself, so it can never deadlock. */
+  private grant(bytes: number): void {
+    let frame: Sized;
+    try {
+      frame = this.outlet.encode({ type: 'credit', bytes });
+    } catch (error) {
+      return this.terminate(cannotEncode(error));
+    }
+    this.transmit(frame, false, false);
+  }
+
+  private encodeOutput(output: unknown, final: boolean): Sized | RpcError {
+    let value = output;
+    if (this.host.validateOutput) {
+      const checked = this.op.output.safeParse(output);
+      if (!checked.success) return new RpcError('INTERNAL', `handler output fails the output schema: ${describeZodError(checked.error, 'output')}`);
+      value = checked.data;
+    }
+    try {
+      return this.outlet.encode({ type: 'output', output: value, final });
+    } catch (error) {
+      // e.g. a BigInt under the JSON codec, or a frame over maxFrameBytes: the call fails, the connection lives.
+      return cannotEncode(error);
+    }
+  }
+
+  /** A terminal event's frame; one that cannot be encoded becomes a plain INTERNAL error, which always can. */
+  private encodeTerminal(event: CallEvent): Sized {
+    try {
+      return this.outlet.encode(event);
+    } catch (error) {
+      return this.outlet.encode({ type: 'error', error: cannotEncode(error) });
+    }
+  }
+
+  /**
+   * Frames leave in order; a non-terminal output frame needs positive credit and is
+   * charged its size; a terminal frame needs none but waits behind the frames before it.
+   */
+  private queue(frame: Sized, final: boolean): void {
+    if (this.outputCredit === undefined || (this.held.length === 0 && (final || this.outputCredit > 0))) {
+      // The common case, kept off the queue: nothing waits, and there is credit (or no need of it).
+      if (!final && this.outputCredit !== undefined) this.outputCredit -= frame.byteLength;
+      this.transmit(frame, final, false);
+    } else {
+      this.held.push({ frame, final });
+      this.pendingBytes += frame.byteLength;
+      this.flush();
+    }
+    if (this.settled) this.host.settled(this);
+  }
+
+  private flush(): void {
+    while (this.held.length > 0) {
+      const head = this.held[0]!;
+      if (!head.final && this.outputCredit! <= 0) break;
+      this.held.shift();
+      if (!head.final) this.outputCredit! -= head.frame.byteLength;
+      this.transmit(head.frame, head.final, true);
+    }
+    if (this.settled) this.host.settled(this);
+  }
+
+  /** Hands one frame to the outlet, counting its bytes against the call until taken (BP-1). */
+  private transmit(frame: Sized, final: boolean, counted: boolean): void {
+    const size = frame.byteLength;
+    if (!counted) this.pendingBytes += size;
+    this.outlet.send(frame, final).then(
+      () => this.released(size),
+      (error: unknown) => {
+        this.released(size);
+        this.host.lost(error);
+      },
+    );
+  }
+
+  private released(bytes: number): void {
+    this.pendingBytes -= bytes;
+    if (!this.mustWait) this.wakeWaiters();
+  }
+
+  private dropHeld(): void {
+    for (const frame of this.held.splice(0)) this.pendingBytes -= frame.frame.byteLength;
+    this.host.settled(this);
   }
 
   /**
@@ -165,9 +328,9 @@ export class LiveCall {
       this.cancelled = true;
       this.controller?.abort(new DOMException('call cancelled', 'AbortError'));
       // Cancelled: what waited for credit is not sent (ABT-2).
-      for (const frame of this.held.splice(0)) this.pendingBytes -= frame.bytes.byteLength;
+      for (const frame of this.held.splice(0)) this.pendingBytes -= frame.frame.byteLength;
     }
-    this.input?.close();
+    this.inputStream?.close();
     this.runTeardown();
     this.wakeWaiters();
     this.host.ended(this);
@@ -180,7 +343,7 @@ export class LiveCall {
     try {
       fn();
     } catch {
-      // A teardown that throws must not stop the others (or the session) from closing.
+      // A teardown that throws must not stop the others (or the connection) from closing.
     }
   }
 
@@ -189,4 +352,9 @@ export class LiveCall {
     this.roomWaiters = [];
     for (const wake of waiters) wake();
   }
+}
+
+function cannotEncode(error: unknown): RpcError {
+  if (error instanceof RpcError) return error;
+  return new RpcError('INTERNAL', `output cannot be encoded: ${error instanceof Error ? error.message : String(error)}`);
 }

@@ -15,6 +15,13 @@ export interface SessionTransport {
   send(frame: Uint8Array): Promise<void>;
   /** Closes the whole connection with a close code of spec/PROTOCOL.md §5.2. */
   close(code: number, reason: string): void;
+  /**
+   * BP-4: true while more than `maxOutboundBytesPerConnection` bytes of every kind
+   * wait in the connection's one channel; the transport counts them, and calls the
+   * session's `drained()` when it is no longer congested. Absent: a transport whose
+   * calls each have their own flow control (a stream per call), never congested.
+   */
+  readonly congested?: boolean;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineOperation, type Operation, type Session } from '../dispatcher/index.js';
+import { defineOperation, type Operation, type CallTable } from '../dispatcher/index.js';
 
 const limitsSchema = z.object({
   maxFrameBytes: z.number().int(),
@@ -18,8 +18,8 @@ const limitsSchema = z.object({
 });
 
 export interface ServiceSources {
-  /** The server's open sessions, every transport's. */
-  readonly sessions: () => Iterable<Session>;
+  /** The server's open connections' calls, every transport's. */
+  readonly callTables: () => Iterable<CallTable>;
   /** Exec kills that failed (spec §12, EXEC-5). */
   readonly execKillFailures: () => number;
   /** Connections on every listener: open, refused over `maxConnections`, closed by `handshakeTimeoutMs` (spec §9). */
@@ -38,7 +38,7 @@ export function serviceOperations(sources: ServiceSources): Operation[] {
     name: 'services/stats',
     kind: 'query',
     description:
-      "Sessions (connections) and live calls on this server (the caller's own stats call included), failed exec kills, and the " +
+      "Connections and live calls on this server (the caller's own stats call included), failed exec kills, and the " +
       'connections on its listeners: open, refused over maxConnections, and closed for completing no request within handshakeTimeoutMs.',
     input: z.null(),
     output: z.object({
@@ -54,7 +54,7 @@ export function serviceOperations(sources: ServiceSources): Operation[] {
       let connections = 0;
       let liveCalls = 0;
       let callsStarted = 0;
-      for (const s of sources.sessions()) {
+      for (const s of sources.callTables()) {
         connections++;
         liveCalls += s.stats.liveCalls;
         callsStarted += s.stats.callsStarted;

@@ -1,7 +1,7 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { createDispatcher, Registry, silentLogger, type Identity, type Logger, type Operation, type Session, type SessionLimits } from '../dispatcher/index.js';
+import { createDispatcher, Registry, silentLogger, type Identity, type Logger, type Operation, type CallTable, type SessionLimits } from '../dispatcher/index.js';
 import { probeOperations, discoveryOperations, dockerOperations, isExecSession, probeDocker, serviceOperations, type DockerEngine } from '../operations/index.js';
 import { isLoopbackName, limits as protocolLimits } from '../protocol/index.js';
 import { ConnectionGuard, createHttpCalls, createWebSocketTransport, findDeno, startQuicEdge, type QuicEdge, listenWebTransport, validatePolicy, type OriginPolicy, type WebTransportListener } from '../transports/index.js';
@@ -59,7 +59,8 @@ export interface RunningServer {
   readonly registry: Registry;
   /** Origins allowed besides the server's own (spec §10.1). */
   readonly allowedOrigins: readonly string[];
-  readonly sessions: () => ReadonlySet<Session>;
+  /** The open connections' calls, every transport's. */
+  readonly connections: () => ReadonlySet<CallTable>;
   /** Stops accepting, lets live calls end within `graceMs`, then aborts the rest. */
   close(graceMs?: number): Promise<void>;
 }
@@ -105,7 +106,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   registry.register(
     ...discoveryOperations(registry),
     ...serviceOperations({
-      sessions: () => dispatcher.sessions,
+      callTables: () => dispatcher.connections,
       execKillFailures: () => engine?.counters.execKillFailures ?? 0,
       connections: () => guard.counts,
       limits: { ...dispatcher.limits, maxCallIdBytes: protocolLimits.maxCallIdBytes, keepaliveMs, maxConnections, handshakeTimeoutMs },
@@ -213,7 +214,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     docker,
     registry,
     allowedOrigins: originPolicy.allowOrigins,
-    sessions: () => dispatcher.sessions,
+    connections: () => dispatcher.connections,
     async close(graceMs = 0) {
       await dispatcher.shutdown(graceMs);
       await Promise.all([ws.close(), wt?.close(), edge?.close(), unix?.close()]);

@@ -84,21 +84,35 @@ export function createWebSocketTransport(options: WebSocketTransportOptions, ser
     sockets.add(ws);
     // WS-5, REF-2: without a subprotocol, the first frame's first byte picks the codec.
     let sniffed = negotiated !== undefined;
-    // Bytes handed to ws that the socket has not taken: unary answers and refusals
-    // included, which no call accounts for. Over the bound, stop reading the peer (BP-3).
+    // BP-3, BP-4: every byte handed to ws that the socket has not taken, whatever frame it
+    // belongs to, counted here only. Over the bound the connection is congested: we stop
+    // reading the peer and the session's pull sources wait. Drained at half the bound, not
+    // just under it: at the bound every frame taken would wake thousands of paused calls
+    // for one frame's room.
     let outbound = 0;
+    let congested = false;
     const batched = writeBatcher(req.socket);
     const transport: { -readonly [K in keyof SessionTransport]: SessionTransport[K] } = {
       codec: negotiated ?? codecs.msgpack,
+      get congested() {
+        return congested;
+      },
       send: (frame) =>
         new Promise<void>((resolve, reject) => {
           if (ws.readyState !== ws.OPEN) return reject(new Error('socket closed'));
           outbound += frame.byteLength;
-          if (outbound > maxOutbound && !ws.isPaused) ws.pause();
+          if (!congested && outbound >= maxOutbound) {
+            congested = true;
+            ws.pause();
+          }
           batched(frame.byteLength, () =>
             ws.send(frame, { binary: true }, (error) => {
               outbound -= frame.byteLength;
-              if (ws.isPaused && outbound <= maxOutbound / 2 && ws.readyState === ws.OPEN) ws.resume();
+              if (congested && outbound <= maxOutbound / 2) {
+                congested = false;
+                if (ws.readyState === ws.OPEN) ws.resume();
+                session.drained();
+              }
               if (error) reject(error);
               else resolve();
             }),

@@ -129,7 +129,7 @@ describe.skipIf(!hasChromium)(`the client in a browser${hasChromium ? '' : ' (sk
     expect(result['error']).toMatch(/UNAVAILABLE|connect|closed/i);
     expect(result['ops']).toBeUndefined();
     // Refused at the upgrade: no session was ever opened for it.
-    expect([...fx.server.sessions()]).toHaveLength(0);
+    expect([...fx.server.connections()]).toHaveLength(0);
     await tab.close();
   });
 });

@@ -55,7 +55,7 @@ describe('keepalive drops a silent peer and kills its exec', () => {
         const family = [cli.child.pid!, ...children(cli.child.pid!)];
         for (const pid of family) process.kill(pid, 'SIGSTOP');
         const frozenAt = Date.now();
-        await until(() => [...server.sessions()].length === 0, 'the silent connection dropped', KEEPALIVE_MS * 10);
+        await until(() => [...server.connections()].length === 0, 'the silent connection dropped', KEEPALIVE_MS * 10);
         await expect.poll(async () => (await docker.processes(containerId)).filter((p) => p === marker), { timeout: 3000, interval: 50 }).toEqual([]);
         // Dropped after at most two intervals of silence, plus scheduling slack.
         expect(Date.now() - frozenAt).toBeLessThan(KEEPALIVE_MS * 2 + 1500);

@@ -54,7 +54,7 @@ export class ServerFixture {
 
   liveCalls(): number {
     let n = 0;
-    for (const s of this.server.sessions()) n += s.stats.liveCalls;
+    for (const s of this.server.connections()) n += s.stats.liveCalls;
     return n;
   }
 
@@ -64,7 +64,7 @@ export class ServerFixture {
     this.clients = [];
     await Promise.all(clients.map((c) => c.close()));
     await until(() => this.liveCalls() === 0, 'no live calls left on the server');
-    await until(() => [...this.server.sessions()].length === 0, 'every connection closed');
+    await until(() => [...this.server.connections()].length === 0, 'every connection closed');
   }
 
   async stop(): Promise<void> {

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { checkAccess, type Dispatcher, type Identity, type SessionTransport } from '../../dispatcher/index.js';
-import { codecs, decodeEnvelope, ENVELOPE_LEVELS, envelopes, RpcError, type RequestedPayload } from '../../protocol/index.js';
+import { checkAccess, type CallOutlet, type Dispatcher, type Identity } from '../../dispatcher/index.js';
+import type { CommandEnd } from '../../dispatcher/index.js';
+import { ENVELOPE_LEVELS, RpcError } from '../../protocol/index.js';
 import { CallerInputError, classify, envelope, errorFields, execEnded, type Classified, type TerminalEnvelope } from '../../terminal/index.js';
 import { bearerToken } from '../auth.js';
 import { checkBrowserRequest, SAME_ORIGIN_ONLY, type OriginPolicy } from '../origin.js';
@@ -19,10 +20,6 @@ export interface HttpCallsOptions {
 export const CALL_PATH = '/call/';
 export const DEADLINE_HEADER = 'X-Callwire-Deadline-Ms';
 const DEFAULT_BODY_DEADLINE_MS = 5000;
-/** A stream's output credit: what may wait in the response's buffers for a slow reader (§4.8). */
-const WINDOW_BYTES = 1024 * 1024;
-/** The exec operation's envelope carries its exit code as the CLI's does (README "Exit codes"). */
-const EXEC = 'docker/container/exec';
 
 /**
  * Calls over plain HTTP, for curl and fetch: one request is one call, run through
@@ -40,7 +37,7 @@ export function createHttpCalls(options: HttpCallsOptions): (req: IncomingMessag
     if (!path.startsWith(CALL_PATH)) return false;
     const operationId = safeDecode(path.slice(CALL_PATH.length));
     const refuse = (status: number, classified: Classified, code: string, message: string, headers: Record<string, string> = {}): true => {
-      const answer = envelope({ command: operationId === EXEC ? 'exec' : 'call', outcome: classified.outcome, failure_boundary: classified.boundary, operation: operationId || '(none)', call_id: null, events_seen: 0, diagnostics: [{ code, message }] });
+      const answer = envelope({ command: dispatcher.registry.lookup(operationId)?.commandEnd ? 'exec' : 'call', outcome: classified.outcome, failure_boundary: classified.boundary, operation: operationId || '(none)', call_id: null, events_seen: 0, diagnostics: [{ code, message }] });
       // The body was not read: this connection cannot carry another request.
       new Responder(res, 'ndjson', '').whole(status, answer, { connection: 'close', ...headers });
       return true;
@@ -116,23 +113,30 @@ function startCall(dispatcher: Dispatcher, req: IncomingMessage, res: ServerResp
   return true;
 }
 
-/** Runs one admitted request as a call on a session of its own, and answers it. */
+/** The answer a call's events become: a stream's line, or what the terminal record needs. */
+type Piece =
+  | { readonly byteLength: number; readonly line: Buffer }
+  | { readonly byteLength: 0; readonly answer: unknown }
+  | { readonly byteLength: 0; readonly end: RpcError | undefined }
+  | { readonly byteLength: 0 };
+
+/** Runs one request as a call, straight on the call engine (no frames), and answers it. */
 function runCall(dispatcher: Dispatcher, req: IncomingMessage, res: ServerResponse, call: CallRequest): void {
   const { operationId, cors } = call;
   const id = randomUUID();
   const op = dispatcher.registry.lookup(operationId);
   const streaming = op?.kind === 'subscription';
-  const command = op?.name === EXEC ? 'exec' : 'call';
+  // An operation that runs a command reports its exit status, as the CLI does.
+  const commandEnd = op?.commandEnd;
+  const command = commandEnd ? 'exec' : 'call';
   for (const [name, value] of Object.entries(cors)) res.setHeader(name, value);
   if (Object.keys(cors).length > 0) res.setHeader('access-control-expose-headers', `${EXIT_CODE_HEADER}, ${CALL_ID_HEADER}`);
   const responder = new Responder(res, streamFormat(req.headers.accept), id);
   let events = 0;
-  let admitted = false;
   let done = false;
-  let output: unknown;
-  let execEnd: { exitCode: number; stdoutBytes: number; stderrBytes: number } | undefined;
+  let ended: CommandEnd | undefined;
 
-  const finish = (error: RpcError | undefined): void => {
+  const finish = (error: RpcError | undefined, output?: unknown): void => {
     if (done) return;
     done = true;
     const base = { command, operation: operationId, call_id: id, events_seen: events } as const;
@@ -144,13 +148,13 @@ function runCall(dispatcher: Dispatcher, req: IncomingMessage, res: ServerRespon
         outcome: classified.outcome,
         failure_boundary: classified.boundary,
         ...errorFields(error, classified.outcome),
-        ...(command === 'exec' ? { exec: execSummary(execEnd) } : {}),
+        ...(commandEnd ? { exec: execSummary(ended) } : {}),
       });
-    } else if (command === 'exec') {
+    } else if (commandEnd) {
       // As the CLI: the remote exit code is the call's.
-      const exitCode = execEnd?.exitCode ?? 0;
-      const ended = execEnded(exitCode);
-      terminal = envelope({ ...base, outcome: ended.outcome, failure_boundary: ended.boundary, exit_code: exitCode & 0xff, exec: execSummary(execEnd) });
+      const exitCode = ended?.exitCode ?? 0;
+      const outcome = execEnded(exitCode);
+      terminal = envelope({ ...base, outcome: outcome.outcome, failure_boundary: outcome.boundary, exit_code: exitCode & 0xff, exec: execSummary(ended) });
     } else {
       terminal = envelope({ ...base, outcome: 'success', failure_boundary: 'none', ...(streaming ? {} : { output }) });
     }
@@ -159,54 +163,54 @@ function runCall(dispatcher: Dispatcher, req: IncomingMessage, res: ServerRespon
       const status = statusOf(error, call.identity);
       responder.whole(status, terminal, { ...retryAfter(error), ...(status === 401 ? { 'www-authenticate': 'Bearer' } : {}), ...(call.bodyUnread ? { connection: 'close' } : {}) });
     }
-    session.close();
+    calls.close();
   };
 
-  const transport: SessionTransport = {
-    codec: codecs.msgpack,
-    send: async (frame) => {
-      if (done) return;
-      const parsed = decodeEnvelope(codecs.msgpack, frame);
-      if (parsed.kind !== 'event') return finish(new RpcError('INTERNAL', 'the session sent an unreadable frame'));
-      const e = parsed.envelope;
-      if (e.type === 'call.credit') {
-        if (admitted) return;
-        admitted = true;
-        // The body was the whole input: an operation that also takes an input stream gets its end at once.
-        if (op?.inputStream) session.receive(codecs.msgpack.encode(envelopes.end(id)));
-        if (streaming) responder.startStream();
-      } else if (e.type === 'call.responded') {
-        events++;
-        if (!streaming) {
-          // A unary call's one answer is its end (§4.2).
-          output = e.payload.output;
-          return finish(undefined);
-        }
-        const value = e.payload.output as { terminal?: unknown; exitCode?: number; stdoutBytes?: number; stderrBytes?: number };
-        if (command === 'exec' && value?.terminal === true) execEnd = { exitCode: value.exitCode ?? 0, stdoutBytes: value.stdoutBytes ?? 0, stderrBytes: value.stderrBytes ?? 0 };
-        responder.startStream();
-        // The consumer here is the socket: credit comes back as it takes each line.
-        responder.value(e.payload.output, () => {
-          if (!done) session.receive(codecs.msgpack.encode(envelopes.credit(id, frame.byteLength)));
-        });
-      } else if (e.type === 'call.completed') finish(undefined);
-      else if (e.type === 'call.error') finish(RpcError.fromPayload(e.payload));
+  const NOTHING: Piece = { byteLength: 0 };
+  const outlet: CallOutlet<Piece> = {
+    encode(event) {
+      switch (event.type) {
+        case 'credit':
+          return NOTHING; // the body was the whole input; nothing to grant
+        case 'output':
+          events++;
+          if (event.final) return { byteLength: 0, answer: event.output };
+          ended = commandEnd?.(event.output) ?? ended;
+          {
+            const line = responder.line(event.output);
+            return { byteLength: line.byteLength, line };
+          }
+        case 'completed':
+          return { byteLength: 0, end: undefined };
+        case 'error':
+          return { byteLength: 0, end: event.error };
+      }
     },
-    close: (_code, reason) => finish(new RpcError('INTERNAL', reason)),
+    send(piece) {
+      if (done) return Promise.resolve();
+      if ('line' in piece) return responder.write(piece.line);
+      if ('answer' in piece) finish(undefined, piece.answer);
+      else if ('end' in piece) finish(piece.end);
+      return Promise.resolve();
+    },
   };
-  const session = dispatcher.open(transport, call.identity);
+  const calls = dispatcher.connect();
   // A client that goes away aborts its call, as a closed WebSocket does: an exec's process is killed.
   res.on('close', () => {
     if (!done) {
       done = true;
-      session.close();
+      calls.close();
     }
   });
-  const payload: RequestedPayload = { operationId, input: call.input, ...(streaming ? { credit: WINDOW_BYTES } : {}), ...(call.deadline === undefined ? {} : { deadline_ms: call.deadline }) };
-  session.receive(codecs.msgpack.encode(envelopes.requested(id, payload)));
+  const request = { id, operationId, input: call.input, sizeBytes: 0 /* readInput held the body to maxInputBytes */, ...(call.deadline === undefined ? {} : { deadline_ms: call.deadline }) };
+  const started = calls.start(request, call.identity, outlet);
+  if (started instanceof RpcError) return finish(started);
+  // The body was the whole input: an operation that also takes an input stream gets its end at once.
+  if (started.input) started.endInput();
+  if (streaming && !done) responder.startStream();
 }
 
-function execSummary(end: { exitCode: number; stdoutBytes: number; stderrBytes: number } | undefined): NonNullable<TerminalEnvelope['exec']> {
+function execSummary(end: CommandEnd | undefined): NonNullable<TerminalEnvelope['exec']> {
   // The output went out as it came; the envelope counts it and does not repeat it.
   return { exit_code: end?.exitCode ?? null, stdout_bytes: end?.stdoutBytes ?? 0, stderr_bytes: end?.stderrBytes ?? 0, encoding: 'utf8', truncated: false };
 }

@@ -50,10 +50,15 @@ export class Responder {
     this.res.flushHeaders();
   }
 
-  /** One streamed value; `taken` runs when the socket has taken it. */
-  value(value: unknown, taken: () => void): void {
-    const line = this.format === 'sse' ? `data: ${json(value)}\n\n` : `${json(value)}\n`;
-    this.res.write(line, () => taken());
+  /** One streamed value as it goes on the wire: a line, or an event. */
+  line(value: unknown): Buffer {
+    return Buffer.from(this.format === 'sse' ? `data: ${json(value)}\n\n` : `${json(value)}\n`);
+  }
+
+  /** Writes a line; resolves when the socket has taken it (the consumer's credit, §4.8). */
+  write(line: Uint8Array): Promise<void> {
+    this.startStream();
+    return new Promise((resolve) => this.res.write(line, () => resolve()));
   }
 
   /** The last record of a stream. */

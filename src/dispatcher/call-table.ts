@@ -1,0 +1,193 @@
+import { RpcError } from '../protocol/index.js';
+import { admit, duplicateCallId, type AdmissionRules, type CallRequest } from './admission.js';
+import type { CallOutlet } from './call-outlet.js';
+import { bindLogger, type Identity, type Logger } from './identity.js';
+import { LiveCall, type CallHost } from './live-call.js';
+import { isUnary, type CallContext } from './operation.js';
+import { pumpStream, pumpUnary } from './pump.js';
+
+/** What a connection's calls share with the whole server. */
+export interface CallTableOptions {
+  readonly rules: AdmissionRules;
+  readonly logger: Logger;
+  /** RES-4: outputs are checked against the operation's output schema. */
+  readonly validateOutput: boolean;
+  /** Whether the server still takes new calls (false once shutdown has begun). */
+  readonly accepting: () => boolean;
+  /**
+   * BP-4: whether the connection's one channel holds more than its bound; the
+   * transport counts, and calls `drained()` when it no longer does. Absent: a
+   * connection whose calls each have their own flow control (a stream per call).
+   */
+  readonly congested?: () => boolean;
+  /** Called once, when the table has closed. */
+  readonly onClose?: () => void;
+}
+
+export interface CallTableStats {
+  readonly liveCalls: number;
+  readonly callsStarted: number;
+}
+
+/**
+ * The calls of one connection, whatever the transport: ids (ID-2), the in-flight
+ * cap, admission, and the connection's congestion (§4–§9). `start` is the one way a
+ * call begins; the transport adapters (frames, HTTP, in memory) translate their
+ * wire into requests and hand each call an outlet for its events.
+ */
+export class CallTable implements CallHost {
+  private readonly live = new Map<string, LiveCall>();
+  /** Calls that have ended with frames still waiting for the caller's credit (§4.8). */
+  private readonly draining = new Map<string, LiveCall>();
+  /** Pull sources paused because the whole connection, not their own call, is full. */
+  private readonly waitingOnConnection = new Set<LiveCall>();
+  private readonly releases = new Map<LiveCall, () => void>();
+  private idleWaiters: (() => void)[] = [];
+  private accepting = true;
+  private closed = false;
+  private callsStarted = 0;
+
+  constructor(private readonly options: CallTableOptions) {}
+
+  get stats(): CallTableStats {
+    return { liveCalls: this.live.size, callsStarted: this.callsStarted };
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /**
+   * Admits and starts a call, or returns the refusal its caller must hear (on the
+   * outlet the transport chooses: a refusal of a duplicate id must not end the
+   * stream the live call may be using).
+   */
+  start(request: CallRequest, identity: Identity | null, outlet: CallOutlet): LiveCall | RpcError {
+    const { id } = request;
+    const limits = this.options.rules.limits;
+    if (this.live.has(id)) return duplicateCallId(id); // ID-2
+    if (this.closed || !this.accepting || !this.options.accepting()) return RpcError.of('UNAVAILABLE', 'the server is shutting down');
+    if (this.live.size >= limits.maxCallsInFlight) {
+      return RpcError.of('LIMIT_EXCEEDED', `at most ${limits.maxCallsInFlight} calls may be in flight on one connection`);
+    }
+    const admitted = admit(this.options.rules, request, identity);
+    if (admitted instanceof RpcError) return admitted;
+    const { op } = admitted;
+    const call = new LiveCall(id, op, limits.maxBufferedBytesPerCall, outlet, this, request.credit);
+    this.releases.set(call, admitted.release);
+    this.live.set(id, call);
+    this.draining.delete(id);
+    this.callsStarted++;
+    let deadlineAt: number | undefined;
+    if (request.deadline_ms !== undefined) {
+      const budget = Math.min(request.deadline_ms, limits.maxDeadlineMs);
+      deadlineAt = Date.now() + budget;
+      call.setDeadline(budget); // DL-1
+    }
+    // An input stream's first grant, or a 0 grant to a stream that asked for credit, says the call is admitted.
+    if (op.inputStream || call.takesCredit) call.admitted(limits.maxBufferedBytesPerCall);
+    const tableLogger = this.options.logger;
+    let logger: CallContext['logger'] | undefined;
+    const ctx: CallContext = {
+      callId: id,
+      operation: op.name,
+      identity: admitted.identity,
+      get signal() {
+        return call.signal;
+      },
+      // Bound when first read, as the signal is: most handlers never log.
+      get logger() {
+        return (logger ??= bindLogger(tableLogger, { callId: id, operation: op.name }));
+      },
+      deadlineAt,
+      input: call.input,
+    };
+    if (isUnary(op)) pumpUnary(call, op, admitted.input, ctx);
+    else pumpStream(call, op, admitted.input, ctx);
+    return call;
+  }
+
+  /** The live call with this id. */
+  get(id: string): LiveCall | undefined {
+    return this.live.get(id);
+  }
+
+  /** The live call with this id, or the ended one whose frames still wait for credit. */
+  find(id: string): LiveCall | undefined {
+    return this.live.get(id) ?? this.draining.get(id);
+  }
+
+  /** The transport's channel is below its bound again (BP-4): paused pull sources resume. */
+  drained(): void {
+    if (this.waitingOnConnection.size === 0) return;
+    const waiting = [...this.waitingOnConnection];
+    this.waitingOnConnection.clear();
+    for (const call of waiting) call.roomOnConnection();
+  }
+
+  /** The connection is gone: every live call is cancelled (ABT-4). */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.accepting = false;
+    this.draining.clear();
+    for (const call of [...this.live.values()]) call.cancel();
+    this.options.onClose?.();
+  }
+
+  /** Graceful shutdown: refuse new calls, give live ones `graceMs` to end, then end the rest with UNAVAILABLE. */
+  async shutdown(graceMs: number): Promise<void> {
+    this.accepting = false;
+    if (this.live.size > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, graceMs);
+        this.idleWaiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+    for (const call of [...this.live.values()]) call.terminate(RpcError.of('UNAVAILABLE', 'the server is shutting down'));
+  }
+
+  // CallHost --------------------------------------------------------------------
+
+  get validateOutput(): boolean {
+    return this.options.validateOutput;
+  }
+
+  get logger(): Logger {
+    return this.options.logger;
+  }
+
+  get congested(): boolean {
+    return this.options.congested?.() ?? false;
+  }
+
+  waitUncongested(call: LiveCall): void {
+    this.waitingOnConnection.add(call);
+  }
+
+  ended(call: LiveCall): void {
+    this.releases.get(call)?.();
+    this.releases.delete(call);
+    this.waitingOnConnection.delete(call);
+    if (this.live.get(call.id) !== call) return;
+    this.live.delete(call.id);
+    if (!this.closed) this.draining.set(call.id, call);
+    if (this.live.size === 0) {
+      const waiters = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const wake of waiters) wake();
+    }
+  }
+
+  settled(call: LiveCall): void {
+    if (this.draining.get(call.id) === call) this.draining.delete(call.id);
+  }
+
+  lost(error: unknown): void {
+    this.options.logger.debug('send failed; closing the connection', { error: String(error) });
+    this.close();
+  }
+}
