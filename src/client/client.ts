@@ -30,6 +30,8 @@ export interface CallOptions {
 
 /** An operation named by its contract (types inferred) or by its name (for operations this client does not know). */
 type Target = Contract | string;
+/** What a call that fails on our side does at the server: `abort` sends call.aborted; `forget` (the connection is gone, or it never started) sends nothing. */
+type ServerSide = 'abort' | 'forget';
 const nameOf = (target: Target): string => (typeof target === 'string' ? target : target.name);
 
 /** The output credit a stream starts with and renews by halves (spec §4.8). */
@@ -75,10 +77,10 @@ export class Client {
     const operation = nameOf(target);
     return new Promise<T>((resolve, reject) => {
       let settled = false;
-      const finish = (fn: () => void, abort = false): void => {
+      const finish = (fn: () => void, server: ServerSide = 'forget'): void => {
         if (settled) return;
         settled = true;
-        if (abort) channel.abort(); // before cleanup, which forgets the call
+        if (server === 'abort') channel.abort(); // before cleanup, which forgets the call
         cleanup();
         fn();
       };
@@ -88,7 +90,7 @@ export class Client {
           else if (e.type === 'call.error') finish(() => reject(RpcError.fromPayload(e.payload)));
           else if (e.type === 'call.completed') finish(() => reject(new RpcError('INTERNAL', 'server sent call.completed for a unary call')));
         },
-        fail: (error, abort) => finish(() => reject(error), abort),
+        fail: (error, server) => finish(() => reject(error), server),
       });
     });
   }
@@ -192,9 +194,9 @@ export class Client {
       admitted = true;
       options.onAdmitted?.();
     };
-    const fail = (error: RpcError, abort: boolean): void => {
+    const fail = (error: RpcError, server: ServerSide): void => {
       if (ended) return;
-      if (abort) channel.abort(); // before end(), which forgets the call
+      if (server === 'abort') channel.abort(); // before end(), which forgets the call
       end();
       consumer.error(error);
     };
@@ -203,7 +205,7 @@ export class Client {
           options.input,
           (item) => channel.send(envelopes.input(id, item)),
           () => void channel.send(envelopes.end(id)),
-          (error) => fail(error, true),
+          (error) => fail(error, 'abort'),
         )
       : undefined;
     const end = (): void => {
@@ -262,7 +264,7 @@ export class Client {
     input: unknown,
     expect: 'unary' | 'stream',
     options: CallOptions,
-    handlers: { frame: (e: Envelope, bytes: number) => void; fail: (error: RpcError, abort: boolean) => void },
+    handlers: { frame: (e: Envelope, bytes: number) => void; fail: (error: RpcError, server: ServerSide) => void },
   ): { channel: CallChannel; cleanup: () => void } {
     const id = options.id ?? this.nextId();
     const payload: RequestedPayload = { operationId: operation, input, expect };
@@ -271,7 +273,7 @@ export class Client {
     if (token !== undefined) payload.auth_token = token;
     if (options.deadlineMs !== undefined) payload.deadline_ms = Math.max(1, Math.ceil(options.deadlineMs));
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const onAbort = (): void => handlers.fail(new RpcError('CANCELLED', 'the call was cancelled by the caller'), true);
+    const onAbort = (): void => handlers.fail(new RpcError('CANCELLED', 'the call was cancelled by the caller'), 'abort');
     const cleanup = (): void => {
       if (timer !== undefined) clearTimeout(timer);
       options.signal?.removeEventListener('abort', onAbort);
@@ -279,17 +281,17 @@ export class Client {
     };
     if (options.signal?.aborted) {
       const noop: CallChannel = { abort: () => undefined, done: () => undefined, send: () => 0 };
-      queueMicrotask(() => handlers.fail(new RpcError('CANCELLED', 'the call was cancelled before it started'), false));
+      queueMicrotask(() => handlers.fail(new RpcError('CANCELLED', 'the call was cancelled before it started'), 'forget'));
       return { channel: noop, cleanup: () => undefined };
     }
     const channel = this.connection.startCall(envelopes.requested(id, payload), {
       frame: handlers.frame,
-      lost: (error) => handlers.fail(error, false),
+      lost: (error) => handlers.fail(error, 'forget'),
     });
     options.signal?.addEventListener('abort', onAbort, { once: true });
     if (options.deadlineMs !== undefined) {
       timer = setTimeout(
-        () => handlers.fail(new RpcError('TIMEOUT', `no answer within the ${options.deadlineMs} ms deadline`), true),
+        () => handlers.fail(new RpcError('TIMEOUT', `no answer within the ${options.deadlineMs} ms deadline`), 'abort'),
         options.deadlineMs + DEADLINE_GRACE_MS,
       );
     }

@@ -19,7 +19,6 @@ export interface AdmissionRules {
   readonly limits: SessionLimits;
   readonly authenticate: ((token: string) => Identity | undefined) | undefined;
   readonly ledger: IdentityLedger;
-  readonly isExecSession: (op: Operation) => boolean;
 }
 
 export interface Admitted {
@@ -56,7 +55,8 @@ export function admit(rules: AdmissionRules, request: CallRequest, connectionIde
   const input = op.input.safeParse(request.input ?? null);
   if (!input.success) return RpcError.of('INVALID_INPUT', describeZodError(input.error));
   // LIM-3: last, so a call that would be refused anyway hears its own reason.
-  const release = rules.ledger.take(identity, rules.isExecSession(op));
+  // An operation that runs a command (it reports a command's end) is an exec session.
+  const release = rules.ledger.take(identity, op.commandEnd !== undefined);
   if (release instanceof RpcError) return release;
   return { op, input: input.data, identity, release };
 }

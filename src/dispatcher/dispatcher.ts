@@ -3,7 +3,6 @@ import type { AdmissionRules } from './admission.js';
 import { CallTable } from './call-table.js';
 import { silentLogger, type Identity, type Logger } from './identity.js';
 import { IdentityLedger } from './identity-ledger.js';
-import type { Operation } from './operation.js';
 import { resolveLimits, type SessionLimits } from './limits.js';
 import type { Registry } from './registry.js';
 import { Session } from './session.js';
@@ -19,8 +18,6 @@ export interface DispatcherOptions {
   readonly logger?: Logger;
   /** Validate every output against the operation's output schema (RES-4). Default true. */
   readonly validateOutput?: boolean;
-  /** Whether a call to `op` runs a command, counted against `maxExecSessionsPerIdentity` (LIM-3). Default: none does. */
-  readonly isExecSession?: (op: Operation) => boolean;
 }
 
 /**
@@ -59,7 +56,6 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     limits,
     authenticate: options.authenticate,
     ledger: new IdentityLedger(limits),
-    isExecSession: options.isExecSession ?? (() => false),
   };
   let accepting = true;
   const connect = (congested?: () => boolean): CallTable => {

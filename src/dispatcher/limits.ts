@@ -14,7 +14,7 @@ export interface SessionLimits {
   readonly maxDeadlineMs: number;
   /** Live calls of one identity over every connection of the dispatcher (LIM-3). */
   readonly maxCallsPerIdentity: number;
-  /** Live calls of one identity to operations that run a command (`isExecSession`, LIM-3). */
+  /** Live calls of one identity to operations that run a command (those with a `commandEnd`, LIM-3). */
   readonly maxExecSessionsPerIdentity: number;
 }
 

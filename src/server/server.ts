@@ -2,7 +2,7 @@ import { createServer as createHttpServer, type IncomingMessage, type Server as 
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createDispatcher, Registry, silentLogger, type Identity, type Logger, type Operation, type CallTable, type SessionLimits } from '../dispatcher/index.js';
-import { probeOperations, discoveryOperations, dockerOperations, isExecSession, probeDocker, serviceOperations, type DockerEngine } from '../operations/index.js';
+import { probeOperations, discoveryOperations, dockerOperations, probeDocker, serviceOperations, type DockerEngine } from '../operations/index.js';
 import { isLoopbackName, limits as protocolLimits } from '../protocol/index.js';
 import { ConnectionGuard, createHttpCalls, createWebSocketTransport, findDeno, startQuicEdge, type QuicEdge, listenWebTransport, validatePolicy, type OriginPolicy, type WebTransportListener } from '../transports/index.js';
 import { certificateSha256, selfSignedCertificate } from './certificate.js';
@@ -98,7 +98,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   }
   // spec §10: with no tokens the server is loopback-only, and local callers have full access.
   const anonymousIdentity: Identity | null = tokens.length === 0 ? { subject: 'local', scopes: ['*'] } : null;
-  const dispatcher = createDispatcher({ registry, authenticate: tokenAuthenticator(tokens), anonymousIdentity, logger, isExecSession, ...(options.limits ? { limits: options.limits } : {}) });
+  const dispatcher = createDispatcher({ registry, authenticate: tokenAuthenticator(tokens), anonymousIdentity, logger, ...(options.limits ? { limits: options.limits } : {}) });
   const keepaliveMs = options.keepaliveMs ?? protocolLimits.keepaliveMs;
   const maxConnections = options.maxConnections ?? protocolLimits.maxConnections;
   const handshakeTimeoutMs = options.handshakeTimeoutMs ?? protocolLimits.handshakeTimeoutMs;

@@ -1,4 +1,4 @@
-import { createDispatcher, type Identity, type Logger, type Registry, type Session, type SessionLimits, type SessionTransport } from '../dispatcher/index.js';
+import { createDispatcher, OutboundGauge, type Identity, type Logger, type Registry, type Session, type SessionLimits, type SessionTransport } from '../dispatcher/index.js';
 import { codecs, type Codec } from '../protocol/index.js';
 import { RawFrameClient } from './raw-frame-client.js';
 
@@ -23,6 +23,7 @@ export class MemoryConnection implements SessionTransport {
   private paused = false;
   private held: (() => void)[] = [];
   private open = true;
+  private readonly outbound: OutboundGauge;
 
   constructor(options: MemoryConnectionOptions) {
     this.codec = options.codec ?? codecs.msgpack;
@@ -32,6 +33,7 @@ export class MemoryConnection implements SessionTransport {
       ...(options.limits ? { limits: options.limits } : {}),
       ...(options.logger ? { logger: options.logger } : {}),
     });
+    this.outbound = new OutboundGauge(dispatcher.limits.maxOutboundBytesPerConnection, () => this.session.drained());
     this.session = dispatcher.open(this, options.identity ?? null);
     // Each hop waits a turn of the event loop, as socket I/O would; order is kept.
     this.client = new RawFrameClient((bytes) => {
@@ -40,9 +42,15 @@ export class MemoryConnection implements SessionTransport {
   }
 
   // SessionTransport
+  get congested(): boolean {
+    return this.outbound.congested;
+  }
+
   send(frame: Uint8Array): Promise<void> {
     if (!this.open) return Promise.reject(new Error('connection closed'));
+    this.outbound.add(frame.byteLength);
     const deliver = (): void => {
+      this.outbound.taken(frame.byteLength);
       if (this.open) this.client.deliver(frame);
     };
     if (!this.paused) {

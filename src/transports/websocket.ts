@@ -2,7 +2,7 @@ import type { IncomingMessage, Server as HttpServer } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import type { Dispatcher, Identity, SessionTransport } from '../dispatcher/index.js';
+import { OutboundGauge, type Dispatcher, type Identity, type SessionTransport } from '../dispatcher/index.js';
 import { closeCodes, codecForSubprotocol, codecs, limits, sniffCodec, subprotocols, writeBatcher, type Codec } from '../protocol/index.js';
 import { bearerToken } from './auth.js';
 import { Keepalive } from './keepalive.js';
@@ -84,35 +84,24 @@ export function createWebSocketTransport(options: WebSocketTransportOptions, ser
     sockets.add(ws);
     // WS-5, REF-2: without a subprotocol, the first frame's first byte picks the codec.
     let sniffed = negotiated !== undefined;
-    // BP-3, BP-4: every byte handed to ws that the socket has not taken, whatever frame it
-    // belongs to, counted here only. Over the bound the connection is congested: we stop
-    // reading the peer and the session's pull sources wait. Drained at half the bound, not
-    // just under it: at the bound every frame taken would wake thousands of paused calls
-    // for one frame's room.
-    let outbound = 0;
-    let congested = false;
+    // BP-3, BP-4: over the bound, stop reading the peer and let the session's pull sources wait.
+    const outbound = new OutboundGauge(maxOutbound, () => {
+      if (ws.readyState === ws.OPEN) ws.resume();
+      session.drained();
+    });
     const batched = writeBatcher(req.socket);
     const transport: { -readonly [K in keyof SessionTransport]: SessionTransport[K] } = {
       codec: negotiated ?? codecs.msgpack,
       get congested() {
-        return congested;
+        return outbound.congested;
       },
       send: (frame) =>
         new Promise<void>((resolve, reject) => {
           if (ws.readyState !== ws.OPEN) return reject(new Error('socket closed'));
-          outbound += frame.byteLength;
-          if (!congested && outbound >= maxOutbound) {
-            congested = true;
-            ws.pause();
-          }
+          if (outbound.add(frame.byteLength)) ws.pause();
           batched(frame.byteLength, () =>
             ws.send(frame, { binary: true }, (error) => {
-              outbound -= frame.byteLength;
-              if (congested && outbound <= maxOutbound / 2) {
-                congested = false;
-                if (ws.readyState === ws.OPEN) ws.resume();
-                session.drained();
-              }
+              outbound.taken(frame.byteLength);
               if (error) reject(error);
               else resolve();
             }),

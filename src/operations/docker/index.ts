@@ -1,4 +1,3 @@
-import { execContract } from '../../contracts/index.js';
 import type { Operation } from '../../dispatcher/index.js';
 import { containerOperations } from './containers.js';
 import type { DockerEngine } from './engine.js';
@@ -11,9 +10,4 @@ export { dockerEngine, probeDocker, type DockerEngine } from './engine.js';
 /** The Docker operations over one engine; `labelPrefix` names the ownership labels. */
 export function dockerOperations(engine: DockerEngine, labelPrefix = 'callwire'): Operation[] {
   return [execOperation(engine, labelPrefix), logsOperation(engine, labelPrefix), ...containerOperations(engine, labelPrefix), ...imageOperations(engine)];
-}
-
-/** Whether a call to `op` runs a command in a container: an exec session, capped per identity (spec §9, LIM-3). */
-export function isExecSession(op: Operation): boolean {
-  return op.name === execContract.name;
 }
