@@ -13,6 +13,8 @@ export interface Options {
   readonly runs: number;
   /** How long each unary load runs, per round. */
   readonly unaryMs: number;
+  /** Where the results go instead of bench/results/ (and then bench/RESULTS.md is left alone). */
+  readonly out: string | undefined;
   /** The command line that reproduces this run. */
   readonly command: string;
   /** Every scenario, this build alone: the run bench/RESULTS.md is made from. */
@@ -23,12 +25,13 @@ export const USAGE = `npm run bench -- [--quick] [--only <id|group>[,…]] [--ba
   --quick      a short subset: 3 rounds, small sizes, WebSocket, HTTP and the peers only
   --only       run these scenarios (ids or groups; see bench/scenarios.ts), e.g. --only unary
   --baseline   another build's dist/ (built in its own clone), run beside this one, interleaved
-  --runs       interleaved rounds (default 5, 3 with --quick; or BENCH_RUNS)`;
+  --runs       interleaved rounds (default 5, 3 with --quick; or BENCH_RUNS)
+  --out        write the results JSON here (and leave bench/RESULTS.md alone)`;
 
 export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Options {
   const { values } = parseArgs({
     args: [...argv],
-    options: { quick: { type: 'boolean' }, only: { type: 'string' }, baseline: { type: 'string' }, runs: { type: 'string' }, help: { type: 'boolean' } },
+    options: { quick: { type: 'boolean' }, only: { type: 'string' }, baseline: { type: 'string' }, runs: { type: 'string' }, out: { type: 'string' }, help: { type: 'boolean' } },
     strict: true,
   });
   if (values.help) {
@@ -47,6 +50,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
     baseline,
     runs,
     unaryMs: quick ? 500 : 1500,
+    out: values.out,
     command: `${env['BENCH_RUNS'] ? `BENCH_RUNS=${env['BENCH_RUNS']} ` : ''}npm run bench${passed}`,
     full: !quick && !only && !baseline,
   };

@@ -12,8 +12,9 @@ import { nodeFlags } from './built.js';
 import { startLineup } from './lineup.js';
 import { parseOptions } from './options.js';
 import { writeResultsPage } from './report.js';
+import { baselineTable } from './report/baseline.js';
 import { resultsTables, rowLine } from './report/table.js';
-import { LATEST_JSON, machineInfo, SUBSET_JSON, writeResults, type Results } from './results.js';
+import { LATEST_JSON, machineInfo, RESULTS_MD, SUBSET_JSON, writeResults, type Results } from './results.js';
 import { Recorder } from './rows.js';
 import type { Bench } from './scenario.js';
 import { selectScenarios } from './scenarios.js';
@@ -59,9 +60,11 @@ const results: Results = {
   skipped,
   rows: bench.record.rows,
 };
-const file = options.full ? LATEST_JSON : SUBSET_JSON;
+const file = options.out ?? (options.full ? LATEST_JSON : SUBSET_JSON);
+const page = options.full && !options.out;
 writeResults(file, results);
-if (options.full) writeResultsPage(file);
+if (page) writeResultsPage(file);
 console.log(resultsTables(results.rows).join('\n'));
-console.log(`${results.machine.cores} × ${results.machine.cpu}, ${results.machine.memoryGiB} GiB, Node ${results.machine.node}; ${results.runs} interleaved rounds; ${results.seconds} s. JSON: ${file}${options.full ? '; page: bench/RESULTS.md' : ''}`);
+if (options.baseline) console.log(baselineTable(results.rows).join('\n'));
+console.log(`${results.machine.cores} × ${results.machine.cpu}, ${results.machine.memoryGiB} GiB, Node ${results.machine.node}; ${results.runs} interleaved rounds; ${results.seconds} s. JSON: ${file}${page ? `; page: ${RESULTS_MD}` : ''}`);
 process.exit(0);
