@@ -45,6 +45,7 @@ describe('bench/RESULTS.md from a results file', () => {
   it('carries the loss table and what each carrier kept, from loss.json', () => {
     const text = page();
     expect(text).toContain('| 1% | WebSocket | 50.0 | yes | 300 | 206.7 |');
+    expect(text).toContain('Every byte arrived on every carrier at every loss rate.');
     expect(text).toContain('WebSocket at 1% loss kept 50% of its lossless subscription rate, and 10% of its rate of calls one after another.');
   });
 });
