@@ -80,7 +80,8 @@ export async function startLineup(options: Options): Promise<Lineup> {
     grpcSubject(addresses.grpcPort, [RAW_WS]),
     await rawWsSubject(addresses.rawPort),
     await formatCeilingSubject(addresses.rawPort, [RAW_WS]),
-    ...builds.flatMap((b) => b.subjects),
+    // Each callwire subject beside the baseline build's same subject.
+    ...builds[0]!.subjects.flatMap((s) => builds.flatMap((b) => b.subjects.filter((t) => t.name === s.name || t.name === `${s.name}${BASELINE}`))),
     dockerCliSubject(),
   ];
   return {

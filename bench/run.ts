@@ -10,13 +10,13 @@ import { spawn } from 'node:child_process';
 import { BenchContainer } from './container.js';
 import { nodeFlags } from './built.js';
 import { startLineup } from './lineup.js';
-import { parseOptions } from './options.js';
+import { parseOptions, USAGE, type Options } from './options.js';
 import { writeResultsPage } from './report.js';
 import { baselineTable } from './report/baseline.js';
 import { resultsTables, rowLine } from './report/table.js';
 import { LATEST_JSON, machineInfo, RESULTS_MD, SUBSET_JSON, writeResults, type Results } from './results.js';
 import { Recorder } from './rows.js';
-import type { Bench } from './scenario.js';
+import type { Bench, Scenario } from './scenario.js';
 import { selectScenarios } from './scenarios.js';
 
 const { longLivedNodeFlags } = nodeFlags;
@@ -30,8 +30,15 @@ if (!longLivedNodeFlags.every((flag) => process.execArgv.includes(flag))) {
   await new Promise(() => undefined);
 }
 
-const options = parseOptions(process.argv.slice(2));
-const scenarios = selectScenarios(options);
+let options: Options;
+let scenarios: Scenario[];
+try {
+  options = parseOptions(process.argv.slice(2));
+  scenarios = selectScenarios(options);
+} catch (error) {
+  console.error(`${error instanceof Error ? error.message : String(error)}\n${USAGE}`);
+  process.exit(2);
+}
 const started = Date.now();
 const lineup = await startLineup(options);
 const bench: Bench = { options, lineup, record: new Recorder((row) => console.error(rowLine(row))), container: new BenchContainer() };

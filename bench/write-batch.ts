@@ -1,11 +1,15 @@
 /**
  * callwire's write batcher (frames of one turn in one writev), which the ceilings use too:
  * a ceiling that writes frame by frame would be a weak one. The bench's one import of it,
- * so where it lives is named once here.
+ * so where it lives is named once here. Always this build's, also in a `--baseline`
+ * server process, whose ceilings nothing measures.
  */
-import { protocol } from './built.js';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type * as Protocol from '../src/protocol/index.js';
+import { THIS_DIST } from './built.js';
 
-export const { writeBatcher } = protocol;
+export const { writeBatcher } = (await import(pathToFileURL(resolve(THIS_DIST, 'protocol/index.js')).href)) as typeof Protocol;
 /** What the batcher corks: a socket. */
 export type Corkable = Parameters<typeof writeBatcher>[0];
 

@@ -212,8 +212,13 @@ const RUNNING = [
   '  These write `bench/results/subset.json` and leave this page alone.',
   '- `npm run bench -- --only unary --baseline ../before/dist`: another build beside this one, each',
   '  callwire subject twice, every round interleaved; each row of this build carries its ratio to the',
-  '  same row of the baseline (`… (baseline)`). The baseline is another clone, built (`npm run build`),',
-  '  with `node_modules` (a symlink to this one\'s serves).',
+  '  same row of the baseline (`… (baseline)`), and a last table lists them worst first. The baseline',
+  '  is another checkout, built, with `node_modules`:',
+  '',
+  '  ```sh',
+  '  git worktree add ../before <commit> && ln -s "$PWD/node_modules" ../before/node_modules',
+  '  (cd ../before && npm run build) && npm run bench -- --only unary,streaming --baseline ../before/dist',
+  '  ```',
   '',
 ];
 

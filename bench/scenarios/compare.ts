@@ -1,11 +1,15 @@
 /** Runs subjects interleaved and records each one's rows beside its peers'. */
 import { interleaved } from '../measure.js';
 import type { Recorder, RowKey } from '../rows.js';
+import type { Bench } from '../scenario.js';
 import type { Subject } from '../subject.js';
 
-/** Every subject once per round, for `rounds` rounds; each subject's results by its name. */
-export const roundsOf = <T>(subjects: readonly Subject[], rounds: number, run: (subject: Subject) => Promise<T>): Promise<Record<string, T[]>> =>
-  interleaved(rounds, Object.fromEntries(subjects.map((s) => [s.name, () => run(s)])));
+/**
+ * Every subject once per round, for `rounds` rounds; each subject's results by its name.
+ * Two builds compared (`--baseline`) alternate the order from round to round.
+ */
+export const roundsOf = <T>(bench: Bench, subjects: readonly Subject[], rounds: number, run: (subject: Subject) => Promise<T>): Promise<Record<string, T[]>> =>
+  interleaved(rounds, Object.fromEntries(subjects.map((s) => [s.name, () => run(s)])), bench.options.baseline !== undefined);
 
 /** One metric's values for every subject, by name. */
 export interface Measured {

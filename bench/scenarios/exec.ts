@@ -20,7 +20,7 @@ export async function execThroughput(bench: Bench): Promise<void> {
   const ddBytes = mib * 1024 * 1024;
   const container = bench.container.get();
   const subjects = bench.lineup.subjects.filter((s) => s.exec);
-  const runs = await roundsOf(subjects, bench.options.runs, (s) =>
+  const runs = await roundsOf(bench, subjects, bench.options.runs, (s) =>
     costed(async () => {
       const t = performance.now();
       const bytes = (await s.exec!(container, dd)) ?? ddBytes;
@@ -46,7 +46,7 @@ export async function execThroughput(bench: Bench): Promise<void> {
 export async function execRoundTrip(bench: Bench): Promise<void> {
   const container = bench.container.get();
   const subjects = bench.lineup.subjects.filter((s) => s.exec);
-  const values = await roundsOf(subjects, 10, async (s) => {
+  const values = await roundsOf(bench, subjects, 10, async (s) => {
     const t = performance.now();
     await s.exec!(container, ['true']);
     return performance.now() - t;

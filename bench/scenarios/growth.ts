@@ -10,7 +10,7 @@ export async function growth(bench: Bench): Promise<void> {
   const names = new Set(bench.lineup.servers.map((s) => s.name));
   const subjects = bench.lineup.subjects.filter((s) => names.has(s.name));
   for (const concurrency of GROWTH_IN_FLIGHT) {
-    const runs = await roundsOf(subjects, ROUNDS, (s) => unaryLoad(s.echo!, concurrency, bench.options.unaryMs));
+    const runs = await roundsOf(bench, subjects, ROUNDS, (s) => unaryLoad(s.echo!, concurrency, bench.options.unaryMs));
     const n = fmt(concurrency);
     recordAll(bench.record, subjects, [
       { key: { group: 'growth', metric: `unary p50, ${n} in flight`, unit: 'ms' }, values: pick(runs, (r) => r.p50Ms) },

@@ -31,10 +31,10 @@ export async function scaling(bench: Bench): Promise<void> {
   for (const n of SCALING_SUBSCRIPTIONS) {
     const conns = new Map<CallwireServer, Client[]>();
     for (const server of servers) conns.set(server, await Promise.all(Array.from({ length: Math.min(n, MAX_CONNECTIONS) }, () => server.connect())));
-    // Each build's servers in turn within a round, as measure.ts's interleaved does.
+    // Each build's server in turn within a round, the order alternating, as measure.ts's interleaved does for two builds.
     const rates = new Map<CallwireServer, number[]>(servers.map((s) => [s, []]));
     for (let round = 0; round < bench.options.runs; round++) {
-      for (const server of servers) rates.get(server)!.push(await itemsPerSecond(server, conns.get(server)!, n));
+      for (const server of round % 2 ? [...servers].reverse() : servers) rates.get(server)!.push(await itemsPerSecond(server, conns.get(server)!, n));
     }
     for (const server of servers) {
       const own = rates.get(server)!;

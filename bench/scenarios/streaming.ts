@@ -18,7 +18,7 @@ export async function streaming(bench: Bench, size: StreamSize): Promise<void> {
   const items = bench.options.quick ? (size.quickItems ?? size.items) : size.items;
   const small = size.itemBytes <= 100;
   const subjects = bench.lineup.subjects.filter((s) => s.stream);
-  const values = await roundsOf(subjects, bench.options.runs, async (s) => {
+  const values = await roundsOf(bench, subjects, bench.options.runs, async (s) => {
     const t = performance.now();
     const bytes = await s.stream!(items, size.itemBytes);
     const seconds = (performance.now() - t) / 1000;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { interleaved } from '../../bench/measure.js';
 import { parseOptions } from '../../bench/options.js';
 import { Recorder } from '../../bench/rows.js';
 import { recordAll } from '../../bench/scenarios/compare.js';
@@ -29,6 +30,19 @@ describe('the bench\'s rows', () => {
       ['grpc-js', 'rate', []],
       ['grpc-js', 'busy', []],
     ]);
+  });
+});
+
+describe('interleaved rounds', () => {
+  it('run every subject once a round; for two builds compared, every other round in reverse order', async () => {
+    const order = async (alternate: boolean): Promise<string> => {
+      const ran: string[] = [];
+      const subject = (name: string) => async (): Promise<number> => ran.push(name);
+      await interleaved(3, { a: subject('a'), b: subject('b'), c: subject('c') }, alternate);
+      return ran.join('');
+    };
+    expect(await order(false)).toBe('abcabcabc');
+    expect(await order(true)).toBe('abccbaabc');
   });
 });
 
