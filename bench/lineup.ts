@@ -16,7 +16,6 @@ import { grpcSubject } from './subjects/grpc.js';
 import { httpSubject } from './subjects/http.js';
 import { rawWsSubject } from './subjects/raw-ws.js';
 
-
 /** One build's callwire server, for the scenarios that measure the server itself (memory, growth, scaling). */
 export interface CallwireServer {
   /** `callwire WebSocket`, or with `(baseline)`. */

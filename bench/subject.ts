@@ -23,6 +23,3 @@ export interface Subject {
   readonly processes?: Readonly<Record<string, number>>;
   close(): Promise<void>;
 }
-
-/** The subjects of `all` that `subject` names as peers. */
-export const peersOf = (subject: Subject, all: readonly Subject[]): Subject[] => all.filter((s) => subject.peers.includes(s.name));
