@@ -3,15 +3,39 @@
  * first), typed by its source. Importing `src/` through tsx instead cost the client 7%
  * at 64 calls in flight (bench/PROFILE.md, "ran callwire from its TypeScript source"),
  * and a static import of `dist/` would not type-check on a clone that has not built.
+ *
+ * CALLWIRE_DIST names another build's `dist/` (an absolute path): `--baseline` starts a
+ * second server process with it, so two builds run side by side under one bench.
  */
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type * as NodeFlags from '../src/cli/node-flags.js';
 import type * as Client from '../src/client/index.js';
 import type * as Protocol from '../src/protocol/index.js';
 import type * as Server from '../src/server/index.js';
 
-const built = async <T>(path: string): Promise<T> => (await import(path)) as T;
+/** The modules of one build of callwire. */
+export interface Build {
+  /** The build's `dist/` directory, absolute. */
+  readonly dist: string;
+  readonly client: typeof Client;
+  readonly protocol: typeof Protocol;
+  readonly server: typeof Server;
+  readonly nodeFlags: typeof NodeFlags;
+}
 
-export const client = await built<typeof Client>('../dist/client/index.js');
-export const protocol = await built<typeof Protocol>('../dist/protocol/index.js');
-export const server = await built<typeof Server>('../dist/server/index.js');
-export const nodeFlags = await built<typeof NodeFlags>('../dist/cli/node-flags.js');
+export const THIS_DIST = resolve(import.meta.dirname, '../dist');
+
+export async function loadBuild(dist: string): Promise<Build> {
+  const load = async <T>(path: string): Promise<T> => (await import(pathToFileURL(resolve(dist, path)).href)) as T;
+  return {
+    dist: resolve(dist),
+    client: await load<typeof Client>('client/index.js'),
+    protocol: await load<typeof Protocol>('protocol/index.js'),
+    server: await load<typeof Server>('server/index.js'),
+    nodeFlags: await load<typeof NodeFlags>('cli/node-flags.js'),
+  };
+}
+
+const build = await loadBuild(process.env['CALLWIRE_DIST'] ?? THIS_DIST);
+export const { client, protocol, server, nodeFlags } = build;

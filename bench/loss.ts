@@ -12,6 +12,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { connect, type ConnectOptions } from '../src/client/index.js';
 import { patternDigest, receivePattern } from '../test/support/sample-ops.js';
+import { lossTable, type LossResult } from './loss-table.js';
 import { fmt } from './measure.js';
 import { canMakeNamespaces, LossyLink } from './netns.js';
 
@@ -43,18 +44,7 @@ const carriers: [string, string, ConnectOptions][] = [
   ['WebTransport HTTP/3', addresses.wtUrl, { token, certHash: addresses.certHash, transport: 'h3' }],
 ];
 
-interface Result {
-  loss: number;
-  carrier: string;
-  /** MB/s of the 100 MiB subscription, or undefined when it did not finish in time. */
-  mbPerSec?: number;
-  intact?: boolean;
-  /** Unary calls per second, one after another. */
-  callsPerSec?: number;
-  p99Ms?: number;
-  note?: string;
-}
-const results: Result[] = [];
+const results: LossResult[] = [];
 
 const withLimit = <T>(work: Promise<T>): Promise<T> =>
   Promise.race([work, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`not finished in ${LIMIT_MS / 1000} s`)), LIMIT_MS).unref())]);
@@ -62,7 +52,7 @@ const withLimit = <T>(work: Promise<T>): Promise<T> =>
 for (const loss of LOSSES) {
   link.loss(loss);
   for (const [carrier, url, options] of carriers) {
-    const result: Result = { loss, carrier };
+    const result: LossResult = { loss, carrier };
     results.push(result);
     let client;
     try {
@@ -98,16 +88,5 @@ server.kill('SIGTERM');
 link.remove();
 mkdirSync('bench/results', { recursive: true });
 writeFileSync('bench/results/loss.json', `${JSON.stringify({ date: new Date().toISOString(), totalMiB: TOTAL / MIB, calls: CALLS, results }, null, 2)}\n`);
-const ws = (loss: number, key: 'mbPerSec' | 'callsPerSec'): number | undefined => results.find((r) => r.loss === loss && r.carrier === 'WebSocket')?.[key];
-const cell = (r: Result, key: 'mbPerSec' | 'callsPerSec'): string => {
-  const v = r[key];
-  if (v === undefined) return r.note ?? '-';
-  const base = ws(r.loss, key);
-  return `${fmt(v, key === 'mbPerSec' ? 1 : 0)}${base && r.carrier !== 'WebSocket' ? ` (${(v / base).toFixed(2)}×)` : ''}`;
-};
-console.log(`| loss | carrier | ${TOTAL / MIB} MiB subscription, MB/s (vs WebSocket) | every byte | ${CALLS} unary calls in a row, calls/s (vs WebSocket) | p99 ms |`);
-console.log('|---:|---|---:|---|---:|---:|');
-for (const r of results) {
-  console.log(`| ${(r.loss * 100).toFixed(0)}% | ${r.carrier} | ${cell(r, 'mbPerSec')} | ${r.intact === undefined ? '-' : r.intact ? 'yes' : 'NO'} | ${cell(r, 'callsPerSec')} | ${r.p99Ms === undefined ? '-' : fmt(r.p99Ms, 1)} |`);
-}
+console.log(lossTable({ totalMiB: TOTAL / MIB, calls: CALLS, results }).join('\n'));
 process.exit(results.some((r) => r.intact === false) ? 1 : 0);

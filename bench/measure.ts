@@ -53,13 +53,17 @@ export const spread = (values: number[]): Spread => ({ min: Math.min(...values),
 
 /**
  * Runs every subject once per round, in turn, for `rounds` rounds: a noisy minute on a
- * shared machine hits all of them, so ratios taken round by round are fair.
+ * shared machine hits all of them, so ratios taken round by round are fair. With
+ * `alternate`, every other round runs them in reverse order, so that no subject always
+ * runs right after the same one (for two builds compared, whose difference is small).
  */
-export async function interleaved<T>(rounds: number, subjects: Readonly<Record<string, () => Promise<T>>>): Promise<Record<string, T[]>> {
+export async function interleaved<T>(rounds: number, subjects: Readonly<Record<string, () => Promise<T>>>, alternate = false): Promise<Record<string, T[]>> {
   const out: Record<string, T[]> = {};
   for (const name of Object.keys(subjects)) out[name] = [];
+  const inOrder = Object.entries(subjects);
+  const reversed = [...inOrder].reverse();
   for (let round = 0; round < rounds; round++) {
-    for (const [name, run] of Object.entries(subjects)) out[name]!.push(await run());
+    for (const [name, run] of alternate && round % 2 ? reversed : inOrder) out[name]!.push(await run());
   }
   return out;
 }

@@ -1,6 +1,6 @@
 /**
  * Decodes a stream of exec-like frames with the project's msgpack codec and prints
- * frames/s. Run twice by bench/run.ts, with and without msgpackr's native extension
+ * frames/s. Run twice by bench/scenarios/codec.ts, with and without msgpackr's native extension
  * (MSGPACKR_NATIVE_ACCELERATION_DISABLED), which npm 11 installs only when its
  * install script is approved (package.json "allowScripts").
  */

@@ -7,7 +7,7 @@ import { server as callwire } from './built.js';
 import { benchOperations } from './ops.js';
 import { startGrpc, startRawWs } from './peers.js';
 
-// 50,000 idle subscriptions of the one local caller (bench/run.ts), past the default per-identity cap.
+// 50,000 idle subscriptions of the one local caller (bench/scenarios/memory.ts), past the default per-identity cap.
 const server = await callwire.startServer({ port: 0, webTransportPort: 0, operations: benchOperations(), limits: { maxCallsInFlight: 4096, maxCallsPerIdentity: 100_000 }, docker: callwire.dockerEngine() });
 const grpc = await startGrpc();
 const raw = await startRawWs();

@@ -1,0 +1,58 @@
+/** The bench's results file (bench/results/latest.json): what ran, where, and its rows. */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import os from 'node:os';
+import type { Row } from './rows.js';
+
+export interface Machine {
+  readonly cpu: string;
+  readonly cores: number;
+  readonly memoryGiB: number;
+  readonly node: string;
+  readonly platform: string;
+  /** The Docker engine's version, when one answered. */
+  readonly docker?: string;
+}
+
+export interface Results {
+  /** When the run ended, ISO 8601. */
+  readonly date: string;
+  /** The command line that made it. */
+  readonly command: string;
+  readonly machine: Machine;
+  /** Interleaved rounds per scenario. */
+  readonly runs: number;
+  /** How long the whole run took. */
+  readonly seconds: number;
+  /** Scenarios that did not run, and why. */
+  readonly skipped: readonly { readonly scenario: string; readonly reason: string }[];
+  readonly rows: readonly Row[];
+}
+
+/** A full run's results, from which bench/RESULTS.md is made. */
+export const LATEST_JSON = 'bench/results/latest.json';
+/** A quick, `--only` or `--baseline` run's (not committed). */
+export const SUBSET_JSON = 'bench/results/subset.json';
+export const RESULTS_MD = 'bench/RESULTS.md';
+export const LOSS_JSON = 'bench/results/loss.json';
+
+export function machineInfo(): Machine {
+  const docker = spawnSync('/usr/bin/docker', ['version', '--format', '{{.Server.Version}}'], { encoding: 'utf8', timeout: 10_000 });
+  const version = docker.status === 0 ? docker.stdout.trim() : '';
+  return {
+    cpu: os.cpus()[0]?.model ?? 'unknown',
+    cores: os.cpus().length,
+    memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+    node: process.version,
+    platform: `${os.type()} ${os.release()}`,
+    ...(version ? { docker: version } : {}),
+  };
+}
+
+export const readResults = (path: string): Results => JSON.parse(readFileSync(path, 'utf8')) as Results;
+
+export function writeResults(path: string, results: Results): void {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, `${JSON.stringify(results, null, 2)}\n`);
+}

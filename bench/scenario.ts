@@ -1,0 +1,25 @@
+/** A scenario of the bench: one measurement, run over every subject that can do it. */
+import type { BenchContainer } from './container.js';
+import type { Lineup } from './lineup.js';
+import type { Options } from './options.js';
+import type { Recorder } from './rows.js';
+
+/** What a scenario runs with. */
+export interface Bench {
+  readonly options: Options;
+  readonly lineup: Lineup;
+  readonly record: Recorder;
+  readonly container: BenchContainer;
+}
+
+export interface Scenario {
+  /** What `--only` names it by (or by its group). */
+  readonly id: string;
+  /** The rows' group. */
+  readonly group: string;
+  /** Part of `--quick` (which runs it smaller). */
+  readonly quick: boolean;
+  /** Runs in a container: skipped when the server has no Docker engine. */
+  readonly docker?: boolean;
+  run(bench: Bench): Promise<void>;
+}

@@ -1,0 +1,40 @@
+/**
+ * The bench's scenarios, in the order they run: `npm run bench -- --only <id|group>`
+ * picks some, `--quick` runs the quick ones smaller. Memory first: later scenarios leave
+ * garbage that makes RSS deltas meaningless.
+ */
+import type { Options } from './options.js';
+import type { Scenario } from './scenario.js';
+import { codec } from './scenarios/codec.js';
+import { execRoundTrip, execThroughput } from './scenarios/exec.js';
+import { growth } from './scenarios/growth.js';
+import { keystrokes } from './scenarios/keystrokes.js';
+import { memoryPerConnection, memoryPerSubscription } from './scenarios/memory.js';
+import { scaling } from './scenarios/scaling.js';
+import { LARGE_ITEMS, SMALL_ITEMS, streaming } from './scenarios/streaming.js';
+import { unary } from './scenarios/unary.js';
+
+export const SCENARIOS: readonly Scenario[] = [
+  { id: 'memory-connections', group: 'memory', quick: false, run: memoryPerConnection },
+  { id: 'memory-subscriptions', group: 'memory', quick: false, run: memoryPerSubscription },
+  { id: 'unary-1', group: 'unary', quick: true, run: (b) => unary(b, 1) },
+  { id: 'unary-64', group: 'unary', quick: false, run: (b) => unary(b, 64) },
+  { id: 'growth', group: 'growth', quick: false, run: growth },
+  { id: 'stream-100B', group: 'streaming', quick: true, run: (b) => streaming(b, SMALL_ITEMS) },
+  { id: 'stream-64KiB', group: 'streaming', quick: false, run: (b) => streaming(b, LARGE_ITEMS) },
+  { id: 'exec-dd', group: 'exec', quick: true, docker: true, run: execThroughput },
+  { id: 'exec-true', group: 'exec', quick: false, docker: true, run: execRoundTrip },
+  { id: 'keystroke', group: 'exec', quick: false, docker: true, run: keystrokes },
+  { id: 'codec', group: 'codec', quick: false, run: codec },
+  { id: 'scaling', group: 'scaling', quick: false, run: scaling },
+];
+
+/** The scenarios `options` ask for; an unknown name in `--only` is an error, not an empty run. */
+export function selectScenarios(options: Pick<Options, 'quick' | 'only'>, all: readonly Scenario[] = SCENARIOS): Scenario[] {
+  const { only } = options;
+  if (only) {
+    const unknown = only.filter((name) => !all.some((s) => s.id === name || s.group === name));
+    if (unknown.length) throw new Error(`no scenario or group ${unknown.join(', ')}; there are: ${all.map((s) => `${s.id} (${s.group})`).join(', ')}`);
+  }
+  return all.filter((s) => (only ? only.includes(s.id) || only.includes(s.group) : true) && (options.quick ? s.quick : true));
+}

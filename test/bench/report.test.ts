@@ -1,0 +1,79 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { writeResultsPage } from '../../bench/report.js';
+import { baselineTable } from '../../bench/report/baseline.js';
+import type { Row } from '../../bench/rows.js';
+
+const FIXTURES = 'test/bench/fixtures';
+
+/** bench/RESULTS.md as `npx tsx bench/report.ts` makes it, from the fixtures. */
+function page(): string {
+  const target = join(mkdtempSync(join(tmpdir(), 'bench-report-')), 'RESULTS.md');
+  writeResultsPage(`${FIXTURES}/results.json`, target, `${FIXTURES}/loss.json`);
+  return readFileSync(target, 'utf8');
+}
+
+describe('bench/RESULTS.md from a results file', () => {
+  it('says what made it: the command, the date, the machine, the rounds, what was skipped', () => {
+    const text = page();
+    expect(text).toContain('Measured with `npm run bench` on 2026-01-02 03:04 UTC: 2 × Test CPU, 8 GiB, Node v20.0.0, Linux test, Docker Engine 27.0');
+    expect(text).toContain('5 interleaved rounds; the run took 42 s');
+    expect(text).toContain('Not measured in this run: keystroke (no tty here).');
+  });
+
+  it('has a table per group, each row its median, its runs\' spread and every ratio to a peer', () => {
+    const text = page();
+    expect(text).toContain('### unary');
+    expect(text).toContain('### exec');
+    expect(text).toContain('| calls/s @1 in flight | callwire WebSocket | 7,919 (7,634–8,117) calls/s | 3.17× (2.95–4.09) grpc-js; 0.86× (0.80–0.92) format ceiling |');
+    expect(text).toContain('| calls/s @1 in flight | callwire HTTP | 1,949 (1,261–2,021) calls/s | 0.26× (0.17–0.29) callwire WebSocket |');
+    expect(text).toContain('| p50 @1 | callwire HTTP | 0.46 (0.41–0.64) ms |  |');
+  });
+
+  it('writes its sentences from the figures, and leaves out a sentence whose figures were not measured', () => {
+    const text = page();
+    expect(text).toContain("Plain HTTP, one POST per call: 0.26× (0.17–0.29) the WebSocket's unary rate at one call in flight, 0.03× (0.03–0.03) at 64.");
+    expect(text).toContain("Exec `dd 512 MiB` through the SDK: 300 MB/s, 0.62× (0.55–0.86) docker exec's rate.");
+    // No streaming, growth, scaling or memory rows in the fixture: no sentence or table about them.
+    expect(text).not.toContain('Streaming 100 B items');
+    expect(text).not.toContain('## Cost growth');
+    expect(text).not.toMatch(/undefined|NaN/);
+  });
+
+  it('carries the loss table and what each carrier kept, from loss.json', () => {
+    const text = page();
+    expect(text).toContain('| 1% | WebSocket | 50.0 | yes | 300 | 206.7 |');
+    expect(text).toContain('Every byte arrived on every carrier at every loss rate.');
+    expect(text).toContain('WebSocket at 1% loss kept 50% of its lossless subscription rate, and 10% of its rate of calls one after another.');
+  });
+});
+
+describe('--baseline: this build against the baseline, worst first', () => {
+  const row = (metric: string, unit: string, ratio: number): Row => ({
+    group: 'unary',
+    metric,
+    subject: 'callwire WebSocket',
+    unit,
+    value: 1,
+    vs: [
+      { peer: 'grpc-js', peerValue: 1, ratio: 9 },
+      { peer: 'callwire WebSocket (baseline)', peerValue: 1, ratio, ratioMin: ratio, ratioMax: ratio },
+    ],
+  });
+
+  it('counts a lower rate and a higher latency as worse, and sorts the worst first', () => {
+    const lines = baselineTable([row('calls/s @1 in flight', 'calls/s', 1.05), row('p50 @1', 'ms', 1.2), row('calls/s @64 in flight', 'calls/s', 0.85)]);
+    const body = lines.filter((l) => l.startsWith('| unary'));
+    expect(body).toEqual([
+      '| unary · p50 @1 | callwire WebSocket | 1.20× | 20.0% worse |',
+      '| unary · calls/s @64 in flight | callwire WebSocket | 0.85× | 15.0% worse |',
+      '| unary · calls/s @1 in flight | callwire WebSocket | 1.05× | 5.0% better |',
+    ]);
+  });
+
+  it('is empty when no row was compared with a baseline', () => {
+    expect(baselineTable([{ group: 'unary', metric: 'm', subject: 's', unit: 'calls/s', value: 1, vs: [] }])).toEqual([]);
+  });
+});
