@@ -15,7 +15,7 @@ const allowed = {
   terminal: ['protocol'],
   transports: ['dispatcher', 'protocol', 'webtransport', 'terminal'],
   client: ['protocol', 'webtransport', 'contracts'],
-  conformance: ['protocol', 'webtransport'],
+  conformance: ['protocol', 'webtransport', 'contracts'],
   server: ['dispatcher', 'protocol', 'transports', 'operations'],
   cli: ['server', 'client', 'protocol', 'conformance', 'contracts', 'terminal'],
   lab: ['client', 'terminal'],

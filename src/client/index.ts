@@ -6,5 +6,17 @@ export { connect, type ConnectOptions } from './connect.js';
 export { Client, type CallOptions, type OperationSummary } from './client.js';
 export { exec, execFrames, type ExecControls, type ExecFrames, type ExecHandle, type ExecOptions, type ExecOutput, type ExecResult, type ExecSignal } from './exec.js';
 export type { ExecStdin, StdinSource } from './exec-input.js';
-export { execContract, inspectContract, listContract, schemaContract, type Contract, type InputOf, type OutputOf } from '../contracts/index.js';
+export {
+  execContract,
+  infoContract,
+  inspectContract,
+  listContract,
+  schemaContract,
+  statsContract,
+  type Contract,
+  type InputOf,
+  type OutputOf,
+  type ServerInfo,
+  type ServerStats,
+} from '../contracts/index.js';
 export { RpcError, protocolCodes, type Carrier, type ProtocolCode } from '../protocol/index.js';

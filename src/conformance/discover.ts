@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { serverInfo, serverLimits, type OperationSummary } from '../contracts/index.js';
 import type { CodecName } from '../protocol/index.js';
 import type { WtCarrierChoice } from '../webtransport/index.js';
 import { rawConnect } from './raw-connection.js';
@@ -12,10 +13,13 @@ export interface DiscoverOptions {
   readonly transport?: WtCarrierChoice | undefined;
 }
 
-interface Info {
-  limits: { maxInputBytes: number; maxCallsInFlight: number; maxFrameBytes: number; maxNestingDepth?: number; keepaliveMs: number; maxCallsPerIdentity?: number; handshakeTimeoutMs?: number };
-  identity: { subject: string; scopes: string[] } | null;
-}
+/**
+ * What discovery reads of services/info: its contract, except that a server may leave
+ * out the limits the features file's values stand in for.
+ */
+const announcedInfo = serverInfo.extend({
+  limits: serverLimits.partial().required({ maxInputBytes: true, maxCallsInFlight: true, maxFrameBytes: true, keepaliveMs: true }),
+});
 
 /**
  * What the server under test offers, asked of the server itself (services/info and
@@ -24,11 +28,13 @@ interface Info {
  * services/info keeps the features file's claims (`base`).
  */
 export async function discoverFeatures(options: DiscoverOptions, base: Features): Promise<{ features: Features; notes: string[] }> {
-  const anonymous = await ask<Info>(options, 'services/info', undefined);
+  const anonymous = await ask(options, 'services/info', undefined);
   if (!anonymous.ok) return { features: base, notes: [`services/info: ${anonymous.error}; using the features file`] };
-  const list = await ask<{ operations: { name: string }[] }>(options, 'services/list', options.token);
-  const names = new Set(list.ok ? list.value.operations.map((o) => o.name) : []);
-  const { limits, identity } = anonymous.value;
+  const info = announcedInfo.safeParse(anonymous.value);
+  if (!info.success) return { features: base, notes: [`services/info answered outside its contract (${info.error.issues[0]?.path.join('.')}: ${info.error.issues[0]?.message}); using the features file`] };
+  const list = await ask(options, 'services/list', options.token);
+  const names = new Set(list.ok ? (list.value as { operations: Pick<OperationSummary, 'name'>[] }).operations.map((o) => o.name) : []);
+  const { limits, identity } = info.data;
   const features: Features = {
     ...base,
     // Tokens configured: a caller without one is anonymous. Without tokens, local callers hold `*`.
@@ -53,14 +59,14 @@ export async function discoverFeatures(options: DiscoverOptions, base: Features)
   return { features, notes };
 }
 
-async function ask<T>(options: DiscoverOptions, operationId: string, token: string | undefined): Promise<{ ok: true; value: T } | { ok: false; error: string }> {
+async function ask(options: DiscoverOptions, operationId: string, token: string | undefined): Promise<{ ok: true; value: unknown } | { ok: false; error: string }> {
   const c = await rawConnect(options.url, { codec: options.codec, token, certHash: options.certHash, transport: options.transport });
   try {
     const id = `discover-${randomUUID()}`;
     c.sendValue({ type: 'call.requested', id, payload: { operationId, input: null } });
     const event = await c.events.take((e) => e.kind === 'close' || (e.kind === 'frame' && e.id === id), 5000);
     const frame = event?.kind === 'frame' ? (event.value as { type?: string; payload?: { output?: unknown; code?: string; message?: string } }) : undefined;
-    if (frame?.type === 'call.responded') return { ok: true, value: frame.payload?.output as T };
+    if (frame?.type === 'call.responded') return { ok: true, value: frame.payload?.output };
     return { ok: false, error: frame?.payload?.code ? `${frame.payload.code} ${frame.payload.message ?? ''}`.trim() : 'no answer' };
   } finally {
     await c.close();

@@ -74,6 +74,7 @@ export type ExecInputItem = z.input<typeof execInputItem>;
 export const execContract = defineContract({
   name: 'docker/container/exec',
   kind: 'subscription',
+<<<<<<< HEAD
   commandEnd: (item) => (isTerminalFrame(item) ? { exitCode: item.exitCode, stdoutBytes: item.stdoutBytes, stderrBytes: item.stderrBytes } : undefined),
   description:
     'Runs a command in a running container, as docker exec does. Streams {stream, text} (or {stream, data} with encoding binary), ' +
@@ -87,6 +88,22 @@ export const execContract = defineContract({
     'otherwise (not root, a remote engine, another pid namespace) by a sweep the engine runs inside the container as root, ' +
     "which needs sh, tr and grep there. A completed exec's background children run on, as under docker exec. Signals need " +
     'a local engine. Failed kills are logged and counted in services/stats.',
+=======
+  description: [
+    'Runs a command in a running container, like docker exec, and streams what it prints as it prints it, then its exit code.',
+    'Output: items {stream: "stdout" or "stderr", text} (bytes as {stream, data} with encoding "binary"); ' +
+      'the last is {exitCode, terminal: true, stdoutBytes, stderrBytes}.',
+    'Input: set stdin to give the command bytes to read, or "stream" to send them as you go ({data} items). ' +
+      'Set tty {cols, rows} for an interactive terminal, like docker exec -it: stdout and stderr then arrive together as stdout; ' +
+      'send {resize} items to resize it, and {signal} items to signal the command (signals need the Docker engine on the server\'s machine).',
+    'Stopping: cancel the call or disconnect, and the command is killed with everything it started, even in the background ' +
+      '(setsid, nohup, a double fork): the server finds them by a CALLWIRE_EXEC variable it sets, which env may not set. ' +
+      'A program started with a cleared environment (env -i, unset) can escape: always with a remote engine, and with a local one once its parent has ended. ' +
+      'Unless the server runs as root and sees the container\'s processes, the kill runs inside the container and needs sh, tr and grep there. ' +
+      'When the command ends by itself, whatever it left running in the background keeps running, as with docker exec. ' +
+      'Failed kills are logged and counted in services/stats.',
+  ].join('\n\n'),
+>>>>>>> i22-lab
   input: z.strictObject({
     containerId: containerReference,
     cmd: z.array(z.string()).min(1, 'must name a command'),

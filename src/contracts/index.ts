@@ -36,3 +36,13 @@ export {
 } from './docker.js';
 export { containerName, containerReference, imageReference } from './engine-references.js';
 export { listContract, schemaContract, operationSummary, operationSpec, type OperationSummary, type OperationSpec } from './discovery.js';
+export {
+  infoContract,
+  statsContract,
+  serverInfo,
+  serverLimits,
+  serverStats,
+  type ServerInfo,
+  type ServerLimits,
+  type ServerStats,
+} from './services.js';

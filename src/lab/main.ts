@@ -1,9 +1,11 @@
+import './jitless.js';
 import { FitAddon } from '@xterm/addon-fit';
 import { Terminal } from '@xterm/xterm';
-import { connect, RpcError, type Client, type OperationSummary } from '../client/index.js';
+import { connect, infoContract, RpcError, type Client, type OperationSummary } from '../client/index.js';
 import type { TerminalEnvelope } from '../terminal/index.js';
 import { runCall, type LabTerminal } from './run.js';
-import { SchemaForm, type JsonSchema } from './schema-form.js';
+import { jsonView } from './json-view.js';
+import { objectOf, SchemaForm, type JsonSchema } from './schema-form.js';
 
 /**
  * The Lab (README "The Lab"): discover the operations, fill an input generated from
@@ -13,8 +15,9 @@ import { SchemaForm, type JsonSchema } from './schema-form.js';
  */
 const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
 const TOKEN_KEY = 'callwire.token';
+const EXEC = 'docker/container/exec';
 const EXAMPLES: Record<string, Record<string, unknown>> = {
-  'docker/container/exec': { containerId: 'callwire-demo', cmd: ['sh'] },
+  [EXEC]: { containerId: 'callwire-demo', cmd: ['sh'] },
   'docker/container/logs': { containerId: 'callwire-demo', follow: false },
   'docker/container/inspect': { containerId: 'callwire-demo' },
   'services/schema': { name: 'docker/container/exec' },
@@ -36,7 +39,7 @@ async function start(): Promise<void> {
   try {
     client = await connect(url, token ? { token } : {});
     // An anonymous caller of a server with tokens may call next to nothing: ask for one.
-    const info = await client.call<{ identity: { subject: string } | null }>('services/info', null);
+    const info = await client.call(infoContract, null);
     if (info.identity === null) {
       status('this server needs a token');
       $('token-form').hidden = false;
@@ -70,6 +73,7 @@ function showOperations(operations: OperationSummary[]): void {
       return button;
     }),
   );
+  $('welcome-exec').hidden = !operations.some((op) => op.name === EXEC);
 }
 
 /** Leaving an operation's view cancels its call (the seed's Lab rule). */
@@ -79,10 +83,16 @@ async function select(name: string): Promise<void> {
   for (const b of Array.from($('operations').querySelectorAll('button'))) b.setAttribute('aria-current', String(b.dataset['op'] === name));
   const spec = await client!.schema(name);
   const schema = (spec.input_schema ?? {}) as JsonSchema;
+  $('welcome').hidden = true;
   $('operation').hidden = false;
   $('op-name').textContent = spec.name;
   $('op-meta').textContent = `${spec.kind}${spec.idempotent ? ' · idempotent' : ''}${spec.input_stream_schema ? ' · takes an input stream' : ''}`;
-  $('op-description').textContent = spec.description;
+  // The first paragraph says what the operation does; the rest (formats, limits, edge cases) folds away.
+  const [summary = '', ...more] = spec.description.split(/\n\s*\n/);
+  $('op-description').textContent = summary;
+  $('op-more-text').textContent = more.join('\n\n');
+  $('op-more').hidden = more.length === 0;
+  $<HTMLDetailsElement>('op-more').open = false;
   $('op-error-list').replaceChildren(
     ...spec.error_schemas.map((e) => {
       const li = document.createElement('li');
@@ -93,14 +103,14 @@ async function select(name: string): Promise<void> {
   const scopes = [...spec.access_control.required_scopes, ...spec.access_control.required_scopes_any.map((s) => `${s} (any)`)];
   $('op-scopes').textContent = scopes.length > 0 ? `Scopes: ${scopes.join(', ')}` : 'No scopes needed.';
   // The Lab runs exec on its own terminal: the tty size, stdin and encoding are the terminal's.
-  const shown = spec.name === 'docker/container/exec' ? withoutProperties(schema, ['tty', 'stdin', 'encoding']) : schema;
+  const shown = spec.name === EXEC ? withoutProperties(schema, ['tty', 'stdin', 'encoding']) : schema;
   const form = new SchemaForm($<HTMLFormElement>('input-form'), shown, onEdit);
   current = { name: spec.name, kind: spec.kind, form, schema };
   form.render({ ...exampleOf(shown), ...EXAMPLES[spec.name] });
   ($<HTMLInputElement>('raw-toggle')).checked = false;
   showRaw(false);
-  $('terminal').hidden = spec.name !== 'docker/container/exec';
-  if (spec.name === 'docker/container/exec') openTerminal();
+  $('terminal').hidden = spec.name !== EXEC;
+  if (spec.name === EXEC) openTerminal();
   // Each fresh view is numbered, so a script driving the page knows the form is new.
   document.body.dataset['views'] = String(Number(document.body.dataset['views'] ?? 0) + 1);
 }
@@ -113,9 +123,10 @@ function withoutProperties(schema: JsonSchema, names: readonly string[]): JsonSc
 /** A starting value: each property's default, and empty values for required ones. */
 function exampleOf(schema: JsonSchema): Record<string, unknown> {
   const value: Record<string, unknown> = {};
-  for (const [name, p] of Object.entries(schema.properties ?? {})) {
+  const object = objectOf(schema);
+  for (const [name, p] of Object.entries(object?.properties ?? {})) {
     if (p.default !== undefined) value[name] = p.default;
-    else if ((schema.required ?? []).includes(name)) value[name] = p.type === 'array' ? [] : p.type === 'number' || p.type === 'integer' ? (p.minimum ?? 0) : '';
+    else if ((object?.required ?? []).includes(name)) value[name] = p.type === 'array' ? [] : p.type === 'number' || p.type === 'integer' ? (p.minimum ?? 0) : '';
   }
   return value;
 }
@@ -153,11 +164,12 @@ function clearResult(): void {
   $('input-error').textContent = '';
 }
 
-function readInput(): Record<string, unknown> | undefined {
+/** The input to send (null for an input that is only null), or undefined after showing what is wrong with it. */
+function readInput(): Record<string, unknown> | null | undefined {
   if (!current) return undefined;
   if ($<HTMLInputElement>('raw-toggle').checked) {
     try {
-      return JSON.parse($<HTMLTextAreaElement>('raw-input').value) as Record<string, unknown>;
+      return JSON.parse($<HTMLTextAreaElement>('raw-input').value) as Record<string, unknown> | null;
     } catch (error) {
       $('input-error').textContent = `The raw input is not JSON: ${(error as Error).message}`;
       return undefined;
@@ -181,11 +193,11 @@ async function run(): Promise<void> {
   cancel('a new run started');
   clearResult();
   const input = readInput();
-  if (!input) return;
+  if (input === undefined) return;
   const controller = new AbortController();
   active = controller;
   $<HTMLButtonElement>('cancel').disabled = false;
-  const isExec = current.name === 'docker/container/exec';
+  const isExec = current.name === EXEC;
   if (isExec) {
     openTerminal();
     term.reset();
@@ -217,20 +229,20 @@ async function run(): Promise<void> {
 
 function showResult(envelope: TerminalEnvelope): void {
   lastEnvelope = envelope;
-  const rows: [string, string][] = [
+  const rows: [string, string | HTMLElement][] = [
     ['outcome', envelope.outcome],
     ['exit code', String(envelope.exit_code)],
     ['call id', envelope.call_id ?? '—'],
     ['events', String(envelope.events_seen)],
   ];
   if (envelope.exec) rows.push(['bytes', `stdout ${envelope.exec.stdout_bytes}, stderr ${envelope.exec.stderr_bytes}`]);
-  if (envelope.output !== undefined) rows.push(['output', JSON.stringify(envelope.output, null, 2)]);
+  if (envelope.output !== undefined) rows.push(['output', jsonView(envelope.output)]);
   $('result-fields').replaceChildren(
     ...rows.flatMap(([k, v]) => {
       const dt = document.createElement('dt');
       dt.textContent = k;
       const dd = document.createElement('dd');
-      dd.textContent = v;
+      dd.append(v);
       if (k === 'outcome') dd.className = v === 'success' ? 'outcome-success' : 'outcome-failure';
       dd.dataset['field'] = k;
       return [dt, dd];
@@ -244,6 +256,8 @@ function showResult(envelope: TerminalEnvelope): void {
     }),
   );
   $('result').hidden = false;
+  // The result sits under the form (and the terminal): bring it into view, top first when it is taller than the window.
+  $('result').scrollIntoView({ block: 'nearest' });
 }
 
 function exportEnvelope(): void {
@@ -257,6 +271,7 @@ function exportEnvelope(): void {
 }
 
 $('run').addEventListener('click', () => void run());
+$('try-exec').addEventListener('click', () => void select(EXEC));
 $('cancel').addEventListener('click', () => cancel('cancelled by the user'));
 $('export').addEventListener('click', exportEnvelope);
 $('raw-input').addEventListener('input', onEdit);
@@ -267,7 +282,7 @@ $('raw-toggle').addEventListener('change', () => {
     $<HTMLTextAreaElement>('raw-input').value = JSON.stringify('value' in read ? read.value : {}, null, 2);
   } else if (!raw && current) {
     try {
-      current.form.fill(JSON.parse($<HTMLTextAreaElement>('raw-input').value) as Record<string, unknown>);
+      current.form.fill(JSON.parse($<HTMLTextAreaElement>('raw-input').value) as Record<string, unknown> | null);
     } catch {
       // keep the fields as they were; the raw text was not JSON
     }

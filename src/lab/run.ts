@@ -25,26 +25,30 @@ const EXEC = 'docker/container/exec';
  * (spec/cli/terminal-envelope.schema.json): what "Export terminal JSON" saves. An
  * exec runs interactively on the Lab's terminal: keys and resizes go to it.
  */
-export async function runCall(client: Client, name: string, kind: string, input: Record<string, unknown>, signal: AbortSignal, view: RunView): Promise<TerminalEnvelope> {
+export async function runCall(client: Client, name: string, kind: string, input: Record<string, unknown> | null, signal: AbortSignal, view: RunView): Promise<TerminalEnvelope> {
   const callId = crypto.randomUUID();
   const base = { operation: name, call_id: callId } as const;
   let events = 0;
   if (name === EXEC) {
     const t = view.terminal;
-    const handle = exec(client, String(input['containerId']), (input['cmd'] as string[] | undefined) ?? [], {
+    const handle = exec(client, String(input?.['containerId']), (input?.['cmd'] as string[] | undefined) ?? [], {
       id: callId,
       signal,
       stdin: 'pipe',
       tty: { cols: t.cols, rows: t.rows },
-      ...(Array.isArray(input['env']) ? { env: input['env'] as string[] } : {}),
-      ...(typeof input['workingDir'] === 'string' ? { workingDir: input['workingDir'] } : {}),
-      ...(typeof input['user'] === 'string' ? { user: input['user'] } : {}),
+      ...(Array.isArray(input?.['env']) ? { env: input['env'] as string[] } : {}),
+      ...(typeof input?.['workingDir'] === 'string' ? { workingDir: input['workingDir'] } : {}),
+      ...(typeof input?.['user'] === 'string' ? { user: input['user'] } : {}),
     });
     const offData = t.onData((data) => void handle.stdin.write(data).catch(() => undefined));
     const offResize = t.onResize((cols, rows) => handle.resize(cols, rows));
-    const subscription = handle.output.subscribe((frame) => {
-      events++;
-      if ('text' in frame) t.write(frame.text);
+    const subscription = handle.output.subscribe({
+      next: (frame) => {
+        events++;
+        if ('text' in frame) t.write(frame.text);
+      },
+      // handle.result rejects with the same error, and that is where it is reported; unhandled here, RxJS would throw it.
+      error: () => undefined,
     });
     try {
       const result = await handle.result;

@@ -32,21 +32,42 @@ interface Field {
   readonly message: HTMLElement;
 }
 
+/**
+ * The object whose properties become fields: the input schema itself, or the object
+ * of an input that may also be null (zod's `.nullable()`: `anyOf` the object and
+ * null). Undefined when the input is no object.
+ */
+export function objectOf(schema: JsonSchema): JsonSchema | undefined {
+  if (schema.type === 'object' || schema.properties) return schema;
+  const objects = (schema.anyOf ?? []).filter((s) => s.type === 'object' || s.properties);
+  const rest = (schema.anyOf ?? []).filter((s) => !objects.includes(s));
+  return objects.length === 1 && rest.every((s) => s.type === 'null') ? objects[0] : undefined;
+}
+
 export class SchemaForm {
   private fields: Field[] = [];
+  private readonly object: JsonSchema | undefined;
 
   constructor(
     private readonly form: HTMLFormElement,
     private readonly schema: JsonSchema,
     private readonly onEdit: () => void,
-  ) {}
+  ) {
+    this.object = objectOf(schema);
+  }
 
   /** Builds the fields and fills them with `value`. */
   render(value: Record<string, unknown>): void {
     this.form.replaceChildren();
     this.fields = [];
-    const required = new Set(this.schema.required ?? []);
-    for (const [name, schema] of Object.entries(this.schema.properties ?? {})) {
+    if (this.schema.type === 'null') {
+      const none = document.createElement('p');
+      none.className = 'meta';
+      none.textContent = 'This operation takes no input: press Run.';
+      this.form.append(none);
+    }
+    const required = new Set(this.object?.required ?? []);
+    for (const [name, schema] of Object.entries(this.object?.properties ?? {})) {
       const kind = kindOf(schema);
       const wrap = document.createElement('div');
       wrap.className = 'field';
@@ -71,9 +92,9 @@ export class SchemaForm {
     this.fill(value);
   }
 
-  fill(value: Record<string, unknown>): void {
+  fill(value: Record<string, unknown> | null): void {
     for (const f of this.fields) {
-      const v = value[f.name];
+      const v = value?.[f.name];
       if (f.kind === 'boolean') (f.control as HTMLInputElement).checked = v === true;
       else if (f.kind === 'words') f.control.value = Array.isArray(v) ? v.map(String).join('\n') : '';
       else if (f.kind === 'json') f.control.value = v === undefined ? '' : JSON.stringify(v);
@@ -81,8 +102,9 @@ export class SchemaForm {
     }
   }
 
-  /** The value the fields hold, or the first problem with each field shown beside it. */
-  read(): { value: Record<string, unknown> } | { error: string } {
+  /** The value the fields hold (null for an input that is only null), or the first problem with each field shown beside it. */
+  read(): { value: Record<string, unknown> | null } | { error: string } {
+    if (this.schema.type === 'null') return { value: null };
     const value: Record<string, unknown> = {};
     let first: string | undefined;
     for (const f of this.fields) {
@@ -131,7 +153,8 @@ function controlFor(kind: Kind, schema: JsonSchema): HTMLInputElement | HTMLSele
 function readField(f: Field, into: Record<string, unknown>): string | undefined {
   const raw = f.control.value;
   if (f.kind === 'boolean') {
-    if ((f.control as HTMLInputElement).checked) into[f.name] = true;
+    // Always written: left out, an unticked box would mean the default, which may be true.
+    into[f.name] = (f.control as HTMLInputElement).checked;
     return undefined;
   }
   if (raw.trim() === '') return f.required ? 'required' : undefined;

@@ -1,21 +1,5 @@
-import { z } from 'zod';
+import { infoContract, statsContract, type ServerLimits } from '../contracts/index.js';
 import { defineOperation, type Operation, type CallTable } from '../dispatcher/index.js';
-
-const limitsSchema = z.object({
-  maxFrameBytes: z.number().int(),
-  maxInputBytes: z.number().int(),
-  maxNestingDepth: z.number().int(),
-  maxCallIdBytes: z.number().int(),
-  maxCallsInFlight: z.number().int(),
-  maxBufferedBytesPerCall: z.number().int(),
-  maxOutboundBytesPerConnection: z.number().int(),
-  maxDeadlineMs: z.number().int(),
-  keepaliveMs: z.number().int(),
-  maxCallsPerIdentity: z.number().int(),
-  maxExecSessionsPerIdentity: z.number().int(),
-  maxConnections: z.number().int(),
-  handshakeTimeoutMs: z.number().int(),
-});
 
 export interface ServiceSources {
   /** The server's open connections' calls, every transport's. */
@@ -25,7 +9,7 @@ export interface ServiceSources {
   /** Connections on every listener: open, refused over `maxConnections`, closed by `handshakeTimeoutMs` (spec §9). */
   readonly connections?: () => { readonly open: number; readonly refused: number; readonly timedOut: number };
   /** The limits in force (spec §9). */
-  readonly limits: z.input<typeof limitsSchema>;
+  readonly limits: ServerLimits;
 }
 
 /**
@@ -35,21 +19,7 @@ export interface ServiceSources {
  */
 export function serviceOperations(sources: ServiceSources): Operation[] {
   const stats = defineOperation({
-    name: 'services/stats',
-    kind: 'query',
-    description:
-      "Connections and live calls on this server (the caller's own stats call included), failed exec kills, and the " +
-      'connections on its listeners: open, refused over maxConnections, and closed for completing no request within handshakeTimeoutMs.',
-    input: z.null(),
-    output: z.object({
-      connections: z.number().int(),
-      liveCalls: z.number().int(),
-      callsStarted: z.number().int(),
-      execKillFailures: z.number().int(),
-      openConnections: z.number().int(),
-      refusedConnections: z.number().int(),
-      silentConnectionsClosed: z.number().int(),
-    }),
+    ...statsContract,
     handler: () => {
       let connections = 0;
       let liveCalls = 0;
@@ -72,15 +42,7 @@ export function serviceOperations(sources: ServiceSources): Operation[] {
     },
   });
   const info = defineOperation({
-    name: 'services/info',
-    kind: 'query',
-    description: "The protocol version, the limits in force (spec §9) and the caller's identity (null when anonymous).",
-    input: z.null(),
-    output: z.object({
-      protocol: z.literal('callwire.v1'),
-      limits: limitsSchema,
-      identity: z.object({ subject: z.string(), scopes: z.array(z.string()) }).nullable(),
-    }),
+    ...infoContract,
     handler: (_input, ctx) => ({
       protocol: 'callwire.v1' as const,
       limits: sources.limits,

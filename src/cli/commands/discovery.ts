@@ -13,7 +13,8 @@ export function registerDiscovery(program: Command): void {
         if (flags.json) await writeOut(`${toJsonLine(ops)}\n`);
         else {
           const width = Math.max(4, ...ops.map((o) => o.name.length));
-          const lines = ops.map((o) => `${o.name.padEnd(width)}  ${o.kind.padEnd(12)}  ${o.description}`);
+          // One line per operation: a description's first paragraph says what it does; `schema` shows the rest.
+          const lines = ops.map((o) => `${o.name.padEnd(width)}  ${o.kind.padEnd(12)}  ${o.description.split('\n')[0]}`);
           await writeOut(`${['NAME'.padEnd(width) + '  KIND          DESCRIPTION', ...lines].join('\n')}\n`);
         }
       } finally {
