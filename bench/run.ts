@@ -20,7 +20,7 @@ const { writeBatcher } = protocol;
 const { longLivedNodeFlags } = nodeFlags;
 
 // This process is a long-lived SDK client that reads large streams, so it runs with the
-// Node flags the README gives such processes (src/cli/node-flags.ts): without them, after
+// Node flags docs/cli.md "A long-lived process" gives such processes (src/cli/node-flags.ts): without them, after
 // the 64 KiB streams its exec runs cost it 1.2–5.3 CPU-seconds per GiB from run to run.
 if (!longLivedNodeFlags.every((flag) => process.execArgv.includes(flag))) {
   const child = spawn(process.execPath, [...process.execArgv, ...longLivedNodeFlags, ...process.argv.slice(1)], { stdio: 'inherit' });
@@ -188,7 +188,7 @@ if (!QUICK) {
   record({ group: 'memory', metric: 'per idle connection (1,000 open)', subject: 'RSS', value: (after.rss - before.rss) / 1000 / 1024, unit: 'KiB' });
   await Promise.all(idle.map((c) => c.close()));
 }
-// How memory grows with idle subscriptions (README "Cost growth"): 1,000 per connection.
+// How memory grows with idle subscriptions (bench/RESULTS.md "Cost growth"): 1,000 per connection.
 for (const n of [1_000, 10_000, 50_000]) {
   const conns = await Promise.all(Array.from({ length: n / 1000 }, () => connect(addresses.wsUrl)));
   const before = await memory();
@@ -260,7 +260,7 @@ if (!QUICK) {
   }
 }
 
-// How unary latency grows with calls in flight, one WebSocket (README "Cost growth").
+// How unary latency grows with calls in flight, one WebSocket (bench/RESULTS.md "Cost growth").
 if (!QUICK) {
   for (const concurrency of [1, 64, 1024]) {
     const runs = await interleaved(3, { ws: () => unaryLoad(() => ws.call('bench/echo', { text: 'hello bench' }), concurrency, UNARY_MS) });

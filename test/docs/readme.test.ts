@@ -49,6 +49,27 @@ describe('README links', () => {
   }
 });
 
+describe('citations of doc sections', () => {
+  // The sections moved out of the README (issue 22); a citation that was not moved with them names nothing.
+  it('every citation of a section (a Markdown file, then the section in double quotes) in the code and docs names a heading of that file', () => {
+    const stale: string[] = [];
+    const sources = ['src', 'edge', 'bench', 'scripts', 'test', 'eslint-rules', 'docs'].flatMap((dir) => filesUnder(join(ROOT, dir)));
+    for (const file of [...sources, README, join(ROOT, 'CHANGELOG.md')]) {
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .forEach((text, index) => {
+          for (const match of text.matchAll(/\b(README|(?:docs|bench|spec)\/[\w/-]+\.md)`?,? "([^"]+)"/g)) {
+            const cited = match[1] === 'README' ? README : join(ROOT, match[1]!);
+            const section = match[2]!.toLowerCase();
+            const headings = existsSync(cited) ? [...readFileSync(cited, 'utf8').matchAll(/^#{1,6}\s+(.*)$/gm)].map((h) => h[1]!.replaceAll('`', '').toLowerCase()) : [];
+            if (!headings.some((heading) => heading.includes(section))) stale.push(`${relative(ROOT, file)}:${index + 1}: ${match[0]}`);
+          }
+        });
+    }
+    expect(stale).toEqual([]);
+  });
+});
+
 describe('README shape', () => {
   it('stays a front door: about 200 lines at most, every code block says its language, and its sh blocks run npm scripts that exist', () => {
     const text = readme();
@@ -141,6 +162,15 @@ describe('README examples, run', () => {
     }
   }, 90_000);
 });
+
+/** Every source and Markdown file under `dir`, recursively. */
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return entry.name === 'node_modules' ? [] : filesUnder(path);
+    return /\.(ts|mts|mjs|js|md)$/.test(entry.name) ? [path] : [];
+  });
+}
 
 /** Whether every expected line appears, in order, among the printed lines. */
 function printedInOrder(expected: readonly string[], printed: string): boolean {

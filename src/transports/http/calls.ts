@@ -21,7 +21,7 @@ export const DEADLINE_HEADER = 'X-Callwire-Deadline-Ms';
 const DEFAULT_BODY_DEADLINE_MS = 5000;
 /** A stream's output credit: what may wait in the response's buffers for a slow reader (§4.8). */
 const WINDOW_BYTES = 1024 * 1024;
-/** The exec operation's envelope carries its exit code as the CLI's does (README "Exit codes"). */
+/** The exec operation's envelope carries its exit code as the CLI's does (docs/cli.md "Exit codes"). */
 const EXEC = 'docker/container/exec';
 
 /**
