@@ -7,18 +7,21 @@ import { spawn } from 'node:child_process';
  */
 export interface ConsoleStep {
   readonly command: string;
+  /** Its line in the block, from 1. */
+  readonly line: number;
   readonly expected: readonly string[];
 }
 
 export function consoleSteps(block: string): ConsoleStep[] {
-  const steps: { command: string; expected: string[] }[] = [];
+  const steps: { command: string; line: number; expected: string[] }[] = [];
   const lines = block.split('\n');
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
     if (line.startsWith('$ ')) {
       let command = line.slice(2);
+      const at = i + 1;
       while (command.endsWith('\\') && i + 1 < lines.length) command = `${command.slice(0, -1)}${lines[++i]!.trimStart()}`;
-      steps.push({ command, expected: [] });
+      steps.push({ command, line: at, expected: [] });
     } else if (steps.length > 0) {
       steps.at(-1)!.expected.push(line);
     } else if (line.trim() !== '') {
