@@ -153,6 +153,10 @@ describe('README examples, run', () => {
         if (/startServer\(/.test(block.body)) {
           // A server stays up: call the operation it defines, from outside, over the URL it printed.
           const url = /ws:\/\/127\.0\.0\.1:\d+\/callwire/.exec(snippet.stdout())![0];
+          // Beside a running `npm start`: none of its ports (issue 22).
+          const ports = [...snippet.stdout().matchAll(/:\/\/127\.0\.0\.1:(\d+)\//g)].map((m) => Number(m[1]));
+          expect(ports).toHaveLength(2);
+          for (const port of ports) expect([7070, 7071]).not.toContain(port);
           const operation = /name: '([^']+)'/.exec(block.body)![1]!;
           const call = runCli(['--url', url, 'call', operation, '--input', '{"name":"bob"}'], { stdin: 'ignore' });
           expect((await call.exited).code, call.stderr).toBe(0);
