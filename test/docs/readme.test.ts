@@ -15,7 +15,9 @@ import { until } from '../support/wait.js';
 const ROOT = resolve(import.meta.dirname, '../..');
 const README = join(ROOT, 'README.md');
 const readme = (): string => readFileSync(README, 'utf8');
-const docs = (): string[] => [README, ...readdirSync(join(ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => join(ROOT, 'docs', name))];
+const markdownIn = (dir: string): string[] => readdirSync(join(ROOT, dir)).filter((name) => name.endsWith('.md')).map((name) => join(ROOT, dir, name));
+/** The README and every page it leads to: docs/, the bench's reports, the changelog. */
+const docs = (): string[] => [README, join(ROOT, 'CHANGELOG.md'), ...markdownIn('docs'), ...markdownIn('bench')];
 
 /**
  * The README is the front door (issue 22): every link in it and in docs/ leads to a file
