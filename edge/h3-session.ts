@@ -1,7 +1,7 @@
 // A WebTransport-over-HTTP/3 client session on Deno's raw QUIC connection.
 //
 // Deno 2.9.6 has a WebTransport client, but its streams never send FIN or RESET
-// (README "HTTP/3"): a session of it can open no more than 100 streams in its life,
+// (docs/http3.md "Upstream defects"): a session of it can open no more than 100 streams in its life,
 // and a half-close never arrives. This speaks the few parts of HTTP/3 a WebTransport
 // session needs (RFC 9114 SETTINGS, an extended CONNECT, draft-ietf-webtrans-http3
 // stream headers) on top of Deno's QUIC streams, whose close does send FIN.

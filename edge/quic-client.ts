@@ -1,4 +1,4 @@
-// The HTTP/3 edge of the Node client (README "HTTP/3"): Node has no QUIC, so a Node
+// The HTTP/3 edge of the Node client (docs/http3.md "Node client"): Node has no QUIC, so a Node
 // process that asks for HTTP/3 runs this one Deno program, which opens WebTransport
 // sessions over HTTP/3 (edge/h3-session.ts) and carries each session and each stream
 // to the Node process over a private unix socket, without looking inside a frame.

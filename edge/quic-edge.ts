@@ -1,4 +1,4 @@
-// The HTTP/3 edge of `callwire serve` (README "Transports", spec §5.4): a Deno program,
+// The HTTP/3 edge of `callwire serve` (docs/http3.md "Server", spec §5.4): a Deno program,
 // because Deno ships a QUIC endpoint and a WebTransport server in a registry package.
 // It terminates HTTP/3 WebTransport and carries each session and each stream to the
 // Node server over a private unix socket, without looking inside a frame: the streams

@@ -1,5 +1,5 @@
 /**
- * Enforces the dependency direction between the folders of src/ (see README,
+ * Enforces the dependency direction between the folders of src/ (see docs/development.md
  * "Layout"): each layer may import only the public entry point (index.js) of the
  * layers listed for it, and nothing else of ours.
  */

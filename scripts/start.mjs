@@ -7,10 +7,9 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import Docker from 'dockerode';
 import { longLivedNodeFlags } from '../dist/cli/node-flags.js';
+import { DEMO, demoContainer } from './demo-container.mjs';
 
 const PRIVATE_SOCKET = '/tmp/callwire-docker/docker.sock';
-const DEMO = 'callwire-demo';
-const IMAGES = ['callwire-test:busybox', 'busybox:latest', 'busybox', 'alpine:latest'];
 const say = (line) => process.stderr.write(`[npm start] ${line}\n`);
 
 async function answers(socketPath) {
@@ -42,36 +41,12 @@ async function findEngine() {
   return { host: `unix://${PRIVATE_SOCKET}`, started: true, why: 'the project\'s engine, started now' };
 }
 
-/** Reuses `callwire-demo` (started if stopped), or creates it from a local image. */
-async function demoContainer(host) {
-  const docker = new Docker({ socketPath: host.replace(/^unix:\/\//, ''), timeout: 30_000 });
-  const existing = docker.getContainer(DEMO);
-  const info = await existing.inspect().catch(() => undefined);
-  if (info) {
-    if (!info.State.Running) await existing.start();
-    return `${DEMO} (reused)`;
-  }
-  const local = new Set((await docker.listImages()).flatMap((i) => i.RepoTags ?? []));
-  const image = IMAGES.find((name) => local.has(name) || local.has(`${name}:latest`));
-  if (!image) return undefined;
-  const created = await docker.createContainer({
-    name: DEMO,
-    Image: image,
-    // A line a second, so the README's logs example has something to follow.
-    Cmd: ['sh', '-c', 'while :; do date; sleep 1; done'],
-    Labels: { 'callwire.demo': 'true' },
-    HostConfig: { NetworkMode: 'none', Init: true },
-  });
-  await created.start();
-  return `${DEMO} (created from ${image})`;
-}
-
 const engine = process.env.CALLWIRE_NO_DOCKER ? undefined : await findEngine();
 const env = { ...process.env };
 if (engine) {
   env.DOCKER_HOST = engine.host;
   try {
-    const demo = await demoContainer(engine.host);
+    const demo = await demoContainer(new Docker({ socketPath: engine.host.replace(/^unix:\/\//, ''), timeout: 30_000 }));
     say(demo ? `docker: ${engine.why}; demo container ${demo}: try  node dist/cli/main.js exec -it ${DEMO} sh` : `docker: ${engine.why}; no local image for a demo container (docker pull busybox, then npm start again)`);
   } catch (error) {
     say(`docker: ${engine.why}; the demo container failed: ${error.message}`);

@@ -1,5 +1,5 @@
 /**
- * The local terminal for `exec -t` (README "Interactive exec"): raw mode while the
+ * The local terminal for `exec -t` (docs/cli.md "Interactive exec"): raw mode while the
  * remote command owns it, its size now and on every SIGWINCH, and the mode given
  * back on every way out. `restore` runs from the command's own cleanup, as soon as
  * the session ends (before an error is printed, before the connection has closed),

@@ -18,7 +18,7 @@ export interface ConnectOptions {
    * For https:// URLs: `h3` (WebTransport over HTTP/3, through the Deno client edge in
    * Node, the native API in a browser), `h2` (over HTTP/2; Node only), or `auto`, the
    * default: HTTP/3 where this process can speak it, with HTTP/2 started too if no
-   * HTTP/3 session is ready within 300 ms; the first ready wins (README "HTTP/3").
+   * HTTP/3 session is ready within 300 ms; the first ready wins (docs/http3.md "Node client").
    */
   readonly transport?: WtCarrierChoice;
 }

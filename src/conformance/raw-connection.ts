@@ -11,7 +11,7 @@ export interface RawConnection {
   readonly transport: 'websocket' | 'webtransport';
   /** What the connection rides: a WebSocket, or WebTransport over HTTP/2 or HTTP/3. */
   readonly carrier: Carrier;
-  /** Whether `reset` really resets a stream (not through Deno: README "HTTP/3"). */
+  /** Whether `reset` really resets a stream (not through Deno: docs/http3.md "Upstream defects"). */
   readonly resets: boolean;
   readonly codec: Codec;
   readonly events: EventQueue;

@@ -74,21 +74,7 @@ export type ExecInputItem = z.input<typeof execInputItem>;
 export const execContract = defineContract({
   name: 'docker/container/exec',
   kind: 'subscription',
-<<<<<<< HEAD
   commandEnd: (item) => (isTerminalFrame(item) ? { exitCode: item.exitCode, stdoutBytes: item.stdoutBytes, stderrBytes: item.stderrBytes } : undefined),
-  description:
-    'Runs a command in a running container, as docker exec does. Streams {stream, text} (or {stream, data} with encoding binary), ' +
-    'then {exitCode, terminal: true, stdoutBytes, stderrBytes}, then call.completed. stdin is bytes, or \'stream\': the input ' +
-    "stream's {data} items as they come, call.end closing it. tty {cols, rows} runs the command on a pseudo-terminal: " +
-    'its output is one stream, sent as stdout (stderrBytes stays 0), and {resize} items resize it. {signal} items signal the ' +
-    'process. Abort or disconnect SIGKILLs the process tree and every process in the container whose environment carries ' +
-    "this exec's CALLWIRE_EXEC=<random token> (set by the server, visible to the command, refused in env), however it " +
-    're-parented (setsid, nohup, a double fork). Escapes: a descendant started with an environment without it (env -i, ' +
-    "unset), unless the engine is local and its ancestors up to the exec's process still live. From the host as root; " +
-    'otherwise (not root, a remote engine, another pid namespace) by a sweep the engine runs inside the container as root, ' +
-    "which needs sh, tr and grep there. A completed exec's background children run on, as under docker exec. Signals need " +
-    'a local engine. Failed kills are logged and counted in services/stats.',
-=======
   description: [
     'Runs a command in a running container, like docker exec, and streams what it prints as it prints it, then its exit code.',
     'Output: items {stream: "stdout" or "stderr", text} (bytes as {stream, data} with encoding "binary"); ' +
@@ -103,7 +89,6 @@ export const execContract = defineContract({
       'When the command ends by itself, whatever it left running in the background keeps running, as with docker exec. ' +
       'Failed kills are logged and counted in services/stats.',
   ].join('\n\n'),
->>>>>>> i22-lab
   input: z.strictObject({
     containerId: containerReference,
     cmd: z.array(z.string()).min(1, 'must name a command'),

@@ -8,7 +8,7 @@ import { jsonView } from './json-view.js';
 import { objectOf, SchemaForm, type JsonSchema } from './schema-form.js';
 
 /**
- * The Lab (README "The Lab"): discover the operations, fill an input generated from
+ * The Lab (docs/lab.md "The Lab"): discover the operations, fill an input generated from
  * each one's schema, run it over WebSocket, watch values or a terminal live, and
  * export the terminal envelope. The seed's rules: editing the request or leaving the
  * view cancels the active call, and an old result never outlives a new run or an error.

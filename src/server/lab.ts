@@ -12,7 +12,7 @@ const FILES: Readonly<Record<string, { file: string; type: string }>> = {
 };
 
 /**
- * Serves the Lab (README "The Lab") at `/`: a page that can run commands, so it is
+ * Serves the Lab (docs/lab.md "The Lab") at `/`: a page that can run commands, so it is
  * framed by nobody, loads nothing from elsewhere, and is refused under a Host that
  * is not ours (DNS rebinding, spec §10.1), as the WebSocket is. Returns false for
  * paths that are not the Lab's.

@@ -192,7 +192,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
             keyPem: cert.keyPem,
             keepaliveMs,
             guard,
-            // Over HTTP/3 the Origin is not visible: without tokens, only the fresh certificate's hash admits a caller (README).
+            // Over HTTP/3 the Origin is not visible: without tokens, only the fresh certificate's hash admits a caller (docs/http3.md "Server").
             anonymousIdentity: options.tls ? null : anonymousIdentity,
           });
           http3 = { on: true, reason: 'the Deno edge (edge/quic-edge.ts)' };

@@ -13,7 +13,7 @@ export interface UnixListener {
 
 /**
  * The WebSocket and HTTP calls on a unix socket beside the TCP port, for callers on the
- * same machine (README "Transports"): no loopback TCP between them and the server, and
+ * same machine (docs/transports.md "Transports"): no loopback TCP between them and the server, and
  * access by the file's permissions, 0600 (the server's user), as the Docker socket
  * does it. A socket file left by a server that died is replaced; one still in use is
  * refused. No browser can reach it, so §10.1 has nothing to check here.

@@ -2,7 +2,7 @@ import { isProtocolCode, RpcError } from '../protocol/index.js';
 
 /**
  * Terminal outcomes of a one-shot invocation (the CLI's `call` and `exec`, an HTTP
- * call) and their exit codes (README "Exit codes"): the one home of this table.
+ * call) and their exit codes (docs/cli.md "Exit codes"): the one home of this table.
  */
 export const outcomes = {
   success: { exit: 0, execExit: 0, meaning: 'the call reached its terminal event without error' },
@@ -23,7 +23,7 @@ export interface Classified {
   readonly boundary: Boundary;
 }
 
-/** Which protocol error code means which outcome (README "Outcome mapping"). */
+/** Which protocol error code means which outcome (docs/cli.md "Outcome mapping"). */
 export const codeOutcomes: Readonly<Record<string, Classified>> = {
   NOT_FOUND: { outcome: 'unsupported', boundary: 'negotiation' },
   INVALID_OPERATION_TYPE: { outcome: 'unsupported', boundary: 'negotiation' },
@@ -60,7 +60,7 @@ export class CallerInputError extends Error {
 
 /**
  * How an exec that ran to its terminal frame ended: its command's exit code decides,
- * 0 a success and anything else the operation's failure (README "Exit codes").
+ * 0 a success and anything else the operation's failure (docs/cli.md "Exit codes").
  */
 export function execEnded(exitCode: number): Classified {
   return exitCode === 0 ? { outcome: 'success', boundary: 'none' } : { outcome: 'operation_failure', boundary: 'execution' };
@@ -68,7 +68,7 @@ export function execEnded(exitCode: number): Classified {
 
 /**
  * Deadline beats cancellation, which beats an ordinary error, when several
- * happened (README "Outcome mapping").
+ * happened (docs/cli.md "Outcome mapping").
  */
 export function precedence(candidates: readonly Classified[]): Classified | undefined {
   const rank = (c: Classified): number => (c.outcome === 'timeout' ? 0 : c.outcome === 'cancelled' ? 1 : 2);

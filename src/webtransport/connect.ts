@@ -18,13 +18,13 @@ export interface OpenedSession {
   readonly carrier: WebTransportCarrier;
   /**
    * Whether aborting a stream's writable resets it on the wire. Not through Deno, whose
-   * QUIC API has no reset (README "HTTP/3"): there an abort ends the stream with a FIN.
+   * QUIC API has no reset (docs/http3.md "Upstream defects"): there an abort ends the stream with a FIN.
    */
   readonly resets: boolean;
 }
 
 /**
- * How long `auto` gives HTTP/3 before it also tries HTTP/2 (README "HTTP/3"). On
+ * How long `auto` gives HTTP/3 before it also tries HTTP/2 (docs/http3.md "Node client"). On
  * loopback an HTTP/3 session is ready in well under this; a server without HTTP/3
  * (its UDP port closed or filtered) never answers, and HTTP/2 then wins this much later.
  */

@@ -8,7 +8,7 @@ import { until } from '../support/wait.js';
 
 /**
  * A signal is honoured at every point of a run, connecting included, and a refused
- * token is `forbidden` (README "Exit codes").
+ * token is `forbidden` (docs/cli.md "Exit codes").
  */
 describe('CLI: signals while connecting, refused tokens', () => {
   // Accepts TCP and never answers the upgrade: every run against it is "still connecting".

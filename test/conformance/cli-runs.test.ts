@@ -84,7 +84,7 @@ describe('callwire conformance <url> against callwire serve --conformance (both 
       expect(results.filter((r) => r.status === 'pass').length).toBeGreaterThanOrEqual(83);
     });
 
-    // Deno 2.9.6's WebTransport client never sends a stream's FIN (README "HTTP/3"): the
+    // Deno 2.9.6's WebTransport client never sends a stream's FIN (docs/http3.md "Upstream defects"): the
     // scenarios that need one cannot pass with it. Each is reported skipped, with that
     // reason, while the defect shows; when Deno fixes it, the test fails: unpin it.
     for (const id of DENO_CLIENT_FIN_SCENARIOS) {

@@ -63,7 +63,7 @@ for (const target of targets) {
     for (const { area, scenario } of scenarios.filter((s) => s.scenario.requires.every((f) => have.has(f)))) {
       it(`${scenario.id} ${scenario.title}`, async (ctx) => {
         const result = await runScenario(area, scenario, options);
-        // Through Deno the caller cannot reset a stream (README "HTTP/3"): that one scenario says so, and
+        // Through Deno the caller cannot reset a stream (docs/http3.md "Upstream defects"): that one scenario says so, and
         // is skipped here with its reason; Chromium runs it over HTTP/3 with a real reset (test/browser/http3.test.ts).
         // When Deno can reset, this fails: unpin it.
         if (target.carrier === 'h3' && scenario.id === 'webtransport-002') {

@@ -13,7 +13,7 @@ const NOFILE = 128;
 const AGENT_IDLE_MS = 6000;
 
 /**
- * README "Exit codes", spec §6: a server out of descriptors cannot reach the engine,
+ * docs/security.md "Connections and callers", spec §6: a server out of descriptors cannot reach the engine,
  * and that is the server's failure (UNAVAILABLE, infrastructure, exec exit 123), not
  * the engine's refusal (DOCKER_ERROR, 125). The real CLI serves under a real
  * descriptor limit, filled by connections that send nothing.

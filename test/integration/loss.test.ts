@@ -13,7 +13,7 @@ const MIB = 1024 * 1024;
  * Every carrier on a link that drops 5% of packets both ways: the server in a network
  * namespace made for this test (removed after it), nothing leaving it. Nothing is lost
  * or reordered, whatever the carrier does to recover. `npm run bench:loss` measures the
- * same at 0%, 1% and 5% (README "Loss").
+ * same at 0%, 1% and 5% (bench/RESULTS.md "Loss").
  */
 describe.skipIf(!canMakeNamespaces())('carriers on a link that drops 5% of packets', () => {
   let link: LossyLink;

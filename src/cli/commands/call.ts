@@ -5,7 +5,7 @@ import { connectFrom, globalFlags, parseCount, parseDuration, readInput, toJsonL
 import { classify, envelope, errorFields, outcomes, type Classified } from '../../terminal/index.js';
 import { signalController } from '../signals.js';
 
-// README "The command line": a retryable error gets at most two more attempts.
+// docs/cli.md "The command line": a retryable error gets at most two more attempts.
 const MAX_RETRIES = 2;
 
 export function registerCall(program: Command): void {
@@ -42,7 +42,7 @@ export function registerCall(program: Command): void {
         } else {
           writeErr(`Error: ${message}${rpc ? ` (${rpc.code})` : ''}`);
         }
-        // One output attempt: a failed write is reported, never retried (README "Exit codes").
+        // One output attempt: a failed write is reported, never retried (docs/cli.md "Exit codes").
         process.exitCode = written ? outcomes[failure.outcome].exit : outcomes.infrastructure_failure.exit;
         if (!written) writeErr('Error: could not write the result to stdout');
       };

@@ -21,7 +21,7 @@ const JSON_CAPTURE_MAX_BYTES = 1024 * 1024;
 
 /**
  * `docker exec` from anywhere: output byte for byte, the remote exit code as ours,
- * and our own failures on codes a command is unlikely to own (README "Exit codes").
+ * and our own failures on codes a command is unlikely to own (docs/cli.md "Exit codes").
  */
 export function registerExec(program: Command): void {
   program

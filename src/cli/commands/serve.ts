@@ -127,7 +127,7 @@ function printBanner(server: RunningServer, tokenCount: number): void {
   out(`  docker        ${server.docker.on ? `on: ${server.docker.reason}` : `off: ${server.docker.reason} (set DOCKER_HOST, or run scripts/docker-engine.sh up)`}`);
   out(`  operations    ${server.registry.list().map((op) => op.name).join(', ')}`);
   const missing = longLivedNodeFlags.filter((flag) => !process.execArgv.some((given) => given.split('=')[0] === flag.split('=')[0]));
-  if (missing.length > 0) out(`  node          without ${missing.join(' ')}: large outputs cost more CPU in a long-lived server (README)`);
+  if (missing.length > 0) out(`  node          without ${missing.join(' ')}: large outputs cost more CPU in a long-lived server (docs/cli.md)`);
   // npx finds the CLI in a clone and in a project that depends on callwire; a bare `callwire` only when installed globally.
   out('connect:');
   out(`  npx callwire ops --url ${server.wsUrl}`);

@@ -8,7 +8,7 @@ import { signalController } from '../signals.js';
 type Reason = 'limit' | 'timeout' | 'signal' | 'stdin' | 'completed';
 
 /**
- * The long-running consumer contract (README "The command line", subscribe): ready marker on stderr,
+ * The long-running consumer contract (docs/cli.md "The command line", subscribe): ready marker on stderr,
  * one JSON line per value on stdout, controlled stops exit 0 with an exited line
  * and abort the call server-side; failures exit non-zero with an Error line.
  */
@@ -78,7 +78,7 @@ export function registerSubscribe(program: Command): void {
         process.exitCode = 0;
       } catch (error) {
         if (error instanceof RpcError && error.code === 'CANCELLED' && stop.which()) {
-          // SIGINT/SIGTERM before the call started: still a controlled stop (README, subscribe).
+          // SIGINT/SIGTERM before the call started: still a controlled stop (docs/cli.md "The command line", subscribe).
           await client?.close().catch(() => undefined);
           writeErr(`[callwire] exited — received ${received} event(s) in ${((Date.now() - started) / 1000).toFixed(1)}s (reason: signal)`);
           process.exitCode = 0;

@@ -48,7 +48,7 @@ export function isRedirect(statusCode: number | undefined): boolean {
 /**
  * Errors of this process running out of something (descriptors, memory, local ports)
  * on its way to the engine: the engine never saw the request, so the refusal is the
- * server's, not the engine's (README "Exit codes": UNAVAILABLE, not DOCKER_ERROR).
+ * server's, not the engine's (docs/security.md "Connections and callers": UNAVAILABLE, not DOCKER_ERROR).
  */
 const EXHAUSTED = new Set(['EMFILE', 'ENFILE', 'ENOMEM', 'ENOBUFS', 'EADDRNOTAVAIL', 'EAGAIN']);
 
