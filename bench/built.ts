@@ -6,12 +6,14 @@
  */
 import type * as NodeFlags from '../src/cli/node-flags.js';
 import type * as Client from '../src/client/index.js';
+import type * as Io from '../src/io/index.js';
 import type * as Protocol from '../src/protocol/index.js';
 import type * as Server from '../src/server/index.js';
 
 const built = async <T>(path: string): Promise<T> => (await import(path)) as T;
 
 export const client = await built<typeof Client>('../dist/client/index.js');
+export const io = await built<typeof Io>('../dist/io/index.js');
 export const protocol = await built<typeof Protocol>('../dist/protocol/index.js');
 export const server = await built<typeof Server>('../dist/server/index.js');
 export const nodeFlags = await built<typeof NodeFlags>('../dist/cli/node-flags.js');

@@ -1,7 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { Packr } from 'msgpackr';
 import { WebSocketServer } from 'ws';
-import { protocol } from './built.js';
+import { io, protocol } from './built.js';
 
 const packr = new Packr({ useRecords: false });
 const serialize = (value: unknown): Buffer => packr.pack(value);
@@ -69,7 +69,7 @@ export async function startRawWs(): Promise<{ port: number; stop: () => Promise<
   wss.on('connection', (ws, req) => {
     // The same write batching as callwire's (frames of a turn in one writev): a ceiling
     // that writes frame by frame would be a weak one.
-    const batched = protocol.writeBatcher(req.socket);
+    const batched = io.writeBatcher(req.socket);
     const send = (data: Uint8Array, done?: () => void): void => batched(data.byteLength, () => ws.send(data, done));
     ws.on('message', async (data: Buffer) => {
       if (data[0] === FIXMAP_3) return envelopeFormat(data, send, () => ws.bufferedAmount);

@@ -10,13 +10,13 @@ import { createInterface } from 'node:readline';
 import * as grpc from '@grpc/grpc-js';
 import WebSocket from 'ws';
 import type { Client } from '../src/client/index.js';
-import type { Corkable } from '../src/protocol/index.js';
-import { client, nodeFlags, protocol } from './built.js';
+import type { Corkable } from '../src/io/index.js';
+import { client, io, nodeFlags, protocol } from './built.js';
 import { costed, fmt, interleaved, median, ratios, spread, unaryLoad, type Costed } from './measure.js';
 import { grpcService } from './peers.js';
 
 const { connect, exec } = client;
-const { writeBatcher } = protocol;
+const { writeBatcher } = io;
 const { longLivedNodeFlags } = nodeFlags;
 
 // This process is a long-lived SDK client that reads large streams, so it runs with the

@@ -1,7 +1,7 @@
 import { FitAddon } from '@xterm/addon-fit';
 import { Terminal } from '@xterm/xterm';
 import { connect, RpcError, type Client, type OperationSummary } from '../client/index.js';
-import type { TerminalEnvelope } from '../terminal/index.js';
+import type { TerminalEnvelope } from '../outcome/index.js';
 import { runCall, type LabTerminal } from './run.js';
 import { SchemaForm, type JsonSchema } from './schema-form.js';
 

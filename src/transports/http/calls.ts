@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { checkAccess, type Dispatcher, type Identity, type SessionTransport } from '../../dispatcher/index.js';
 import { codecs, decodeEnvelope, ENVELOPE_LEVELS, envelopes, RpcError, type RequestedPayload } from '../../protocol/index.js';
-import { CallerInputError, classify, envelope, errorFields, execEnded, type Classified, type TerminalEnvelope } from '../../terminal/index.js';
+import { CallerInputError, classify, envelope, errorFields, execEnvelope, type Classified, type TerminalEnvelope } from '../../outcome/index.js';
 import { bearerToken } from '../auth.js';
 import { checkBrowserRequest, SAME_ORIGIN_ONLY, type OriginPolicy } from '../origin.js';
 import { BodyRefusal, readInput } from './body.js';
@@ -137,20 +137,12 @@ function runCall(dispatcher: Dispatcher, req: IncomingMessage, res: ServerRespon
     done = true;
     const base = { command, operation: operationId, call_id: id, events_seen: events } as const;
     let terminal: TerminalEnvelope;
-    if (error) {
+    if (command === 'exec') {
+      // As the CLI and the Lab: one envelope rule for an exec.
+      terminal = execEnvelope({ ...base, end: execEnd, failure: error ? { classified: classify(error), error } : undefined });
+    } else if (error) {
       const classified = classify(error);
-      terminal = envelope({
-        ...base,
-        outcome: classified.outcome,
-        failure_boundary: classified.boundary,
-        ...errorFields(error, classified.outcome),
-        ...(command === 'exec' ? { exec: execSummary(execEnd) } : {}),
-      });
-    } else if (command === 'exec') {
-      // As the CLI: the remote exit code is the call's.
-      const exitCode = execEnd?.exitCode ?? 0;
-      const ended = execEnded(exitCode);
-      terminal = envelope({ ...base, outcome: ended.outcome, failure_boundary: ended.boundary, exit_code: exitCode & 0xff, exec: execSummary(execEnd) });
+      terminal = envelope({ ...base, outcome: classified.outcome, failure_boundary: classified.boundary, ...errorFields(error, classified.outcome) });
     } else {
       terminal = envelope({ ...base, outcome: 'success', failure_boundary: 'none', ...(streaming ? {} : { output }) });
     }
@@ -204,11 +196,6 @@ function runCall(dispatcher: Dispatcher, req: IncomingMessage, res: ServerRespon
   });
   const payload: RequestedPayload = { operationId, input: call.input, ...(streaming ? { credit: WINDOW_BYTES } : {}), ...(call.deadline === undefined ? {} : { deadline_ms: call.deadline }) };
   session.receive(codecs.msgpack.encode(envelopes.requested(id, payload)));
-}
-
-function execSummary(end: { exitCode: number; stdoutBytes: number; stderrBytes: number } | undefined): NonNullable<TerminalEnvelope['exec']> {
-  // The output went out as it came; the envelope counts it and does not repeat it.
-  return { exit_code: end?.exitCode ?? null, stdout_bytes: end?.stdoutBytes ?? 0, stderr_bytes: end?.stderrBytes ?? 0, encoding: 'utf8', truncated: false };
 }
 
 /**
