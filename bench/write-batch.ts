@@ -6,10 +6,10 @@
  */
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type * as Protocol from '../src/protocol/index.js';
+import type * as Io from '../src/io/index.js';
 import { THIS_DIST } from './built.js';
 
-export const { writeBatcher } = (await import(pathToFileURL(resolve(THIS_DIST, 'protocol/index.js')).href)) as typeof Protocol;
+export const { writeBatcher } = (await import(pathToFileURL(resolve(THIS_DIST, 'io/index.js')).href)) as typeof Io;
 /** What the batcher corks: a socket. */
 export type Corkable = Parameters<typeof writeBatcher>[0];
 

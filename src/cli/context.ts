@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { connect, RpcError, type Client } from '../client/index.js';
 import { codecs } from '../protocol/index.js';
-import { CallerInputError } from '../terminal/index.js';
+import { CallerInputError } from '../outcome/index.js';
 
 export interface GlobalFlags {
   url: string;

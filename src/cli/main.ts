@@ -8,8 +8,8 @@ import { registerServe } from './commands/serve.js';
 import { registerSubscribe } from './commands/subscribe.js';
 import { DEFAULT_URL, toJsonLine } from './context.js';
 import { execCommandAfterContainer, subcommandOf } from './operands.js';
-import { envelope } from '../terminal/index.js';
-import { codeOutcomes, outcomes } from '../terminal/index.js';
+import { envelope } from '../outcome/index.js';
+import { codeOutcomes, outcomes } from '../outcome/index.js';
 
 const program = new Command()
   .name('callwire')

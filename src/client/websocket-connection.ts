@@ -1,4 +1,5 @@
-import { codecs, decodeEnvelope, envelopes, RpcError, subprotocols, writeBatcher, type Codec, type CodecName, type Corkable, type Envelope } from '../protocol/index.js';
+import { writeBatcher, type Corkable } from '../io/index.js';
+import { codecs, decodeEnvelope, envelopes, RpcError, subprotocols, type Codec, type CodecName, type Envelope } from '../protocol/index.js';
 import type { CallChannel, CallSink, ClientConnection } from './connection.js';
 
 interface SocketLike {

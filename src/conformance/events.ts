@@ -1,3 +1,5 @@
+import type { Codec } from '../protocol/index.js';
+
 /** What a raw connection observed, in arrival order. */
 export type RawEvent =
   | { readonly kind: 'frame'; readonly value: unknown; readonly id: string | undefined }
@@ -15,29 +17,58 @@ export type RawEvent =
 
 /**
  * Events in arrival order; each is consumed at most once by an expectation. The
- * one queue of the raw peers: the conformance runner's and the in-memory test
- * client's (src/testing).
+ * one queue of the raw peers (raw-peer.ts), over a socket or in memory (src/testing).
  */
 export class EventQueue<E = RawEvent> {
   private readonly events: E[] = [];
   private readonly consumed = new Set<number>();
   private waiters: (() => void)[] = [];
+  private diverted: ((event: E) => void) | undefined;
 
   push(event: E): void {
+    if (this.diverted) return this.diverted(event);
     this.events.push(event);
     for (const wake of this.waiters.splice(0)) wake();
   }
 
+  /**
+   * From now on each event goes to `listener` and is not kept (a peer flooded with
+   * answers would otherwise hold them all); `undefined` keeps them again.
+   */
+  divert(listener: ((event: E) => void) | undefined): void {
+    this.diverted = listener;
+  }
+
   /** The first unconsumed event that `belongs`, waiting up to `timeoutMs`; consumes it. */
-  async take(belongs: (e: E) => boolean, timeoutMs: number): Promise<E | undefined> {
+  take(belongs: (e: E) => boolean, timeoutMs: number): Promise<E | undefined> {
+    return this.wait(() => {
+      const i = this.events.findIndex((e, at) => !this.consumed.has(at) && belongs(e));
+      if (i < 0) return undefined;
+      this.consumed.add(i);
+      return this.events[i];
+    }, timeoutMs);
+  }
+
+  /** The first event, consumed or not, that `belongs`, waiting up to `timeoutMs`; consumes nothing. */
+  seen(belongs: (e: E) => boolean, timeoutMs: number): Promise<E | undefined> {
+    return this.wait(() => this.events.find(belongs), timeoutMs);
+  }
+
+  /** Unconsumed events that `belong`, without consuming them. */
+  pending(belongs: (e: E) => boolean): E[] {
+    return this.events.filter((e, i) => !this.consumed.has(i) && belongs(e));
+  }
+
+  /** Every event so far, consumed or not, in order. */
+  all(): readonly E[] {
+    return this.events;
+  }
+
+  private async wait(find: () => E | undefined, timeoutMs: number): Promise<E | undefined> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      for (let i = 0; i < this.events.length; i++) {
-        if (!this.consumed.has(i) && belongs(this.events[i] as E)) {
-          this.consumed.add(i);
-          return this.events[i];
-        }
-      }
+      const found = find();
+      if (found !== undefined) return found;
       const left = deadline - Date.now();
       if (left <= 0) return undefined;
       await new Promise<void>((resolve) => {
@@ -49,15 +80,15 @@ export class EventQueue<E = RawEvent> {
       });
     }
   }
+}
 
-  /** Unconsumed events that `belong`, without consuming them. */
-  pending(belongs: (e: E) => boolean): E[] {
-    return this.events.filter((e, i) => !this.consumed.has(i) && belongs(e));
-  }
-
-  /** Every event so far, consumed or not, in order. */
-  all(): readonly E[] {
-    return this.events;
+/** One message as the peer records it: the decoded frame, or why it was not one. */
+export function decodedEvent(codec: Codec, bytes: Uint8Array): RawEvent {
+  try {
+    const value = codec.decode(bytes);
+    return { kind: 'frame', value, id: idOf(value) };
+  } catch (error) {
+    return { kind: 'undecodable', error: String(error) };
   }
 }
 

@@ -3,7 +3,8 @@ export { loadScenarios, loadFeatures, scenarioSchema, featuresSchema, defaultSce
 export { runScenario, claimed, type RunOptions, type ScenarioResult } from './runner.js';
 export { table, jsonReport, junitReport } from './report.js';
 export { coverage, statementIds, type Coverage } from './coverage.js';
-export { rawConnect, type RawConnection } from './raw-connection.js';
+export { rawConnect, probeHandshake, type RawConnectOptions } from './raw-connection.js';
+export { RawPeer, type RawWire, type CloseInfo } from './raw-peer.js';
 export { mismatch } from './match.js';
 export { discoverFeatures, type DiscoverOptions } from './discover.js';
-export { EventQueue, type RawEvent } from './events.js';
+export { EventQueue, decodedEvent, type RawEvent } from './events.js';

@@ -1,36 +1,8 @@
 import WebSocket from 'ws';
-import { codecs, encodeFrame, FrameDecoder, subprotocols, type Carrier, type Codec, type CodecName } from '../protocol/index.js';
+import { codecs, encodeFrame, FrameDecoder, subprotocols, type CodecName } from '../protocol/index.js';
 import { openWebTransport, type WtCarrierChoice } from '../webtransport/index.js';
-import { EventQueue, idOf } from './events.js';
-
-/**
- * The conformance runner's own minimal peer: it sends exactly the bytes a scenario
- * asks for and records everything that comes back, valid or not. No SDK involved.
- */
-export interface RawConnection {
-  readonly transport: 'websocket' | 'webtransport';
-  /** What the connection rides: a WebSocket, or WebTransport over HTTP/2 or HTTP/3. */
-  readonly carrier: Carrier;
-  /** Whether `reset` really resets a stream (not through Deno: docs/http3.md "Upstream defects"). */
-  readonly resets: boolean;
-  readonly codec: Codec;
-  readonly events: EventQueue;
-  /**
-   * Encodes `value` with the codec and sends it as one frame. On WebTransport it goes
-   * on the stream of its id (a request opens a new one), or on `streamOf`'s stream.
-   */
-  sendValue(value: unknown, streamOf?: string): void;
-  /** Raw bytes: one WebSocket message, or raw stream bytes (prefix included) on WebTransport. */
-  sendBytes(bytes: Uint8Array, id?: string): void;
-  sendText(text: string): void;
-  /** Stops reading now, for `ms` (the server sees a slow peer), then reads again by itself. */
-  pause(ms: number): void;
-  /** WebTransport: ends our sending side of the stream of `id` (FIN). */
-  finish(id: string): void;
-  /** WebTransport: resets our sending side of the stream of `id`. */
-  reset(id: string): void;
-  close(): Promise<void>;
-}
+import { decodedEvent, EventQueue, idOf } from './events.js';
+import { RawPeer } from './raw-peer.js';
 
 export interface RawConnectOptions {
   readonly codec: CodecName;
@@ -42,19 +14,30 @@ export interface RawConnectOptions {
   readonly subprotocols?: readonly string[];
   /** WebSocket only: never answer pings, as a peer that vanished would not (§5.5). */
   readonly silent?: boolean;
+  /** WebSocket only: more upgrade request headers (an Origin, a Host). */
+  readonly headers?: Record<string, string>;
 }
 
-export async function rawConnect(url: string, options: RawConnectOptions): Promise<RawConnection> {
+/** Opens the one raw peer (raw-peer.ts) over a WebSocket (ws:, wss:) or WebTransport (https:). */
+export async function rawConnect(url: string, options: RawConnectOptions): Promise<RawPeer> {
   const protocol = new URL(url).protocol;
   if (protocol === 'ws:' || protocol === 'wss:') return rawWebSocket(url, options);
   if (protocol === 'https:') return rawWebTransport(url, options);
   throw new Error(`unsupported URL scheme ${protocol}`);
 }
 
-/** Opens a WebSocket and reports the handshake's outcome: the chosen protocol or the HTTP status. */
-export function probeHandshake(url: string, offered: readonly string[], headers: Record<string, string> = {}): Promise<{ protocol?: string; status?: number }> {
+/**
+ * Opens a WebSocket and reports the handshake's outcome: the chosen protocol or the
+ * HTTP status; rejects with the socket's error when there is neither.
+ */
+export function probeHandshake(
+  url: string,
+  offered: readonly string[],
+  headers: Record<string, string> = {},
+  tls: { readonly rejectUnauthorized?: boolean } = {},
+): Promise<{ protocol?: string; status?: number }> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, [...offered], { headers });
+    const ws = new WebSocket(url, [...offered], { headers, ...tls });
     ws.once('open', () => {
       resolve({ protocol: ws.protocol });
       ws.close();
@@ -67,24 +50,18 @@ export function probeHandshake(url: string, offered: readonly string[], headers:
   });
 }
 
-async function rawWebSocket(url: string, options: RawConnectOptions): Promise<RawConnection> {
+async function rawWebSocket(url: string, options: RawConnectOptions): Promise<RawPeer> {
   const codec = codecs[options.codec];
   const events = new EventQueue();
-  const headers = options.token ? { Authorization: `Bearer ${options.token}` } : undefined;
-  const ws = new WebSocket(url, [...(options.subprotocols ?? [subprotocols[codec.name]])], { ...(headers ? { headers } : {}), perMessageDeflate: false, autoPong: options.silent !== true });
+  const headers = { ...options.headers, ...(options.token ? { Authorization: `Bearer ${options.token}` } : {}) };
+  const ws = new WebSocket(url, [...(options.subprotocols ?? [subprotocols[codec.name]])], { headers, perMessageDeflate: false, autoPong: options.silent !== true });
   await new Promise<void>((resolve, reject) => {
     ws.once('open', () => resolve());
     ws.once('unexpected-response', (_req, res) => reject(new Error(`WebSocket upgrade refused: HTTP ${res.statusCode}`)));
     ws.once('error', reject);
   });
   ws.on('message', (data: Buffer, isBinary) => {
-    if (!isBinary) return events.push({ kind: 'undecodable', error: 'text message from the server' });
-    try {
-      const value = codec.decode(new Uint8Array(data));
-      events.push({ kind: 'frame', value, id: idOf(value) });
-    } catch (error) {
-      events.push({ kind: 'undecodable', error: String(error) });
-    }
+    events.push(isBinary ? decodedEvent(codec, new Uint8Array(data)) : { kind: 'undecodable', error: 'text message from the server' });
   });
   ws.on('ping', () => events.push({ kind: 'ping' }));
   const closed = new Promise<void>((resolve) =>
@@ -93,10 +70,11 @@ async function rawWebSocket(url: string, options: RawConnectOptions): Promise<Ra
       resolve();
     }),
   );
-  return {
+  return new RawPeer({
     transport: 'websocket',
     carrier: 'websocket',
     resets: true,
+    protocol: ws.protocol,
     codec,
     events,
     sendValue: (value) => ws.send(codec.encode(value), { binary: true }),
@@ -104,8 +82,9 @@ async function rawWebSocket(url: string, options: RawConnectOptions): Promise<Ra
     sendText: (text) => ws.send(text, { binary: false }),
     pause(ms) {
       ws.pause();
-      setTimeout(() => ws.resume(), ms);
+      if (ms !== undefined) setTimeout(() => ws.resume(), ms);
     },
+    resume: () => ws.resume(),
     finish() {
       throw new Error('finish applies to WebTransport streams');
     },
@@ -116,10 +95,10 @@ async function rawWebSocket(url: string, options: RawConnectOptions): Promise<Ra
       if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close(1000);
       await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 2000))]);
     },
-  };
+  });
 }
 
-async function rawWebTransport(url: string, options: RawConnectOptions): Promise<RawConnection> {
+async function rawWebTransport(url: string, options: RawConnectOptions): Promise<RawPeer> {
   const codec = codecs[options.codec];
   const target = new URL(url);
   if (target.pathname === '/callwire') target.pathname = `/callwire/${codec.name}`;
@@ -133,6 +112,7 @@ async function rawWebTransport(url: string, options: RawConnectOptions): Promise
   // §5.4: one stream per call; a frame's id picks its stream.
   const streams = new Map<string, Promise<WritableStreamDefaultWriter<Uint8Array>>>();
   let paused: Promise<void> = Promise.resolve();
+  let resume = (): void => undefined;
 
   const open = (id: string | undefined): Promise<WritableStreamDefaultWriter<Uint8Array>> => {
     const existing = id === undefined ? undefined : streams.get(id);
@@ -197,7 +177,7 @@ async function rawWebTransport(url: string, options: RawConnectOptions): Promise
     if (!options.token || frame?.type !== 'call.requested' || typeof frame.payload !== 'object' || frame.payload === null || 'auth_token' in frame.payload) return value;
     return { ...frame, payload: { ...frame.payload, auth_token: options.token } };
   };
-  return {
+  return new RawPeer({
     transport: 'webtransport',
     carrier,
     resets,
@@ -213,8 +193,12 @@ async function rawWebTransport(url: string, options: RawConnectOptions): Promise
       throw new Error('text messages exist only on WebSocket');
     },
     pause(ms) {
-      paused = new Promise((resolve) => setTimeout(resolve, ms));
+      paused = new Promise((resolve) => {
+        resume = () => resolve();
+        if (ms !== undefined) setTimeout(resolve, ms);
+      });
     },
+    resume: () => resume(),
     finish(id) {
       void streams.get(id)?.then((w) => w.close()).catch(() => undefined);
     },
@@ -225,5 +209,5 @@ async function rawWebTransport(url: string, options: RawConnectOptions): Promise
       wt.close({ closeCode: 0, reason: 'done' });
       await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 2000))]);
     },
-  };
+  });
 }

@@ -4,7 +4,8 @@ import type { WtCarrierChoice } from '../webtransport/index.js';
 import { idOf, type RawEvent } from './events.js';
 import { mismatch } from './match.js';
 import { sendHttp } from './http-step.js';
-import { probeHandshake, rawConnect, type RawConnection } from './raw-connection.js';
+import { probeHandshake, rawConnect } from './raw-connection.js';
+import type { RawPeer } from './raw-peer.js';
 import type { Features, Scenario, Step } from './scenario.js';
 import { silentSocket } from './silent-socket.js';
 
@@ -101,7 +102,7 @@ export async function runScenario(area: string, scenario: Scenario, options: Run
 
 class ScenarioRun {
   private readonly nonce = randomUUID().slice(0, 8);
-  private readonly connections = new Map<string, RawConnection>();
+  private readonly connections = new Map<string, RawPeer>();
   private container: string | undefined;
 
   constructor(
@@ -127,7 +128,7 @@ class ScenarioRun {
     if (this.container) await this.unary('docker/container/remove', { containerId: this.container, force: true }).catch(() => undefined);
   }
 
-  private open(withToken: boolean | 'scopeless', how: { silent?: boolean; path?: string; offer?: string[]; codec?: CodecName } = {}): Promise<RawConnection> {
+  private open(withToken: boolean | 'scopeless', how: { silent?: boolean; path?: string; offer?: string[]; codec?: CodecName } = {}): Promise<RawPeer> {
     const url = new URL(this.options.url);
     if (how.path !== undefined) url.pathname = how.path;
     return rawConnect(url.toString(), {
@@ -140,7 +141,7 @@ class ScenarioRun {
     });
   }
 
-  private conn(name = 'main'): RawConnection {
+  private conn(name = 'main'): RawPeer {
     const c = this.connections.get(name);
     if (!c) throw new ScenarioFailure(`no connection named ${name}`);
     return c;
@@ -271,7 +272,7 @@ class ScenarioRun {
   }
 
   /** The next frame of the expected call (by id) must match: a `call.credit` is a frame like any other, unless the step ignores credit. */
-  private async expectOne(c: RawConnection, expected: unknown, timeoutMs: number, ignoreCredit: boolean): Promise<void> {
+  private async expectOne(c: RawPeer, expected: unknown, timeoutMs: number, ignoreCredit: boolean): Promise<void> {
     const id = idOf(expected);
     const belongs = (e: RawEvent): boolean => e.kind === 'close' || (e.kind === 'frame' && (id === undefined || e.id === id)) || (e.kind === 'stream-reset' && e.id === id);
     const event = await takeNext(c, belongs, timeoutMs, ignoreCredit);
@@ -286,7 +287,7 @@ class ScenarioRun {
    * expected ones: a frame that came before them (a terminal frame sent too early)
    * is one of the N and fails the match, rather than being passed over.
    */
-  private async expectUnordered(c: RawConnection, expected: readonly unknown[], timeoutMs: number, ignoreCredit: boolean): Promise<void> {
+  private async expectUnordered(c: RawPeer, expected: readonly unknown[], timeoutMs: number, ignoreCredit: boolean): Promise<void> {
     const ids = new Set(expected.map(idOf));
     const belongs = (e: RawEvent): boolean => e.kind === 'close' || (e.kind === 'frame' && (ids.has(undefined) || ids.has(e.id))) || (e.kind === 'stream-reset' && ids.has(e.id));
     const got: RawEvent[] = [];
@@ -337,7 +338,7 @@ class ScenarioRun {
   }
 
   /** Reads a call's responded frames up to its terminal event, checking count, shape and order. */
-  private async collect(c: RawConnection, spec: CollectStep, timeoutMs: number, ignoreCredit: boolean): Promise<void> {
+  private async collect(c: RawPeer, spec: CollectStep, timeoutMs: number, ignoreCredit: boolean): Promise<void> {
     let seen = 0;
     let joined = '';
     let last: unknown;
@@ -439,7 +440,7 @@ function isCredit(e: RawEvent): boolean {
  * The next event that `belongs`. With `ignoreCredit` the `call.credit` frames before it
  * are consumed and passed over: the step does not care how the callee renews credit.
  */
-async function takeNext(c: RawConnection, belongs: (e: RawEvent) => boolean, timeoutMs: number, ignoreCredit: boolean): Promise<RawEvent | undefined> {
+async function takeNext(c: RawPeer, belongs: (e: RawEvent) => boolean, timeoutMs: number, ignoreCredit: boolean): Promise<RawEvent | undefined> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const event = await c.events.take(belongs, Math.max(0, deadline - Date.now()));

@@ -2,7 +2,7 @@ import './jitless.js';
 import { FitAddon } from '@xterm/addon-fit';
 import { Terminal } from '@xterm/xterm';
 import { connect, infoContract, RpcError, type Client, type OperationSummary } from '../client/index.js';
-import type { TerminalEnvelope } from '../terminal/index.js';
+import type { TerminalEnvelope } from '../outcome/index.js';
 import { runCall, type LabTerminal } from './run.js';
 import { jsonView } from './json-view.js';
 import { objectOf, SchemaForm, type JsonSchema } from './schema-form.js';

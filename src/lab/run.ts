@@ -1,5 +1,5 @@
 import { exec, type Client } from '../client/index.js';
-import { classify, envelope, errorFields, execEnded, type TerminalEnvelope } from '../terminal/index.js';
+import { classify, envelope, errorFields, execEnvelope, type TerminalEnvelope } from '../outcome/index.js';
 
 /** What the Lab shows a call's progress on. */
 export interface RunView {
@@ -52,18 +52,9 @@ export async function runCall(client: Client, name: string, kind: string, input:
     });
     try {
       const result = await handle.result;
-      const ended = execEnded(result.exitCode);
-      return envelope({
-        command: 'exec',
-        ...base,
-        outcome: ended.outcome,
-        failure_boundary: ended.boundary,
-        exit_code: result.exitCode & 0xff,
-        events_seen: events + 1,
-        exec: { exit_code: result.exitCode, stdout_bytes: result.stdoutBytes, stderr_bytes: result.stderrBytes, encoding: 'utf8', truncated: false },
-      });
+      return execEnvelope({ ...base, events_seen: events + 1, end: result });
     } catch (error) {
-      return failed('exec', base, events, error, { exec: { exit_code: null, stdout_bytes: 0, stderr_bytes: 0, encoding: 'utf8', truncated: false } });
+      return execEnvelope({ ...base, events_seen: events, end: undefined, failure: { classified: classify(error), error } });
     } finally {
       offData();
       offResize();

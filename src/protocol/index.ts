@@ -30,9 +30,8 @@ export {
   type Codec,
   type CodecName,
 } from './codec.js';
-export { FrameDecoder, checkFrameBody, encodeFrame } from './framing.js';
+export { FrameDecoder, checkFrameBody, encodeFrame, setFrameLength } from './framing.js';
 export { concatBytes } from './bytes.js';
-export { writeBatcher, chunkBatcher, type Corkable } from './write-batch.js';
 export { protocolCodes, isProtocolCode, closeCodes, type ProtocolCode, type CodeInfo, type CloseCode } from './codes.js';
 export { RpcError } from './rpc-error.js';
 export { limits, type Limits } from './limits.js';

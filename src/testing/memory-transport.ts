@@ -1,6 +1,6 @@
 import { createDispatcher, OutboundGauge, type Identity, type Logger, type Registry, type Session, type SessionLimits, type SessionTransport } from '../dispatcher/index.js';
+import { decodedEvent, EventQueue, RawPeer } from '../conformance/index.js';
 import { codecs, type Codec } from '../protocol/index.js';
-import { RawFrameClient } from './raw-frame-client.js';
 
 export interface MemoryConnectionOptions {
   readonly registry: Registry;
@@ -12,13 +12,14 @@ export interface MemoryConnectionOptions {
 }
 
 /**
- * A connection with no sockets: a session on one side, a raw-frame client on the
- * other, bytes encoded with a real codec in between. `pause()` makes the transport
+ * A connection with no sockets: a session on one side, the raw peer (the conformance
+ * runner's, over memory) on the other, bytes encoded with a real codec in between. `pause()` makes the transport
  * accept nothing (sends stay pending) until `resume()`, to test backpressure.
  */
 export class MemoryConnection implements SessionTransport {
   readonly session: Session;
-  readonly client: RawFrameClient;
+  readonly client: RawPeer;
+  private readonly events = new EventQueue();
   readonly codec: Codec;
   private paused = false;
   private held: (() => void)[] = [];
@@ -36,9 +37,34 @@ export class MemoryConnection implements SessionTransport {
     this.outbound = new OutboundGauge(dispatcher.limits.maxOutboundBytesPerConnection, () => this.session.drained());
     this.session = dispatcher.open(this, options.identity ?? null);
     // Each hop waits a turn of the event loop, as socket I/O would; order is kept.
-    this.client = new RawFrameClient((bytes) => {
+    const write = (bytes: Uint8Array): void => {
       if (this.open) setImmediate(() => this.session.receive(bytes));
-    }, this.codec);
+    };
+    const codec = this.codec;
+    this.client = new RawPeer({
+      transport: 'memory',
+      carrier: 'memory',
+      resets: false,
+      codec,
+      events: this.events,
+      sendValue: (value) => write(codec.encode(value)),
+      sendBytes: write,
+      sendText: () => {
+        throw new Error('text messages exist only on WebSocket');
+      },
+      pause: (ms) => {
+        this.pause();
+        if (ms !== undefined) setTimeout(() => this.resume(), ms);
+      },
+      resume: () => this.resume(),
+      finish: () => {
+        throw new Error('finish applies to WebTransport streams');
+      },
+      reset: () => {
+        throw new Error('reset applies to WebTransport streams');
+      },
+      close: async () => this.close(1000, 'closed by the peer'),
+    });
   }
 
   // SessionTransport
@@ -51,7 +77,7 @@ export class MemoryConnection implements SessionTransport {
     this.outbound.add(frame.byteLength);
     const deliver = (): void => {
       this.outbound.taken(frame.byteLength);
-      if (this.open) this.client.deliver(frame);
+      if (this.open) this.events.push(decodedEvent(this.codec, frame));
     };
     if (!this.paused) {
       return new Promise((resolve) => {
@@ -73,7 +99,7 @@ export class MemoryConnection implements SessionTransport {
     if (!this.open) return;
     this.open = false;
     this.session.close();
-    this.client.closedBy({ code, reason });
+    this.events.push({ kind: 'close', code, reason });
   }
 
   /** Simulates the caller's side dropping the connection. */

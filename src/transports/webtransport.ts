@@ -2,7 +2,8 @@ import type { Http2SecureServer, Http2Session, ServerHttp2Stream } from 'node:ht
 import type { Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import type { Dispatcher, SessionTransport, StreamEntry, StreamSink } from '../dispatcher/index.js';
-import { checkFrameBody, chunkBatcher, closeCodes, codecs, FrameDecoder, limits, ProtocolError, type Codec } from '../protocol/index.js';
+import { chunkBatcher } from '../io/index.js';
+import { checkFrameBody, closeCodes, codecs, FrameDecoder, limits, ProtocolError, type Codec } from '../protocol/index.js';
 import type { ConnectionGuard } from './connection-guard.js';
 import { startHttp2Keepalive } from './keepalive.js';
 import { checkBrowserRequest, SAME_ORIGIN_ONLY, type OriginPolicy } from './origin.js';

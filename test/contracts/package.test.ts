@@ -30,4 +30,27 @@ describe('the published package', () => {
     }
     expect(pkg.scripts['prepare']).toBe('patch-package');
   });
+
+  it('depends only on packages its published code imports: what is bundled at build time (the Lab\'s xterm.js) is a devDependency', () => {
+    const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
+    // dist/lab is the Lab's bundle: the packages in it were inlined by the build and are not loaded at run time.
+    const runtime = packedFiles().filter((path) => path.startsWith('dist/') && !path.startsWith('dist/lab/') && path.endsWith('.js'));
+    const imported = new Set(runtime.flatMap((path) => packagesImportedBy(readFileSync(path, 'utf8'))));
+    for (const name of Object.keys(pkg.dependencies)) expect(imported.has(name), `${name} is a dependency, but no published file imports it`).toBe(true);
+    const bundled = readdirSync('src/lab').filter((name) => name.endsWith('.ts')).flatMap((name) => packagesImportedBy(readFileSync(`src/lab/${name}`, 'utf8')));
+    const buildTimeOnly = bundled.filter((name) => !imported.has(name));
+    expect(buildTimeOnly).toEqual(expect.arrayContaining(['@xterm/xterm', '@xterm/addon-fit']));
+    for (const name of buildTimeOnly) expect(Object.keys(pkg.devDependencies), `${name} is bundled into the Lab`).toContain(name);
+  });
 });
+
+/** The npm packages a module imports, statically or dynamically (not node: builtins, not relative paths). */
+function packagesImportedBy(source: string): string[] {
+  const names: string[] = [];
+  for (const [, spec] of source.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)['"]([^'"]+)['"]/g)) {
+    if (spec!.startsWith('.') || spec!.startsWith('node:')) continue;
+    const parts = spec!.split('/');
+    names.push(spec!.startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0]!);
+  }
+  return names;
+}

@@ -187,7 +187,7 @@ describe('limits (spec §9)', () => {
 describe('invalid and unexpected frames (spec §3.3, §3.4, §4.6)', () => {
   it('an invalid frame with a readable id gets INVALID_FRAME naming the field; the connection survives', async () => {
     const { client } = setup();
-    client.sendRaw(codecs.msgpack.encode({ type: 'call.requested', id: 'bad1', payload: { operationId: 42 } }));
+    client.sendBytes(codecs.msgpack.encode({ type: 'call.requested', id: 'bad1', payload: { operationId: 42 } }));
     expect(errorOf(await client.nextFor('bad1'))).toMatchObject({ code: 'INVALID_FRAME', message: expect.stringMatching(/^payload\.operationId: /) });
     client.request('fine', 'test/echo', { text: 'ok' });
     expect((await client.nextFor('fine')).type).toBe('call.responded');
@@ -197,7 +197,7 @@ describe('invalid and unexpected frames (spec §3.3, §3.4, §4.6)', () => {
     const { client, probe } = setup();
     client.request('live', 'test/ticker', { count: 1_000_000, intervalMs: 5 });
     await client.next((e) => e.id === 'live');
-    client.sendRaw(codecs.msgpack.encode({ type: 'call.aborted', id: 'live', payload: { junk: 1 } }));
+    client.sendBytes(codecs.msgpack.encode({ type: 'call.aborted', id: 'live', payload: { junk: 1 } }));
     expect(errorOf(await client.next((e) => e.id === 'live' && e.type === 'call.error'))?.code).toBe('INVALID_FRAME');
     expect(probe.teardowns).toBe(1);
   });
@@ -206,22 +206,22 @@ describe('invalid and unexpected frames (spec §3.3, §3.4, §4.6)', () => {
     const { client, probe } = setup();
     client.request('live', 'test/ticker', { count: 1_000_000, intervalMs: 5 });
     await client.next((e) => e.id === 'live');
-    client.sendRaw(new Uint8Array([0x82, 0xa1]));
+    client.sendBytes(new Uint8Array([0x82, 0xa1]));
     expect((await client.waitForClose()).code).toBe(closeCodes.UNDECODABLE_FRAME);
     expect(probe.teardowns).toBe(1);
   });
 
   it('a frame with no readable id closes with 4400', async () => {
     const { client } = setup();
-    client.sendRaw(codecs.msgpack.encode({ type: 'call.requested', payload: { operationId: 'test/echo' } }));
+    client.sendBytes(codecs.msgpack.encode({ type: 'call.requested', payload: { operationId: 'test/echo' } }));
     expect((await client.waitForClose()).code).toBe(4400);
   });
 
   it('unknown event types and callee events from the caller are ignored and counted', async () => {
     const { client, conn } = setup();
-    client.sendRaw(codecs.msgpack.encode({ type: 'call.progress', id: 'z', payload: {} }));
-    client.send({ type: 'call.completed', id: 'z', payload: {} });
-    client.send({ type: 'call.responded', id: 'z', payload: { output: 1 } });
+    client.sendBytes(codecs.msgpack.encode({ type: 'call.progress', id: 'z', payload: {} }));
+    client.sendValue({ type: 'call.completed', id: 'z', payload: {} });
+    client.sendValue({ type: 'call.responded', id: 'z', payload: { output: 1 } });
     client.request('fine', 'test/echo', { text: 'ok' });
     expect((await client.nextFor('fine')).type).toBe('call.responded');
     await sleep(10);

@@ -1,6 +1,6 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rawConnect, type RawConnection } from '../../src/conformance/index.js';
+import { rawConnect, type RawPeer } from '../../src/conformance/index.js';
 import { encodeFrame, envelopes, limits, type CodecName } from '../../src/protocol/index.js';
 import { runCli, type CliRun } from '../support/cli.js';
 import { nestedEncoding } from '../support/nesting.js';
@@ -77,7 +77,7 @@ describe('nesting depth: one deep request never kills the server', () => {
 
     for (const transport of ['WebSocket', 'WebTransport over HTTP/2'] as const) {
       it(`${transport}, ${codec}: frames of 65 to 100,000 levels are refused undecoded, and the server serves on`, async () => {
-        const connect = (): Promise<RawConnection> => (transport === 'WebSocket' ? rawConnect(ws, { codec, token: TOKEN }) : rawConnect(wt, { codec, certHash, transport: 'h2' }));
+        const connect = (): Promise<RawPeer> => (transport === 'WebSocket' ? rawConnect(ws, { codec, token: TOKEN }) : rawConnect(wt, { codec, certHash, transport: 'h2' }));
         for (const levels of [limits.maxNestingDepth - 1, ...KILLING]) {
           const c = await connect();
           try {

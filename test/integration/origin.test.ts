@@ -1,25 +1,12 @@
 import { connect as http2Connect, constants } from 'node:http2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
+import { probeHandshake } from '../../src/conformance/index.js';
 import { startServer, type RunningServer } from '../../src/server/index.js';
 import { checkBrowserRequest } from '../../src/transports/index.js';
 
-/** The upgrade's HTTP status, or 101 when the socket opened (and answered services/list). */
-function upgrade(url: string, headers: Record<string, string>): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, { headers });
-    ws.on('unexpected-response', (_req, res) => {
-      resolve(res.statusCode ?? 0);
-      ws.terminate();
-    });
-    ws.on('open', () => {
-      ws.close();
-      resolve(101);
-    });
-    ws.on('error', (error) => {
-      if (!/Unexpected server response/.test(error.message)) reject(error);
-    });
-  });
+/** The upgrade's HTTP status, or 101 when the socket opened. */
+async function upgrade(url: string, headers: Record<string, string>): Promise<number> {
+  return (await probeHandshake(url, [], headers)).status ?? 101;
 }
 
 /** A raw HTTP/2 extended CONNECT for a WebTransport session, as a browser sends it. */

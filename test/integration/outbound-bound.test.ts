@@ -1,7 +1,5 @@
-import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
-import { codecs } from '../../src/protocol/index.js';
+import { rawConnect, type RawEvent } from '../../src/conformance/index.js';
 import { runCli, type CliRun } from '../support/cli.js';
 import { rssOf } from '../support/proc.js';
 import { sleep, until } from '../support/wait.js';
@@ -29,19 +27,16 @@ describe('outbound bytes are bounded per connection', () => {
   });
 
   it(`${CALLS.toLocaleString('en')} pipelined calls from a peer that does not read: server RSS stays bounded, and every answer arrives once it reads`, async () => {
-    const ws = new WebSocket(url);
-    await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
-    const socket = (ws as unknown as { _socket: Socket })._socket;
+    const peer = await rawConnect(url, { codec: 'msgpack' });
     // Warm up the paths the flood takes, so the baseline includes their code.
-    const warm = new Promise((resolve) => ws.once('message', resolve));
-    ws.send(codecs.msgpack.encode({ type: 'call.requested', id: 'warm', payload: { operationId: 'services/list', input: null } }));
-    await warm;
+    peer.request('warm', 'services/list', null);
+    await peer.nextFor('warm');
     await sleep(300);
     const before = rssOf(server.child.pid!);
 
-    socket.pause(); // never read again, until the end
+    peer.pause(); // never read again, until the end
     for (let i = 0; i < CALLS; i++) {
-      ws.send(codecs.msgpack.encode({ type: 'call.requested', id: `c${i}`, payload: { operationId: 'services/list', input: null } }));
+      peer.sendValue({ type: 'call.requested', id: `c${i}`, payload: { operationId: 'services/list', input: null } });
     }
     // Long enough for the server to take every request if nothing held it back.
     let peak = 0;
@@ -54,28 +49,26 @@ describe('outbound bytes are bounded per connection', () => {
 
     // Nothing was lost: once the peer reads, every call is answered, in the order asked.
     const seen: string[] = [];
-    ws.on('message', (data: Buffer) => {
-      const frame = codecs.msgpack.decode(data) as { id: string; type: string };
-      if (frame.type === 'call.responded') seen.push(frame.id);
+    // 100,000 answers: each is looked at and dropped, not kept.
+    peer.events.divert((e: RawEvent) => {
+      if (e.kind === 'frame' && (e.value as { type: string }).type === 'call.responded') seen.push(e.id!);
     });
-    socket.resume();
+    peer.resume();
     await until(() => seen.length === CALLS, `${CALLS} answers (got ${seen.length})`, 60_000);
     expect(seen[0]).toBe('c0');
     expect(seen.at(-1)).toBe(`c${CALLS - 1}`);
     expect(new Set(seen).size).toBe(CALLS);
-    ws.close();
+    await peer.close();
   }, 120_000);
 
   it('500 streams to a peer that does not read: the connection holds its bound, not 500 calls\' (BP-4), and every stream goes on once it reads', async () => {
     const STREAMS = 500;
-    const ws = new WebSocket(url);
-    await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
-    const socket = (ws as unknown as { _socket: Socket })._socket;
+    const peer = await rawConnect(url, { codec: 'msgpack' });
     await sleep(300);
     const before = rssOf(server.child.pid!);
-    socket.pause();
+    peer.pause();
     for (let i = 0; i < STREAMS; i++) {
-      ws.send(codecs.msgpack.encode({ type: 'call.requested', id: `s${i}`, payload: { operationId: 'conformance/flood', input: { items: 1_000_000, itemBytes: 64 * 1024, mode: 'iterable' } } }));
+      peer.sendValue({ type: 'call.requested', id: `s${i}`, payload: { operationId: 'conformance/flood', input: { items: 1_000_000, itemBytes: 64 * 1024, mode: 'iterable' } } });
     }
     let peak = 0;
     for (let t = 0; t < 16; t++) {
@@ -89,16 +82,17 @@ describe('outbound bytes are bounded per connection', () => {
     // Nothing is lost or stuck: once the peer reads, every stream delivers more, in order.
     const next = new Map<string, number>();
     let outOfOrder = 0;
-    ws.on('message', (data: Buffer) => {
-      const frame = codecs.msgpack.decode(data) as { id: string; type: string; payload: { output?: { seq: number } } };
+    peer.events.divert((e: RawEvent) => {
+      if (e.kind !== 'frame') return;
+      const frame = e.value as { id: string; type: string; payload: { output?: { seq: number } } };
       if (frame.type !== 'call.responded') return;
       const seq = frame.payload.output!.seq;
       if (seq !== (next.get(frame.id) ?? 0)) outOfOrder++;
       next.set(frame.id, seq + 1);
     });
-    socket.resume();
+    peer.resume();
     await until(() => next.size === STREAMS && [...next.values()].every((n) => n >= 3), `every one of ${STREAMS} streams delivering`, 60_000);
     expect(outOfOrder).toBe(0);
-    ws.terminate();
+    await peer.close();
   }, 120_000);
 });

@@ -3,9 +3,9 @@ import type { AddressInfo } from 'node:net';
 import { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { firstValueFrom, of } from 'rxjs';
-import WebSocket from 'ws';
 import { z } from 'zod';
 import { connect } from '../../src/client/index.js';
+import { rawConnect, type RawPeer } from '../../src/conformance/index.js';
 import { createDispatcher, defineOperation } from '../../src/dispatcher/index.js';
 import { createWebSocketTransport } from '../../src/transports/index.js';
 import { codecs, envelopes, subprotocols } from '../../src/protocol/index.js';
@@ -16,16 +16,10 @@ import { until } from '../support/wait.js';
 
 const TOKEN = 'canary-token-0123456789abcdef';
 
-function open(url: string, protocols: string[] = [subprotocols.msgpack], headers: Record<string, string> = {}): Promise<WebSocket> {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, protocols, { headers });
-    ws.once('open', () => resolve(ws));
-    ws.once('unexpected-response', (_req, res) => reject(new Error(`HTTP ${res.statusCode}`)));
-    ws.once('error', reject);
-  });
-}
+const open = (url: string, offered: string[] = [subprotocols.msgpack], headers: Record<string, string> = {}): Promise<RawPeer> =>
+  rawConnect(url, { codec: 'msgpack', subprotocols: offered, headers });
 
-const closeOf = (ws: WebSocket): Promise<number> => new Promise((resolve) => ws.once('close', (code) => resolve(code)));
+const closeOf = async (peer: RawPeer): Promise<number> => (await peer.waitForClose()).code;
 
 describe('WebSocket transport (spec §5.2)', () => {
   const fx = new ServerFixture();
@@ -35,14 +29,14 @@ describe('WebSocket transport (spec §5.2)', () => {
   it('a text message closes with 1002', async () => {
     const ws = await open(fx.server.wsUrl);
     const closed = closeOf(ws);
-    ws.send('{"type":"call.requested"}');
+    ws.sendText('{"type":"call.requested"}');
     expect(await closed).toBe(1002);
   });
 
   it('an undecodable message closes with 4400', async () => {
     const ws = await open(fx.server.wsUrl);
     const closed = closeOf(ws);
-    ws.send(Buffer.from([0x82, 0xa1]), { binary: true });
+    ws.sendBytes(new Uint8Array([0x82, 0xa1]));
     expect(await closed).toBe(4400);
   });
 
@@ -51,7 +45,7 @@ describe('WebSocket transport (spec §5.2)', () => {
     try {
       const ws = await open(server.wsUrl);
       const closed = closeOf(ws);
-      ws.send(Buffer.alloc(2048), { binary: true });
+      ws.sendBytes(new Uint8Array(2048));
       expect(await closed).toBe(1009);
     } finally {
       await server.close();
@@ -61,13 +55,13 @@ describe('WebSocket transport (spec §5.2)', () => {
   it('picks the first supported subprotocol in the caller order, msgpack when none is offered', async () => {
     const a = await open(fx.server.wsUrl, ['x.unknown', subprotocols.json, subprotocols.msgpack]);
     expect(a.protocol).toBe(subprotocols.json);
-    a.close();
+    await a.close();
     const b = await open(fx.server.wsUrl, []);
     expect(b.protocol).toBe('');
-    const reply = new Promise<Buffer>((resolve) => b.once('message', (data) => resolve(data as Buffer)));
-    b.send(codecs.msgpack.encode(envelopes.requested('m1', { operationId: 'test/echo', input: { text: 'mp' } })));
-    expect(codecs.msgpack.decode(await reply)).toMatchObject({ id: 'm1', payload: { output: { text: 'mp' } } });
-    b.close();
+    b.sendBytes(codecs.msgpack.encode(envelopes.requested('m1', { operationId: 'test/echo', input: { text: 'mp' } })));
+    // The peer reads msgpack: an answer in any other codec would be undecodable, not this frame.
+    expect(await b.events.take(() => true, 5000)).toMatchObject({ kind: 'frame', value: { id: 'm1', payload: { output: { text: 'mp' } } } });
+    await b.close();
   });
 
   it('refuses only-unknown subprotocols with HTTP 400', async () => {

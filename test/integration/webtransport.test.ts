@@ -178,18 +178,13 @@ describe('given certificate files', () => {
 describe('WebTransport over the WebSocket mapping (defect 5: silent byte loss from Chromium)', () => {
   it('is refused: the server offers only real WebTransport, and browsers use the plain WebSocket transport', async () => {
     const { startServer } = await import('../../src/server/index.js');
-    const { default: WebSocket } = await import('ws');
+    const { probeHandshake } = await import('../../src/conformance/index.js');
     const server = await startServer({ port: 0, webTransportPort: 0, docker: false });
     try {
-      const outcome = await new Promise<string>((resolve) => {
-        const ws = new WebSocket(`wss://127.0.0.1:${new URL(server.wtUrl!).port}/callwire`, ['webtransport_kDraft2'], { rejectUnauthorized: false });
-        ws.once('open', () => {
-          ws.close();
-          resolve('opened');
-        });
-        ws.once('unexpected-response', (_req, res) => resolve(`HTTP ${res.statusCode}`));
-        ws.once('error', (error) => resolve(`refused: ${error.message}`));
-      });
+      const outcome = await probeHandshake(`wss://127.0.0.1:${new URL(server.wtUrl!).port}/callwire`, ['webtransport_kDraft2'], {}, { rejectUnauthorized: false }).then(
+        (answer) => (answer.status === undefined ? 'opened' : `HTTP ${answer.status}`),
+        (error: Error) => `refused: ${error.message}`,
+      );
       // Refused by the server that is there (not ECONNREFUSED from an empty port), which serves real WebTransport on the same port.
       expect(outcome).toBe('refused: socket hang up');
       const real = await connect(server.wtUrl!, { certHash: server.certHash!, transport: 'h2' });

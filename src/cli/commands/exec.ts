@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { execFrames, RpcError, type Client, type ExecResult } from '../../client/index.js';
 import { envEntry } from '../../contracts/index.js';
 import { connectFrom, globalFlags, parseDuration, toJsonLine, writeErr, writeOut } from '../context.js';
-import { classify, CallerInputError, envelope, errorFields, execEnded, outcomes, precedence, type Classified } from '../../terminal/index.js';
+import { classify, CallerInputError, execEnvelope, outcomes, precedence, type Classified } from '../../outcome/index.js';
 import { signalController } from '../signals.js';
 import { localTerminal, type LocalTerminal } from '../terminal.js';
 
@@ -100,35 +100,19 @@ export function registerExec(program: Command): void {
 
       // A signal makes whatever failed after it a cancellation, unless a deadline passed first.
       if (failure && stop.which()) failure.classified = precedence([failure.classified, { outcome: 'cancelled', boundary: 'execution' }])!;
-      const remoteExit = terminal?.exitCode ?? null;
-      // Without a failure, execFrames returned the terminal frame: the command's code decides.
-      const outcome: Classified = failure?.classified ?? execEnded(terminal!.exitCode);
-      // The remote code when the command ran to its end; ours otherwise (never 0 without a terminal frame).
-      const exitCode = !failure && remoteExit !== null ? remoteExit : outcomes[outcome.outcome].execExit;
       const message = failure ? (failure.error instanceof Error ? failure.error.message : String(failure.error)) : '';
       const rpc = failure?.error instanceof RpcError ? failure.error : undefined;
+      const text = (parts: Buffer[]): string => Buffer.concat(parts).toString(opts.binary ? 'base64' : 'utf8');
+      // One envelope with or without --json: its exit_code is our exit code.
+      const line = execEnvelope({
+        operation: 'docker/container/exec',
+        call_id: client ? callId : null,
+        events_seen: events,
+        end: terminal,
+        failure,
+        ...(flags.json ? { capture: { stdout: text(capture.stdout), stderr: text(capture.stderr), encoding: opts.binary ? 'base64' : 'utf8', truncated: capture.truncated } } : {}),
+      });
       if (flags.json) {
-        const encoding = opts.binary ? 'base64' : 'utf8';
-        const text = (parts: Buffer[]): string => Buffer.concat(parts).toString(opts.binary ? 'base64' : 'utf8');
-        const line = envelope({
-          command: 'exec',
-          outcome: outcome.outcome,
-          exit_code: exitCode,
-          failure_boundary: outcome.boundary,
-          operation: 'docker/container/exec',
-          call_id: client ? callId : null,
-          events_seen: events,
-          exec: {
-            exit_code: remoteExit,
-            stdout_bytes: terminal?.stdoutBytes ?? 0,
-            stderr_bytes: terminal?.stderrBytes ?? 0,
-            stdout: text(capture.stdout),
-            stderr: text(capture.stderr),
-            encoding,
-            truncated: capture.truncated,
-          },
-          ...(failure ? errorFields(failure.error, outcome.outcome) : {}),
-        });
         if (!(await writeOut(`${toJsonLine(line)}\n`))) {
           process.exitCode = outcomes.infrastructure_failure.execExit;
           return;
@@ -136,6 +120,6 @@ export function registerExec(program: Command): void {
       } else if (failure) {
         writeErr(`${local ? '\r\n' : ''}Error: ${message}${rpc ? ` (${rpc.code})` : ''}`);
       }
-      process.exitCode = exitCode;
+      process.exitCode = line.exit_code;
     });
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
 import { RpcError, type Client } from '../../client/index.js';
 import { connectFrom, globalFlags, parseCount, parseDuration, readInput, toJsonLine, unlessCancelled, writeErr } from '../context.js';
-import { classify, outcomes } from '../../terminal/index.js';
+import { classify, outcomes } from '../../outcome/index.js';
 import { signalController } from '../signals.js';
 
 type Reason = 'limit' | 'timeout' | 'signal' | 'stdin' | 'completed';

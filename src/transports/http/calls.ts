@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { checkAccess, type CallOutlet, type Dispatcher, type Identity } from '../../dispatcher/index.js';
-import type { CommandEnd } from '../../dispatcher/index.js';
+import { checkAccess, type CallOutlet, type CommandEnd, type Dispatcher, type Identity } from '../../dispatcher/index.js';
 import { ENVELOPE_LEVELS, RpcError } from '../../protocol/index.js';
-import { CallerInputError, classify, envelope, errorFields, execEnded, type Classified, type TerminalEnvelope } from '../../terminal/index.js';
+import { CallerInputError, classify, envelope, errorFields, execEnvelope, type Classified, type TerminalEnvelope } from '../../outcome/index.js';
 import { bearerToken } from '../auth.js';
 import { checkBrowserRequest, SAME_ORIGIN_ONLY, type OriginPolicy } from '../origin.js';
 import { BodyRefusal, readInput } from './body.js';
@@ -141,20 +140,12 @@ function runCall(dispatcher: Dispatcher, req: IncomingMessage, res: ServerRespon
     done = true;
     const base = { command, operation: operationId, call_id: id, events_seen: events } as const;
     let terminal: TerminalEnvelope;
-    if (error) {
+    if (commandEnd) {
+      // As the CLI and the Lab: one envelope rule for a command's end.
+      terminal = execEnvelope({ ...base, end: ended, failure: error ? { classified: classify(error), error } : undefined });
+    } else if (error) {
       const classified = classify(error);
-      terminal = envelope({
-        ...base,
-        outcome: classified.outcome,
-        failure_boundary: classified.boundary,
-        ...errorFields(error, classified.outcome),
-        ...(commandEnd ? { exec: execSummary(ended) } : {}),
-      });
-    } else if (commandEnd) {
-      // As the CLI: the remote exit code is the call's.
-      const exitCode = ended?.exitCode ?? 0;
-      const outcome = execEnded(exitCode);
-      terminal = envelope({ ...base, outcome: outcome.outcome, failure_boundary: outcome.boundary, exit_code: exitCode & 0xff, exec: execSummary(ended) });
+      terminal = envelope({ ...base, outcome: classified.outcome, failure_boundary: classified.boundary, ...errorFields(error, classified.outcome) });
     } else {
       terminal = envelope({ ...base, outcome: 'success', failure_boundary: 'none', ...(streaming ? {} : { output }) });
     }
@@ -208,11 +199,6 @@ function runCall(dispatcher: Dispatcher, req: IncomingMessage, res: ServerRespon
   // The body was the whole input: an operation that also takes an input stream gets its end at once.
   if (started.input) started.endInput();
   if (streaming && !done) responder.startStream();
-}
-
-function execSummary(end: CommandEnd | undefined): NonNullable<TerminalEnvelope['exec']> {
-  // The output went out as it came; the envelope counts it and does not repeat it.
-  return { exit_code: end?.exitCode ?? null, stdout_bytes: end?.stdoutBytes ?? 0, stderr_bytes: end?.stderrBytes ?? 0, encoding: 'utf8', truncated: false };
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { codecs } from '../../protocol/index.js';
-import type { TerminalEnvelope } from '../../terminal/index.js';
+import type { TerminalEnvelope } from '../../outcome/index.js';
 
 /** How a streaming call's values go out: one JSON value per line, or one Server-Sent Event each. */
 export type StreamFormat = 'ndjson' | 'sse';

@@ -59,14 +59,6 @@ export class CallerInputError extends Error {
 }
 
 /**
- * How an exec that ran to its terminal frame ended: its command's exit code decides,
- * 0 a success and anything else the operation's failure (docs/cli.md "Exit codes").
- */
-export function execEnded(exitCode: number): Classified {
-  return exitCode === 0 ? { outcome: 'success', boundary: 'none' } : { outcome: 'operation_failure', boundary: 'execution' };
-}
-
-/**
  * Deadline beats cancellation, which beats an ordinary error, when several
  * happened (docs/cli.md "Outcome mapping").
  */

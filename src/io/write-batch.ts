@@ -1,6 +1,4 @@
-import { concatBytes } from './bytes.js';
-import { setFrameLength } from './framing.js';
-import { limits } from './limits.js';
+import { concatBytes, limits, setFrameLength } from '../protocol/index.js';
 
 /** A byte stream whose writes can be held back and then leave together (Node's net.Socket). */
 export interface Corkable {

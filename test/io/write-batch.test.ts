@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { chunkBatcher, encodeFrame, FrameDecoder, writeBatcher } from '../../src/protocol/index.js';
+import { chunkBatcher, writeBatcher } from '../../src/io/index.js';
+import { encodeFrame, FrameDecoder } from '../../src/protocol/index.js';
 
 /** A socket that records, for each write, whether it was corked (held back) at the time. */
 function fakeSocket() {
