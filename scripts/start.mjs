@@ -47,7 +47,7 @@ if (engine) {
   env.DOCKER_HOST = engine.host;
   try {
     const demo = await demoContainer(new Docker({ socketPath: engine.host.replace(/^unix:\/\//, ''), timeout: 30_000 }));
-    say(demo ? `docker: ${engine.why}; demo container ${demo}: try  node dist/cli/main.js exec -it ${DEMO} sh` : `docker: ${engine.why}; no local image for a demo container (docker pull busybox, then npm start again)`);
+    say(demo ? `docker: ${engine.why}; demo container ${demo}: try  npx callwire exec -it ${DEMO} sh` : `docker: ${engine.why}; no local image for a demo container (docker pull busybox, then npm start again)`);
   } catch (error) {
     say(`docker: ${engine.why}; the demo container failed: ${error.message}`);
   }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { checkAccess, type CallOutlet, type CommandEnd, type Dispatcher, type Identity } from '../../dispatcher/index.js';
+import type { Socket } from 'node:net';
+import { checkAccess, type CallOutlet, type CallTable, type CommandEnd, type Dispatcher, type Identity, type LiveCall } from '../../dispatcher/index.js';
 import { ENVELOPE_LEVELS, RpcError } from '../../protocol/index.js';
 import { CallerInputError, classify, envelope, errorFields, execEnvelope, type Classified, type TerminalEnvelope } from '../../outcome/index.js';
 import { bearerToken } from '../auth.js';
@@ -119,6 +120,21 @@ type Piece =
   | { readonly byteLength: 0; readonly end: RpcError | undefined }
   | { readonly byteLength: 0 };
 
+const tables = new WeakMap<Socket, CallTable>();
+
+/**
+ * The calls of one HTTP connection: a keep-alive connection carries its requests' calls
+ * one after another, as a WebSocket carries its calls, and its closing cancels any left.
+ */
+function callsOf(dispatcher: Dispatcher, socket: Socket): CallTable {
+  const known = tables.get(socket);
+  if (known && !known.isClosed) return known;
+  const table = dispatcher.connect();
+  tables.set(socket, table);
+  socket.once('close', () => table.close());
+  return table;
+}
+
 /** Runs one request as a call, straight on the call engine (no frames), and answers it. */
 function runCall(dispatcher: Dispatcher, req: IncomingMessage, res: ServerResponse, call: CallRequest): void {
   const { operationId, cors } = call;
@@ -154,7 +170,6 @@ function runCall(dispatcher: Dispatcher, req: IncomingMessage, res: ServerRespon
       const status = statusOf(error, call.identity);
       responder.whole(status, terminal, { ...retryAfter(error), ...(status === 401 ? { 'www-authenticate': 'Bearer' } : {}), ...(call.bodyUnread ? { connection: 'close' } : {}) });
     }
-    calls.close();
   };
 
   const NOTHING: Piece = { byteLength: 0 };
@@ -185,17 +200,18 @@ function runCall(dispatcher: Dispatcher, req: IncomingMessage, res: ServerRespon
       return Promise.resolve();
     },
   };
-  const calls = dispatcher.connect();
+  let live: LiveCall | undefined;
   // A client that goes away aborts its call, as a closed WebSocket does: an exec's process is killed.
   res.on('close', () => {
     if (!done) {
       done = true;
-      calls.close();
+      live?.cancel();
     }
   });
   const request = { id, operationId, input: call.input, sizeBytes: 0 /* readInput held the body to maxInputBytes */, ...(call.deadline === undefined ? {} : { deadline_ms: call.deadline }) };
-  const started = calls.start(request, call.identity, outlet);
+  const started = callsOf(dispatcher, req.socket).start(request, call.identity, outlet);
   if (started instanceof RpcError) return finish(started);
+  live = started;
   // The body was the whole input: an operation that also takes an input stream gets its end at once.
   if (started.input) started.endInput();
   if (streaming && !done) responder.startStream();
