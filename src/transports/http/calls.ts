@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { checkAccess, type CallOutlet, type CallTable, type CommandEnd, type Dispatcher, type Identity, type LiveCall } from '../../dispatcher/index.js';
+import { checkAccess, type CallOutlet, type CallTable, type CommandEnd, type Dispatcher, type Identity } from '../../dispatcher/index.js';
 import { ENVELOPE_LEVELS, RpcError } from '../../protocol/index.js';
 import { CallerInputError, classify, envelope, errorFields, execEnvelope, type Classified, type TerminalEnvelope } from '../../outcome/index.js';
 import { bearerToken } from '../auth.js';
@@ -200,18 +200,16 @@ function runCall(dispatcher: Dispatcher, req: IncomingMessage, res: ServerRespon
       return Promise.resolve();
     },
   };
-  let live: LiveCall | undefined;
+  const request = { id, operationId, input: call.input, sizeBytes: 0 /* readInput held the body to maxInputBytes */, ...(call.deadline === undefined ? {} : { deadline_ms: call.deadline }) };
+  const started = callsOf(dispatcher, req.socket).start(request, call.identity, outlet);
+  if (started instanceof RpcError) return finish(started);
   // A client that goes away aborts its call, as a closed WebSocket does: an exec's process is killed.
   res.on('close', () => {
     if (!done) {
       done = true;
-      live?.cancel();
+      started.cancel();
     }
   });
-  const request = { id, operationId, input: call.input, sizeBytes: 0 /* readInput held the body to maxInputBytes */, ...(call.deadline === undefined ? {} : { deadline_ms: call.deadline }) };
-  const started = callsOf(dispatcher, req.socket).start(request, call.identity, outlet);
-  if (started instanceof RpcError) return finish(started);
-  live = started;
   // The body was the whole input: an operation that also takes an input stream gets its end at once.
   if (started.input) started.endInput();
   if (streaming && !done) responder.startStream();
