@@ -5,7 +5,7 @@
  */
 import type { Client } from '../src/client/index.js';
 import { loadBuild, THIS_DIST, type Build } from './built.js';
-import { BASELINE, CALLWIRE_CLI, DOCKER, FORMAT_CEILING, GRPC, HTTP, RAW_WS, WEBSOCKET, WEBTRANSPORT_H2, WEBTRANSPORT_H3 } from './names.js';
+import { BASELINE, CALLWIRE_CLI, DOCKER, FORMAT_CEILING, GRPC, HTTP, HTTP_CEILING, HTTP_FETCH, RAW_WS, WEBSOCKET, WEBTRANSPORT_H2, WEBTRANSPORT_H3 } from './names.js';
 import type { Options } from './options.js';
 import { startServerProcess, type Addresses, type ServerProcess } from './server-process.js';
 import type { Subject } from './subject.js';
@@ -13,7 +13,7 @@ import { callwireSubject } from './subjects/callwire.js';
 import { callwireCliSubject, dockerCliSubject } from './subjects/cli-process.js';
 import { formatCeilingSubject } from './subjects/format-ceiling.js';
 import { grpcSubject } from './subjects/grpc.js';
-import { httpSubject } from './subjects/http.js';
+import { httpCeilingSubject, httpSubject } from './subjects/http.js';
 import { rawWsSubject } from './subjects/raw-ws.js';
 
 /** One build's callwire server, for the scenarios that measure the server itself (memory, growth, scaling). */
@@ -65,7 +65,8 @@ async function startBuild(build: Build, suffix: string, options: Options, baseli
     });
     if (h3) subjects.push(callwireSubject(`${WEBTRANSPORT_H3}${suffix}`, build, h3, { peers: peers(WEBTRANSPORT_H3, [GRPC, DOCKER]) }));
   }
-  subjects.push(httpSubject(`${HTTP}${suffix}`, addresses.wsUrl, peers(HTTP, [wsName, GRPC])));
+  subjects.push(httpSubject(`${HTTP}${suffix}`, addresses.wsUrl, peers(HTTP, [wsName, HTTP_CEILING, GRPC])));
+  subjects.push(httpSubject(`${HTTP_FETCH}${suffix}`, addresses.wsUrl, peers(HTTP_FETCH, [`${HTTP}${suffix}`, wsName]), 'fetch'));
   if (!options.quick) subjects.push(callwireCliSubject(`${CALLWIRE_CLI}${suffix}`, build.dist, addresses.wsUrl, peers(CALLWIRE_CLI, [DOCKER])));
   const server: CallwireServer = { name: wsName, peers: peers(WEBSOCKET, []), build, addresses, ws, connect: () => connect(addresses.wsUrl) };
   return { server, subjects, process: serverProcess };
@@ -79,6 +80,7 @@ export async function startLineup(options: Options): Promise<Lineup> {
     grpcSubject(addresses.grpcPort, [RAW_WS]),
     await rawWsSubject(addresses.rawPort),
     await formatCeilingSubject(addresses.rawPort, [RAW_WS]),
+    httpCeilingSubject(HTTP_CEILING, addresses.rawHttpPort, [RAW_WS]),
     // Each callwire subject beside the baseline build's same subject.
     ...builds[0]!.subjects.flatMap((s) => builds.flatMap((b) => b.subjects.filter((t) => t.name === s.name || t.name === `${s.name}${BASELINE}`))),
     dockerCliSubject(),

@@ -3,6 +3,10 @@ export const WEBSOCKET = 'callwire WebSocket';
 export const WEBTRANSPORT_H2 = 'callwire WebTransport HTTP/2';
 export const WEBTRANSPORT_H3 = 'callwire WebTransport HTTP/3';
 export const HTTP = 'callwire HTTP';
+/** callwire's plain HTTP through fetch (undici) rather than node:http. */
+export const HTTP_FETCH = 'callwire HTTP (fetch)';
+/** A bare node:http server that echoes the body: the least an HTTP call costs on Node. */
+export const HTTP_CEILING = 'bare node:http echo (HTTP ceiling)';
 export const CALLWIRE_CLI = 'callwire exec (CLI process)';
 export const DOCKER = 'docker exec (CLI process)';
 export const GRPC = 'grpc-js';

@@ -1,5 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { Packr } from 'msgpackr';
+import { createServer } from 'node:http';
 import { WebSocketServer } from 'ws';
 import { protocol } from './built.js';
 import { writeBatcher } from './write-batch.js';
@@ -59,6 +60,24 @@ async function envelopeFormat(data: Buffer, send: (data: Uint8Array, done?: () =
     else send(frame);
   }
   send(msgpack.encode(envelopes.completed(id)));
+}
+
+/**
+ * The HTTP ceiling: a bare node:http server that reads the JSON body and answers it
+ * inside a JSON object, the least an HTTP call can cost on Node.
+ */
+export async function startRawHttp(): Promise<{ port: number; stop: () => Promise<void> }> {
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = `${JSON.stringify({ output: JSON.parse(Buffer.concat(chunks).toString()) as unknown })}\n`;
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  return { port, stop: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
 /**

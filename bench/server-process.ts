@@ -12,6 +12,8 @@ export interface Addresses {
   readonly certHash: string;
   readonly grpcPort: number;
   readonly rawPort: number;
+  /** The bare node:http echo (bench/peers.ts `startRawHttp`). */
+  readonly rawHttpPort: number;
   readonly docker: { readonly on: boolean; readonly reason: string };
 }
 

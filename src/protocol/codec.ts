@@ -85,6 +85,15 @@ const BYTES_TAG = '$base64';
 const encoder = new TextEncoder();
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
+/** A value as the JSON codec's text, bytes as `{"$base64": "..."}` (§5.3): for writers that take a string. */
+export function jsonText(value: unknown): string {
+  return JSON.stringify(value, function replacer(this: Record<string, unknown>, key, v: unknown) {
+    const original = this[key];
+    if (original instanceof Uint8Array) return { [BYTES_TAG]: toBase64(original) };
+    return v;
+  });
+}
+
 /**
  * JSON for peers that speak the reference's JSON. Byte strings, which JSON lacks,
  * travel as `{"$base64": "..."}` (§5.3).
@@ -92,13 +101,7 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
 export const jsonCodec: Codec = {
   name: 'json',
   encode(value) {
-    return encoder.encode(
-      JSON.stringify(value, function replacer(this: Record<string, unknown>, key, v: unknown) {
-        const original = this[key];
-        if (original instanceof Uint8Array) return { [BYTES_TAG]: toBase64(original) };
-        return v;
-      }),
-    );
+    return encoder.encode(jsonText(value));
   },
   checkNesting: checkJsonNesting,
   decode(bytes, maxNestingDepth = limits.maxNestingDepth) {
@@ -110,6 +113,9 @@ export const jsonCodec: Codec = {
       throw new ProtocolError('UNDECODABLE', 'JSON frame is not valid UTF-8');
     }
     try {
+      // The reviver runs on every value; a text that cannot spell the tag, not even with
+      // \u escapes, holds no bytes and needs none.
+      if (!text.includes(BYTES_TAG) && !text.includes('\\u')) return JSON.parse(text) as unknown;
       return JSON.parse(text, (_key, v: unknown) => {
         if (isBytesTag(v)) return fromBase64(v[BYTES_TAG]);
         return v;

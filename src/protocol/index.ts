@@ -24,6 +24,7 @@ export {
   codecs,
   msgpackCodec,
   jsonCodec,
+  jsonText,
   subprotocols,
   codecForSubprotocol,
   sniffCodec,

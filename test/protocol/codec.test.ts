@@ -42,6 +42,13 @@ describe('codecs', () => {
     expect(Array.from(decoded.data)).toEqual([0, 255, 10]);
   });
 
+  it('json restores bytes whose tag is spelled with \\u escapes, and leaves text without the tag as JSON.parse reads it', () => {
+    const escaped = new TextEncoder().encode('{"a":{"\\u0024base64":"AP8K"},"b":{"\\u0024base\\u0036\\u0034":"AQ=="}}');
+    expect(jsonCodec.decode(escaped)).toEqual({ a: new Uint8Array([0, 255, 10]), b: new Uint8Array([1]) });
+    const plain = '{"text":"base64 is a word","n":[1,2,{"x":null}]}';
+    expect(jsonCodec.decode(new TextEncoder().encode(plain))).toEqual(JSON.parse(plain));
+  });
+
   it('json rejects invalid UTF-8 and invalid JSON with a typed error', () => {
     expect(() => jsonCodec.decode(new Uint8Array([0xff]))).toThrowError(/UTF-8/);
     expect(() => jsonCodec.decode(new TextEncoder().encode('{'))).toThrowError(/not valid JSON/);

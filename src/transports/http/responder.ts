@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { codecs } from '../../protocol/index.js';
+import { jsonText } from '../../protocol/index.js';
 import type { TerminalEnvelope } from '../../outcome/index.js';
 
 /** How a streaming call's values go out: one JSON value per line, or one Server-Sent Event each. */
@@ -13,8 +13,6 @@ export function streamFormat(accept: string | undefined): StreamFormat {
   return /\btext\/event-stream\b/i.test(accept ?? '') ? 'sse' : 'ndjson';
 }
 
-const utf8 = new TextDecoder();
-const json = (value: unknown): string => utf8.decode(codecs.json.encode(value));
 
 /**
  * Writes one call's HTTP answer (spec §5.6): a unary call's envelope as the whole
@@ -52,7 +50,7 @@ export class Responder {
 
   /** One streamed value as it goes on the wire: a line, or an event. */
   line(value: unknown): Buffer {
-    return Buffer.from(this.format === 'sse' ? `data: ${json(value)}\n\n` : `${json(value)}\n`);
+    return Buffer.from(this.format === 'sse' ? `data: ${jsonText(value)}\n\n` : `${jsonText(value)}\n`);
   }
 
   /** Writes a line; resolves when the socket has taken it (the consumer's credit, §4.8). */
@@ -63,7 +61,7 @@ export class Responder {
 
   /** The last record of a stream. */
   endStream(terminal: TerminalEnvelope): void {
-    this.res.write(this.format === 'sse' ? `event: terminal\ndata: ${json(terminal)}\n\n` : `${json(terminal)}\n`);
+    this.res.write(this.format === 'sse' ? `event: terminal\ndata: ${jsonText(terminal)}\n\n` : `${jsonText(terminal)}\n`);
     this.res.addTrailers({ [EXIT_CODE_HEADER]: String(terminal.exit_code) });
     this.res.end();
   }
@@ -71,7 +69,7 @@ export class Responder {
   /** The whole answer in one body: a unary call's, or a refusal's. */
   whole(status: number, terminal: TerminalEnvelope, headers: Record<string, string> = {}): void {
     this.started = true;
-    const body = `${json(terminal)}\n`;
+    const body = `${jsonText(terminal)}\n`;
     this.res.writeHead(status, {
       'content-type': 'application/json; charset=utf-8',
       'content-length': String(Buffer.byteLength(body)),
