@@ -9,10 +9,15 @@ import type { Subject } from '../subject.js';
 
 type Post = (url: string, body: string) => Promise<unknown>;
 
-/** node:http with a keep-alive agent: one socket per call in flight, reused. */
+/**
+ * node:http with a keep-alive agent: one socket per call in flight, reused. A socket the
+ * server closed as idle (its keep-alive timeout, while other subjects ran) can be handed
+ * out just as it closes: such a call is sent again once, as Node's documentation advises
+ * (`request.reusedSocket`).
+ */
 function nodeHttpPost(): { post: Post; close: () => void } {
   const agent = new Agent({ keepAlive: true, maxSockets: 1024 });
-  const post: Post = (url, body) =>
+  const once = (url: string, body: string, retry: boolean): Promise<unknown> =>
     new Promise((resolve, reject) => {
       const req = request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
         const chunks: Buffer[] = [];
@@ -23,10 +28,13 @@ function nodeHttpPost(): { post: Post; close: () => void } {
         });
         res.on('error', reject);
       });
-      req.on('error', reject);
+      req.on('error', (error: NodeJS.ErrnoException) => {
+        if (retry && req.reusedSocket && error.code === 'ECONNRESET') resolve(once(url, body, false));
+        else reject(error);
+      });
       req.end(body);
     });
-  return { post, close: () => agent.destroy() };
+  return { post: (url, body) => once(url, body, true), close: () => agent.destroy() };
 }
 
 const fetchPost: Post = async (url, body) => {

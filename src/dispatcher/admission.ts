@@ -7,8 +7,10 @@ import { isUnary, type Operation } from './operation.js';
 import type { Registry } from './registry.js';
 
 /** A call as its caller asked for it, whatever carried it: a `call.requested` frame, an HTTP request, a function call. */
-export interface CallRequest extends RequestedPayload {
+export interface CallRequest {
   readonly id: string;
+  /** What a `call.requested` carries (spec/PROTOCOL.md §4.1). */
+  readonly payload: RequestedPayload;
   /** The request's size as it arrived (its frame, its body), held to `maxInputBytes`. */
   readonly sizeBytes: number;
 }
@@ -35,24 +37,25 @@ export interface Admitted {
  */
 export function admit(rules: AdmissionRules, request: CallRequest, connectionIdentity: Identity | null): Admitted | RpcError {
   const { limits } = rules;
+  const { payload } = request;
   if (request.sizeBytes > limits.maxInputBytes) {
     return RpcError.of('PAYLOAD_TOO_LARGE', `request of ${request.sizeBytes} bytes exceeds maxInputBytes ${limits.maxInputBytes}`);
   }
-  const op = rules.registry.visible(request.operationId);
-  if (!op) return RpcError.of('NOT_FOUND', `unknown operation: ${truncate(request.operationId, 200)}`);
+  const op = rules.registry.visible(payload.operationId);
+  if (!op) return RpcError.of('NOT_FOUND', `unknown operation: ${truncate(payload.operationId, 200)}`);
   let identity = connectionIdentity;
-  if (request.auth_token !== undefined) {
-    const fromToken = rules.authenticate?.(request.auth_token);
+  if (payload.auth_token !== undefined) {
+    const fromToken = rules.authenticate?.(payload.auth_token);
     if (!fromToken) return RpcError.of('FORBIDDEN', 'invalid token');
     identity = fromToken;
   }
   const denied = checkAccess(op.access, identity);
   if (denied) return denied;
   const shape = isUnary(op) ? 'unary' : 'stream';
-  if (request.expect !== undefined && request.expect !== shape) {
-    return RpcError.of('INVALID_OPERATION_TYPE', `${op.name} is a ${op.kind}: expect "${shape}", not "${request.expect}"`);
+  if (payload.expect !== undefined && payload.expect !== shape) {
+    return RpcError.of('INVALID_OPERATION_TYPE', `${op.name} is a ${op.kind}: expect "${shape}", not "${payload.expect}"`);
   }
-  const input = op.input.safeParse(request.input ?? null);
+  const input = op.input.safeParse(payload.input ?? null);
   if (!input.success) return RpcError.of('INVALID_INPUT', describeZodError(input.error));
   // LIM-3: last, so a call that would be refused anyway hears its own reason.
   // An operation that runs a command (it reports a command's end) is an exec session.

@@ -73,14 +73,15 @@ export class CallTable implements CallHost {
     const admitted = admit(this.options.rules, request, identity);
     if (admitted instanceof RpcError) return admitted;
     const { op } = admitted;
-    const call = new LiveCall(id, op, limits.maxBufferedBytesPerCall, outlet, this, request.credit);
+    const call = new LiveCall(id, op, limits.maxBufferedBytesPerCall, outlet, this, request.payload.credit);
     this.releases.set(call, admitted.release);
     this.live.set(id, call);
     this.draining.delete(id);
     this.callsStarted++;
     let deadlineAt: number | undefined;
-    if (request.deadline_ms !== undefined) {
-      const budget = Math.min(request.deadline_ms, limits.maxDeadlineMs);
+    const deadlineMs = request.payload.deadline_ms;
+    if (deadlineMs !== undefined) {
+      const budget = Math.min(deadlineMs, limits.maxDeadlineMs);
       deadlineAt = Date.now() + budget;
       call.setDeadline(budget); // DL-1
     }
@@ -174,7 +175,8 @@ export class CallTable implements CallHost {
     this.waitingOnConnection.delete(call);
     if (this.live.get(call.id) !== call) return;
     this.live.delete(call.id);
-    if (!this.closed) this.draining.set(call.id, call);
+    // Its terminal frame is queued: only a call whose frames still wait for credit stays findable.
+    if (!call.settled && !this.closed) this.draining.set(call.id, call);
     if (this.live.size === 0) {
       const waiters = this.idleWaiters;
       this.idleWaiters = [];

@@ -83,7 +83,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     },
     connect,
     open(transport, identity = options.anonymousIdentity ?? null) {
-      const calls = connect(transport.congested === undefined ? undefined : () => transport.congested === true);
+      const calls = connect(transport.congested);
       return new Session({ transport, calls, identity, limits, logger });
     },
     async shutdown(graceMs = 0) {

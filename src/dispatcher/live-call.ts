@@ -14,7 +14,7 @@ export interface CallHost {
   readonly congested: boolean;
   /** Calls `call.roomOnConnection()` once the connection is no longer congested. */
   waitUncongested(call: LiveCall): void;
-  /** The call has ended: its id is free again. */
+  /** The call has ended, its terminal frame queued (or none, when cancelled): its id is free again. */
   ended(call: LiveCall): void;
   /** The ended call has nothing more to send (its held frames went, or were dropped). */
   settled(call: LiveCall): void;
@@ -131,6 +131,7 @@ export class LiveCall {
     if (frame instanceof RpcError) return this.terminate(frame);
     this.end(false);
     this.queue(frame, true);
+    this.host.ended(this);
   }
 
   /** The natural end of a subscription (CMP-1). */
@@ -138,6 +139,7 @@ export class LiveCall {
     if (this.endedFlag) return;
     this.end(false);
     this.queue(this.encodeTerminal({ type: 'completed' }), true);
+    this.host.ended(this);
   }
 
   /** The handler failed: its error passes the declared-codes filter (ERR-4) and ends the call. */
@@ -149,6 +151,7 @@ export class LiveCall {
     }
     this.end(false);
     this.queue(this.encodeTerminal({ type: 'error', error: wire }), true);
+    this.host.ended(this);
   }
 
   /**
@@ -159,6 +162,7 @@ export class LiveCall {
     if (this.endedFlag) return;
     this.end(true);
     this.queue(this.encodeTerminal({ type: 'error', error }), true);
+    this.host.ended(this);
   }
 
   /** Abort, disconnect: the handler is cancelled and nothing more is sent (ABT-1, ABT-2). */
@@ -169,7 +173,7 @@ export class LiveCall {
       return;
     }
     this.end(true);
-    this.host.settled(this);
+    this.host.ended(this);
   }
 
   // What the caller sends -----------------------------------------------------
@@ -280,7 +284,6 @@ export class LiveCall {
       this.pendingBytes += frame.byteLength;
       this.flush();
     }
-    if (this.settled) this.host.settled(this);
   }
 
   private flush(): void {
@@ -333,7 +336,6 @@ export class LiveCall {
     this.inputStream?.close();
     this.runTeardown();
     this.wakeWaiters();
-    this.host.ended(this);
   }
 
   private runTeardown(): void {

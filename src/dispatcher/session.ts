@@ -182,7 +182,7 @@ export class Session {
       case 'call.requested': {
         if (this.calls.get(id)) return this.refuse(id, duplicateCallId(id), beside); // ID-2
         const outlet = frameOutlet(this.transport.codec, this.options.limits, id, deliver);
-        const started = this.calls.start({ ...envelope.payload, id, sizeBytes: frameBytes }, this.options.identity, outlet);
+        const started = this.calls.start({ id, payload: envelope.payload, sizeBytes: frameBytes }, this.options.identity, outlet);
         if (started instanceof RpcError) this.refuse(id, started, deliver);
         return;
       }

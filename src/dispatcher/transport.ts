@@ -16,12 +16,12 @@ export interface SessionTransport {
   /** Closes the whole connection with a close code of spec/PROTOCOL.md §5.2. */
   close(code: number, reason: string): void;
   /**
-   * BP-4: true while more than `maxOutboundBytesPerConnection` bytes of every kind
+   * BP-4: whether more than `maxOutboundBytesPerConnection` bytes of every kind
    * wait in the connection's one channel; the transport counts them, and calls the
    * session's `drained()` when it is no longer congested. Absent: a transport whose
    * calls each have their own flow control (a stream per call), never congested.
    */
-  readonly congested?: boolean;
+  readonly congested?: () => boolean;
 }
 
 /**

@@ -68,12 +68,14 @@ export class InProcessClient {
     };
     const request = {
       id,
-      operationId,
-      input,
-      expect,
+      payload: {
+        operationId,
+        input,
+        expect,
+        ...(options.deadlineMs === undefined ? {} : { deadline_ms: options.deadlineMs }),
+        ...(options.authToken === undefined ? {} : { auth_token: options.authToken }),
+      },
       sizeBytes: 0,
-      ...(options.deadlineMs === undefined ? {} : { deadline_ms: options.deadlineMs }),
-      ...(options.authToken === undefined ? {} : { auth_token: options.authToken }),
     };
     const started: LiveCall | RpcError = this.calls.start(request, this.identity, outlet);
     const call = started instanceof RpcError ? undefined : started;

@@ -68,9 +68,7 @@ export class MemoryConnection implements SessionTransport {
   }
 
   // SessionTransport
-  get congested(): boolean {
-    return this.outbound.congested;
-  }
+  readonly congested = (): boolean => this.outbound.congested;
 
   send(frame: Uint8Array): Promise<void> {
     if (!this.open) return Promise.reject(new Error('connection closed'));

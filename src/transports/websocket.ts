@@ -93,9 +93,7 @@ export function createWebSocketTransport(options: WebSocketTransportOptions, ser
     const batched = writeBatcher(req.socket);
     const transport: { -readonly [K in keyof SessionTransport]: SessionTransport[K] } = {
       codec: negotiated ?? codecs.msgpack,
-      get congested() {
-        return outbound.congested;
-      },
+      congested: () => outbound.congested,
       send: (frame) =>
         new Promise<void>((resolve, reject) => {
           if (ws.readyState !== ws.OPEN) return reject(new Error('socket closed'));

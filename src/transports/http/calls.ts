@@ -200,7 +200,7 @@ function runCall(dispatcher: Dispatcher, req: IncomingMessage, res: ServerRespon
       return Promise.resolve();
     },
   };
-  const request = { id, operationId, input: call.input, sizeBytes: 0 /* readInput held the body to maxInputBytes */, ...(call.deadline === undefined ? {} : { deadline_ms: call.deadline }) };
+  const request = { id, payload: { operationId, input: call.input, ...(call.deadline === undefined ? {} : { deadline_ms: call.deadline }) }, sizeBytes: 0 /* readInput held the body to maxInputBytes */ };
   const started = callsOf(dispatcher, req.socket).start(request, call.identity, outlet);
   if (started instanceof RpcError) return finish(started);
   // A client that goes away aborts its call, as a closed WebSocket does: an exec's process is killed.
