@@ -23,12 +23,14 @@ describe('a one-round bench run of the unary scenario', () => {
     const results = readResults(out);
     expect(results.command).toBe('npm run bench -- --quick --only unary --runs 1 --out ' + out);
     const rates = results.rows.filter((r) => r.metric === 'calls/s @1 in flight');
-    expect(rates.map((r) => r.subject).sort()).toEqual(['callwire HTTP', 'callwire WebSocket', 'format ceiling', 'grpc-js', 'raw ws']);
+    expect(rates.map((r) => r.subject).sort()).toEqual(['bare node:http echo (HTTP ceiling)', 'callwire HTTP', 'callwire HTTP (fetch)', 'callwire WebSocket', 'format ceiling', 'grpc-js', 'raw ws']);
     for (const row of rates) expect(row.value).toBeGreaterThan(0);
     const http = rates.find((r) => r.subject === 'callwire HTTP')!;
     const ws = rates.find((r) => r.subject === 'callwire WebSocket')!;
     const vsWs = http.vs.find((c) => c.peer === 'callwire WebSocket');
     expect(vsWs).toMatchObject({ peerValue: ws.value, ratio: http.value / ws.value });
+    const ceiling = rates.find((r) => r.subject === 'bare node:http echo (HTTP ceiling)')!;
+    expect(http.vs.find((c) => c.peer === ceiling.subject)).toMatchObject({ peerValue: ceiling.value, ratio: http.value / ceiling.value });
     expect(ws.vs.map((c) => c.peer)).toEqual(['grpc-js', 'raw ws', 'format ceiling']);
   });
 });
