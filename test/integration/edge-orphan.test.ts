@@ -24,8 +24,8 @@ async function serveWithHttp3(wtPort: number): Promise<{ run: CliRun; wtUrl: str
   const line = await run.waitFor(/https:\/\/127\.0\.0\.1:\d+\/callwire .*\n/, 'stdout', 30_000);
   expect(line).toMatch(/HTTP\/3 via the Deno edge/);
   const certHash = (await run.waitFor(/sha256 [0-9a-f]{64}/, 'stdout')).split(' ')[1]!;
-  const edge = childPids(run.child.pid!).find((pid) => commandLine(pid).some((arg) => arg.endsWith('edge/quic-edge.ts')));
-  if (edge === undefined) throw new Error('no edge/quic-edge.ts among the server\'s children');
+  const edge = childPids(run.child.pid!).find((pid) => commandLine(pid).some((arg) => arg.endsWith('edge/h3-server-edge.ts')));
+  if (edge === undefined) throw new Error('no edge/h3-server-edge.ts among the server\'s children');
   // Its last argument is its config file, in its private directory.
   return { run, wtUrl: line.split(' ')[0]!, certHash, edge, edgeDir: dirname(commandLine(edge).at(-1)!) };
 }
