@@ -17,7 +17,7 @@
 
 import { bridgeMessages, type BridgeMessage } from '../src/webtransport/bridge-protocol.ts';
 import { endWithParent } from './parent.ts';
-import { eachMessage, line, readMessage, readUntil, streamHeader, WT_STREAM, writeAll } from './wire.ts';
+import { connectBridge, eachMessage, line, readMessage, readUntil, streamHeader, WT_STREAM, writeAll } from './wire.ts';
 
 const config = bridgeMessages.serverEdgeConfig.parse(JSON.parse(Deno.readTextFileSync(Deno.args[0]!)));
 endWithParent(config.dir);
@@ -38,7 +38,7 @@ for await (const incoming of listener) {
 }
 
 async function serveSession(conn: Deno.QuicConn, wt: Awaited<ReturnType<typeof Deno.upgradeWebTransport>>): Promise<void> {
-  const control = await Deno.connect({ transport: 'unix', path: config.socket });
+  const control = await connectBridge(config.socket);
   await writeAll(control, line<'session'>({ type: 'session', secret: config.secret, url: wt.url }));
   const { value: answer, rest: early } = await readMessage(control, ['accepted', 'refused']).catch((error: unknown) => {
     control.close();
@@ -113,7 +113,7 @@ async function serveStream(
     await Promise.allSettled([reader.cancel(), writer.close()]);
     return;
   }
-  const conn = await Deno.connect({ transport: 'unix', path: config.socket });
+  const conn = await connectBridge(config.socket);
   await writeAll(conn, line<'stream'>({ type: 'stream', secret: config.secret, session, n }));
   if (first.byteLength > 0) await writeAll(conn, first);
   writers.set(n, writer);

@@ -10,6 +10,22 @@ const encoder = new TextEncoder();
 /** One bridge line. */
 export const line = <K extends BridgeMessageKind>(message: BridgeMessage<K>): Uint8Array => encoder.encode(bridgeLine(message));
 
+/**
+ * Connects to the server's bridge socket. A burst of streams can fill its listen queue
+ * faster than the server accepts, and a unix connect to a full queue fails at once
+ * (WouldBlock) rather than wait: that is retried, with a growing pause, for about 10 s.
+ */
+export async function connectBridge(path: string): Promise<Deno.UnixConn> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await Deno.connect({ transport: 'unix', path });
+    } catch (error) {
+      if (!(error instanceof Deno.errors.WouldBlock) || attempt >= 200) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(50, attempt)));
+    }
+  }
+}
+
 /** Writes all of `bytes`: a Deno connection's write may take only part of them. */
 export async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {
   for (let at = 0; at < bytes.byteLength; ) at += await conn.write(bytes.subarray(at));

@@ -3,9 +3,8 @@ import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { Duplex } from 'node:stream';
 import type { Dispatcher, Identity, SessionTransport } from '../dispatcher/index.js';
-import { BRIDGE_LINE_MAX_BYTES, bridgeLine, bridgeMessages, callStreamsAllowed, parseBridgeLine, spawnEdge, type BridgeMessage, type WtStream } from '../webtransport/index.js';
+import { BRIDGE_LINE_MAX_BYTES, bridgeLine, bridgeMessages, callStreamsAllowed, parseBridgeLine, socketStream, spawnEdge, type BridgeMessage } from '../webtransport/index.js';
 import { pumpCallStream } from './call-stream.js';
 import type { ConnectionGuard } from './connection-guard.js';
 import { makeEdgeDir } from './edge-dir.js';
@@ -211,10 +210,7 @@ function listenBridge(socketPath: string, secret: string, options: H3BridgeOptio
     socket.on('close', () => owner.streams.delete(n));
     // Bytes that came with the stream's first line are its first bytes.
     if (first.byteLength > 0) socket.unshift(first);
-    // A web stream pair over the socket, as the client has it (src/webtransport/deno.ts):
-    // its close is the FIN, its backpressure the socket's.
-    const stream = Duplex.toWeb(socket) as unknown as WtStream;
-    void pumpCallStream(stream, owner.open, dispatcher, {
+    void pumpCallStream(socketStream(socket), owner.open, dispatcher, {
       name: 'http/3',
       // A unix socket has no reset: the edge hears of it on the session's connection.
       announceReset: () => void owner.control.write(bridgeLine<'reset'>({ type: 'reset', n })),

@@ -1,6 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
 import { BRIDGE_LINE_MAX_BYTES, bridgeLine, bridgeMessages, parseBridgeLine, type BridgeMessage } from './bridge-protocol.js';
+import { socketStream } from './socket-stream.js';
 import type { WtCloseInfo, WtSession, WtStream } from './types.js';
 
 // Node has no QUIC: HTTP/3 goes through Deno, a pinned optional dependency whose binary
@@ -122,7 +123,6 @@ function startClientEdge(): Promise<ClientEdge> {
  */
 export async function openHttp3Session(url: string, options: { certHash?: string | undefined; idleTimeoutMs?: number }): Promise<WtSession> {
   const { connect } = await import('node:net');
-  const { Duplex } = await import('node:stream');
   const edge = await startClientEdge();
   const control = connect(edge.socket);
   control.setEncoding('utf8');
@@ -185,8 +185,7 @@ export async function openHttp3Session(url: string, options: { certHash?: string
       socket.write(bridgeLine<'stream'>({ type: 'stream', secret: edge.secret, session: id!, n }));
       streams.set(n, socket);
       socket.once('close', () => streams.delete(n));
-      // A web stream pair over the socket: its end() is the FIN, its backpressure the socket's.
-      return Duplex.toWeb(socket) as unknown as WtStream;
+      return socketStream(socket);
     },
     close(info?: WtCloseInfo) {
       const code = info?.closeCode ?? 0;
