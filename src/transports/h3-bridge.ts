@@ -112,6 +112,8 @@ export async function startH3Bridge(options: H3BridgeOptions): Promise<H3Bridge>
 }
 
 interface BridgeSession {
+  /** Opens a call stream of the session (`Session.openStream`). */
+  readonly open: Parameters<typeof pumpCallStream>[1];
   /** Each open stream's socket, by the edge's number for it: a `reset` from the edge ends it. */
   readonly streams: Map<number, Socket>;
   readonly control: Socket;
@@ -120,7 +122,7 @@ interface BridgeSession {
 /** The unix socket the edge connects to: one connection per session, one per stream. */
 function listenBridge(socketPath: string, secret: string, options: H3BridgeOptions): Promise<Server> {
   const { dispatcher } = options;
-  const sessions = new Map<string, BridgeSession & { open: Parameters<typeof pumpCallStream>[1] }>();
+  const sessions = new Map<string, BridgeSession>();
   const expected = Buffer.from(secret);
   // Half-open: a FIN from the edge is the caller's end of input; our side stays open for the answer.
   const server = createServer({ allowHalfOpen: true }, (socket) => {

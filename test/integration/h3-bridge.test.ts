@@ -24,7 +24,7 @@ function edgeConfig(program: string, pick: (config: Record<string, unknown>) => 
 interface BridgeConnection {
   /** Lines received so far. */
   readonly lines: string[];
-  /** Resolves when the other side has closed the connection. */
+  /** Resolves when the other side has closed the connection; fails the test after 10 s. */
   readonly closed: Promise<void>;
   send(line: unknown): void;
   close(): void;
@@ -43,7 +43,10 @@ function bridge(path: string, hello: unknown): BridgeConnection {
     lines.push(...parts);
   });
   socket.on('error', () => undefined);
-  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  let isClosed = false;
+  socket.once('close', () => (isClosed = true));
+  const closed = until(() => isClosed, 'the bridge to close the connection', 10_000);
+  closed.catch(() => undefined);
   const send = (line: unknown): void => void socket.write(`${typeof line === 'string' ? line : JSON.stringify(line)}\n`);
   send(hello);
   return { lines, closed, send, close: () => socket.destroy() };
