@@ -1,11 +1,30 @@
-// What both Deno edges (the server's, edge/quic-edge.ts, and the client's,
-// edge/quic-client.ts) need: the bridge's JSON lines, whole writes, and the few
-// pieces of HTTP/3 WebTransport framing they read and write themselves.
+// What both Deno edges (the server's, edge/h3-server-edge.ts, and the client's,
+// edge/h3-client-edge.ts) need: the bridge's lines (their messages are defined once, for
+// both sides of the bridge, in src/webtransport/bridge-protocol.ts), whole writes, and the
+// few pieces of HTTP/3 WebTransport framing they read and write themselves.
+
+import { BRIDGE_LINE_MAX_BYTES, bridgeLine, type BridgeMessage, type BridgeMessageKind, parseBridgeLine } from '../src/webtransport/bridge-protocol.ts';
 
 const encoder = new TextEncoder();
 
-/** One bridge control line. */
-export const line = (value: unknown): Uint8Array => encoder.encode(`${JSON.stringify(value)}\n`);
+/** One bridge line. */
+export const line = <K extends BridgeMessageKind>(message: BridgeMessage<K>): Uint8Array => encoder.encode(bridgeLine(message));
+
+/**
+ * Connects to the server's bridge socket. A burst of streams can fill its listen queue
+ * faster than the server accepts, and a unix connect to a full queue fails at once
+ * (WouldBlock) rather than wait: that is retried, with a growing pause, for about 10 s.
+ */
+export async function connectBridge(path: string): Promise<Deno.UnixConn> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await Deno.connect({ transport: 'unix', path });
+    } catch (error) {
+      if (!(error instanceof Deno.errors.WouldBlock) || attempt >= 200) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(50, attempt)));
+    }
+  }
+}
 
 /** Writes all of `bytes`: a Deno connection's write may take only part of them. */
 export async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {
@@ -13,18 +32,47 @@ export async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void
 }
 
 /**
- * Reads one newline-terminated JSON line from a connection, a chunk at a time (not a
- * byte at a time: this is on every stream's path); `rest` is what came after it.
+ * Reads one bridge line from a connection, a chunk at a time (not a byte at a time: this
+ * is on every stream's path), and parses it as one of the kinds `allowed`; `rest` is what
+ * came after it. Throws when the line fails its schema or the connection ends first.
  */
-export async function readLine(conn: Deno.Conn): Promise<{ value: Record<string, unknown>; rest: Uint8Array }> {
+export async function readMessage<K extends BridgeMessageKind>(
+  conn: Deno.Conn,
+  allowed: readonly K[],
+): Promise<{ value: BridgeMessage<K>; rest: Uint8Array }> {
   let held: Uint8Array = new Uint8Array(0);
   const buffer = new Uint8Array(4096);
   for (;;) {
     const at = held.indexOf(10);
-    if (at >= 0) return { value: JSON.parse(new TextDecoder().decode(held.subarray(0, at))) as Record<string, unknown>, rest: held.slice(at + 1) };
-    if (held.byteLength > 64 * 1024) throw new Error('a bridge line over 64 KiB');
+    if (at >= 0) return { value: parseBridgeLine(new TextDecoder().decode(held.subarray(0, at)), allowed), rest: held.slice(at + 1) };
+    if (held.byteLength > BRIDGE_LINE_MAX_BYTES) throw new Error('a bridge line over 64 KiB');
     const n = await conn.read(buffer);
     if (n === null) throw new Error('the bridge closed');
+    held = concat(held, buffer.subarray(0, n));
+  }
+}
+
+/**
+ * Calls `take` with each bridge line of a session's connection after its first, parsed as
+ * one of `allowed`, until the connection ends (resolves) or a line fails its schema (throws).
+ */
+export async function eachMessage<K extends BridgeMessageKind>(
+  conn: Deno.Conn,
+  early: Uint8Array,
+  allowed: readonly K[],
+  take: (message: BridgeMessage<K>) => void,
+): Promise<void> {
+  let held = early;
+  const buffer = new Uint8Array(4096);
+  for (;;) {
+    for (let at = held.indexOf(10); at >= 0; at = held.indexOf(10)) {
+      const text = new TextDecoder().decode(held.subarray(0, at));
+      held = held.slice(at + 1);
+      take(parseBridgeLine(text, allowed));
+    }
+    if (held.byteLength > BRIDGE_LINE_MAX_BYTES) throw new Error('a bridge line over 64 KiB');
+    const n = await conn.read(buffer).catch(() => null);
+    if (n === null) return;
     held = concat(held, buffer.subarray(0, n));
   }
 }

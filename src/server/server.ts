@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { createDispatcher, Registry, silentLogger, type Identity, type Logger, type Operation, type CallTable, type SessionLimits } from '../dispatcher/index.js';
 import { probeOperations, discoveryOperations, dockerOperations, probeDocker, serviceOperations, type DockerEngine } from '../operations/index.js';
 import { isLoopbackName, limits as protocolLimits } from '../protocol/index.js';
-import { ConnectionGuard, createHttpCalls, createWebSocketTransport, findDeno, startQuicEdge, type QuicEdge, listenWebTransport, validatePolicy, type OriginPolicy, type WebTransportListener } from '../transports/index.js';
+import { ConnectionGuard, createHttpCalls, createWebSocketTransport, findDeno, startH3Bridge, type H3Bridge, listenWebTransport, validatePolicy, type OriginPolicy, type WebTransportListener } from '../transports/index.js';
 import { certificateSha256, selfSignedCertificate } from './certificate.js';
 import { createLab } from './lab.js';
 import { listenUnix, type UnixListener } from './unix-listener.js';
@@ -162,7 +162,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   let certHash: string | undefined;
   let certNotAfter: Date | undefined;
   let http3 = { on: false, reason: 'WebTransport is off' };
-  let edge: QuicEdge | undefined;
+  let edge: H3Bridge | undefined;
   if (options.webTransportPort !== false) {
     const cert = options.tls
       ? { certPem: options.tls.certPem, keyPem: options.tls.keyPem, sha256: certificateSha256(options.tls.certPem), notAfter: undefined }
@@ -170,7 +170,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     certHash = cert.sha256;
     certNotAfter = cert.notAfter;
     try {
-      wt = await listenWebTransport({ ...common, host, port: options.webTransportPort ?? 7071, certPem: cert.certPem, keyPem: cert.keyPem, guard });
+      wt = await listenWebTransport({ ...common, host, port: options.webTransportPort ?? 7071, certPem: cert.certPem, keyPem: cert.keyPem, guard, http3: options.http3 !== false });
     } catch (error) {
       await Promise.all([ws.close(), unix?.close()]);
       await new Promise((resolve) => http.close(resolve));
@@ -184,7 +184,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       if ('reason' in deno) http3 = { on: false, reason: `${wt.http3Reason}, and ${deno.reason}` };
       else {
         try {
-          edge = await startQuicEdge({
+          edge = await startH3Bridge({
             dispatcher,
             host,
             port: wt.port,
@@ -195,7 +195,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
             // Over HTTP/3 the Origin is not visible: without tokens, only the fresh certificate's hash admits a caller (docs/http3.md "Server").
             anonymousIdentity: options.tls ? null : anonymousIdentity,
           });
-          http3 = { on: true, reason: 'the Deno edge (edge/quic-edge.ts)' };
+          http3 = { on: true, reason: 'the Deno edge (edge/h3-server-edge.ts)' };
         } catch (error) {
           http3 = { on: false, reason: `the Deno edge did not start: ${error instanceof Error ? error.message : String(error)}` };
         }

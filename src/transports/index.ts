@@ -8,4 +8,4 @@ export { createHttpCalls, CALL_PATH, DEADLINE_HEADER, type HttpCallsOptions } fr
 export { EXIT_CODE_HEADER, CALL_ID_HEADER } from './http/responder.js';
 // The server decides between HTTP/3 providers; finding Deno is the WebTransport layer's.
 export { findDeno } from '../webtransport/index.js';
-export { startQuicEdge, type QuicEdge, type QuicEdgeOptions } from './quic-edge.js';
+export { startH3Bridge, type H3Bridge, type H3BridgeOptions } from './h3-bridge.js';

@@ -1,13 +1,13 @@
 import type { Http2SecureServer, Http2Session, ServerHttp2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import type { Dispatcher, SessionTransport, StreamEntry, StreamSink } from '../dispatcher/index.js';
-import { chunkBatcher } from '../io/index.js';
-import { checkFrameBody, closeCodes, codecs, FrameDecoder, limits, ProtocolError, type Codec } from '../protocol/index.js';
+import type { Dispatcher, SessionTransport } from '../dispatcher/index.js';
+import { closeCodes, codecs, limits, type Codec } from '../protocol/index.js';
+import { pumpCallStream } from './call-stream.js';
 import type { ConnectionGuard } from './connection-guard.js';
 import { startHttp2Keepalive } from './keepalive.js';
 import { checkBrowserRequest, SAME_ORIGIN_ONLY, type OriginPolicy } from './origin.js';
-import { callStreamsAllowed, loadWebTransport, webTransportWindows, type WtServer, type WtSession, type WtSessionAnswer, type WtStream } from '../webtransport/index.js';
+import { callStreamsAllowed, loadWebTransport, webTransportWindows, type WtServer, type WtSession, type WtSessionAnswer } from '../webtransport/index.js';
 
 export interface WebTransportServerOptions {
   /** Sessions, limits, auth: one dispatcher for every transport of a server. */
@@ -23,11 +23,16 @@ export interface WebTransportServerOptions {
   readonly keepaliveMs?: number;
   /** The server's connection count and first-request bound (§9 maxConnections, LIM-4), applied to the HTTP/2 port. */
   readonly guard?: ConnectionGuard;
+  /**
+   * Whether to serve HTTP/3 too, on the same port over UDP, when the library's native
+   * transport loads (default true). False: no UDP listener at all (`serve --no-http3`).
+   */
+  readonly http3?: boolean;
 }
 
 export interface WebTransportListener {
   readonly port: number;
-  /** Whether HTTP/3 (QUIC) is served too; false when the native transport is missing. */
+  /** Whether HTTP/3 (QUIC) is served too; false when turned off or the native transport is missing. */
   readonly http3: boolean;
   readonly http3Reason: string;
   /** Stops accepting and closes every session with 1001 (after the dispatcher's shutdown). */
@@ -62,8 +67,7 @@ export async function probeHttp3(timeoutMs = 2000): Promise<{ ok: boolean; reaso
 
 /**
  * Serves the protocol over WebTransport: one bidirectional stream per call (spec
- * §5.4). This adapter only moves bytes: it cuts length-prefixed frames (§5.1) and
- * hands each stream to the session (`openStream`), which decodes every frame once.
+ * §5.4), each served by the call-stream pump (./call-stream.ts) into its session.
  */
 export async function listenWebTransport(options: WebTransportServerOptions): Promise<WebTransportListener> {
   const { dispatcher } = options;
@@ -109,7 +113,7 @@ export async function listenWebTransport(options: WebTransportServerOptions): Pr
   );
   const port = http2.port ?? options.port;
   const servers: WtServer[] = [http2];
-  const probe = await probeHttp3();
+  const probe = options.http3 === false ? { ok: false, reason: 'turned off' } : await probeHttp3();
   if (probe.ok) {
     const http3 = new lib.Http3Server({ ...args, port });
     http3.setRequestCallback(answer);
@@ -159,56 +163,7 @@ export async function listenWebTransport(options: WebTransportServerOptions): Pr
     for (;;) {
       const next = await streams.read().catch(() => ({ done: true as const, value: undefined }));
       if (next.done) return;
-      void serveStream(next.value, session.openStream.bind(session));
-    }
-  }
-
-  /** Moves one stream's bytes: frames in to the session's entry, frames out with their length prefix. */
-  async function serveStream(stream: WtStream, open: (sink: StreamSink) => StreamEntry): Promise<void> {
-    const reader = stream.readable.getReader();
-    const writer = stream.writable.getWriter();
-    const maxFrameBytes = dispatcher.limits.maxFrameBytes;
-    const decoder = new FrameDecoder(maxFrameBytes);
-    let reset = false;
-    // A turn's frames in one write: a write per 100-byte item cost a stream object's
-    // promise, a capsule and an HTTP/2 DATA frame each (bench/PROFILE.md).
-    const batch = chunkBatcher((chunk) => writer.write(chunk), { lengthPrefixed: true });
-    const entry = open({
-      write: (frame) => {
-        checkFrameBody(frame, maxFrameBytes);
-        return batch.write(frame);
-      },
-      end: () => {
-        batch.flush();
-        void writer.close().catch(() => undefined);
-      },
-      reset: (reason) => {
-        reset = true;
-        dispatcher.logger?.debug('webtransport stream reset', { reason });
-        batch.drop(new Error(`stream reset: ${reason}`));
-        void writer.abort(new ProtocolError('UNDECODABLE', reason)).catch(() => undefined);
-        void reader.cancel().catch(() => undefined);
-      },
-    });
-    try {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) {
-          decoder.end();
-          break;
-        }
-        for (const body of decoder.push(value)) {
-          if (reset) return;
-          entry.receive(body);
-        }
-      }
-      entry.end();
-    } catch (error) {
-      // §5.1, WT-3: a bad length prefix or a reset from the caller ends this stream, not the session.
-      if (reset) return;
-      dispatcher.logger?.debug('webtransport stream ended', { error: error instanceof ProtocolError ? error.message : String(error) });
-      entry.reset();
-      await writer.abort(error).catch(() => undefined);
+      void pumpCallStream(next.value, session.openStream.bind(session), dispatcher, { name: 'webtransport' });
     }
   }
 

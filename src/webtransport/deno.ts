@@ -1,10 +1,12 @@
 import type { ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
+import { BRIDGE_LINE_MAX_BYTES, bridgeLine, bridgeMessages, parseBridgeLine, type BridgeMessage } from './bridge-protocol.js';
+import { socketStream } from './socket-stream.js';
 import type { WtCloseInfo, WtSession, WtStream } from './types.js';
 
 // Node has no QUIC: HTTP/3 goes through Deno, a pinned optional dependency whose binary
-// comes from the npm registry. The server runs edge/quic-edge.ts; a client runs
-// edge/quic-client.ts. Node's modules are imported inside the functions, so that the
+// comes from the npm registry. The server runs edge/h3-server-edge.ts; a client runs
+// edge/h3-client-edge.ts; both speak the bridge of ./bridge-protocol.ts with it. Node's modules are imported inside the functions, so that the
 // browser bundle, which never takes this path, does not need them.
 
 /** The Deno binary of the pinned optional dependency, or why there is none. */
@@ -29,13 +31,13 @@ async function edgeProgram(name: EdgeName): Promise<string> {
   return fileURLToPath(new URL(`../../edge/${name}`, import.meta.url));
 }
 
-type EdgeName = 'quic-edge.ts' | 'quic-client.ts';
+type EdgeName = 'h3-server-edge.ts' | 'h3-client-edge.ts';
 
 /** A running edge program. */
 export interface EdgeProcess {
   readonly child: ChildProcess;
-  /** Its first line on stdout, `{"ready":true,…}`: it is up. Rejects when it exits or says anything else first. */
-  readonly ready: Promise<Record<string, unknown>>;
+  /** Its first line on stdout, `ready`: it is up. Rejects when it exits or says anything else first. */
+  readonly ready: Promise<BridgeMessage<'ready'>>;
   /** The last of what it wrote to stderr, for an error or the log. */
   stderr(): string;
 }
@@ -59,19 +61,16 @@ export async function spawnEdge(name: EdgeName, dir: string, configFile: string)
   child.stdin!.on('error', () => undefined);
   let errors = '';
   child.stderr!.on('data', (d: Buffer) => (errors = (errors + d.toString()).slice(-2000)));
-  const ready = new Promise<Record<string, unknown>>((resolve, reject) => {
+  const ready = new Promise<BridgeMessage<'ready'>>((resolve, reject) => {
     const exited = (code: number | null, signal: string | null): void => reject(new Error(`${name} exited (${signal ?? code}) before it was ready: ${errors.trim()}`));
     child.once('exit', exited);
     createInterface({ input: child.stdout! }).once('line', (text) => {
       child.off('exit', exited);
-      let message: Record<string, unknown> | undefined;
       try {
-        message = JSON.parse(text) as Record<string, unknown>;
+        resolve(parseBridgeLine(text, ['ready']));
       } catch {
-        // said something else
+        reject(new Error(`${name} said: ${text}`));
       }
-      if (message?.['ready'] === true) resolve(message);
-      else reject(new Error(`${name} said: ${text}`));
     });
   });
   return { child, ready, stderr: () => errors.trim() };
@@ -97,8 +96,9 @@ function startClientEdge(): Promise<ClientEdge> {
     const secret = randomBytes(32).toString('hex');
     const socket = join(dir, 'bridge.sock');
     const configFile = join(dir, 'config.json');
-    fs.writeFileSync(configFile, JSON.stringify({ dir, socket, secret }), { mode: 0o600 });
-    const edge = await spawnEdge('quic-client.ts', dir, configFile).catch((error: unknown) => {
+    const config: BridgeMessage<'clientEdgeConfig'> = { type: bridgeMessages.clientEdgeConfig.type, dir, socket, secret };
+    fs.writeFileSync(configFile, JSON.stringify(config), { mode: 0o600 });
+    const edge = await spawnEdge('h3-client-edge.ts', dir, configFile).catch((error: unknown) => {
       throw new Error(`no HTTP/3 client: ${error instanceof Error ? error.message : String(error)}`);
     });
     const { child } = edge;
@@ -123,11 +123,11 @@ function startClientEdge(): Promise<ClientEdge> {
  */
 export async function openHttp3Session(url: string, options: { certHash?: string | undefined; idleTimeoutMs?: number }): Promise<WtSession> {
   const { connect } = await import('node:net');
-  const { Duplex } = await import('node:stream');
   const edge = await startClientEdge();
   const control = connect(edge.socket);
   control.setEncoding('utf8');
-  control.write(`${JSON.stringify({ secret: edge.secret, kind: 'session', url, certHash: options.certHash?.replace(/:/g, ''), idleTimeoutMs: options.idleTimeoutMs ?? 30_000 })}\n`);
+  const certHash = options.certHash?.replace(/:/g, '').toLowerCase();
+  control.write(bridgeLine<'session'>({ type: 'session', secret: edge.secret, url, ...(certHash ? { certHash } : {}), idleTimeoutMs: options.idleTimeoutMs ?? 30_000 }));
   const streams = new Map<number, Socket>();
   let id: string | undefined;
   let next = 0;
@@ -143,32 +143,34 @@ export async function openHttp3Session(url: string, options: { certHash?: string
     });
   });
   closed.catch(() => undefined);
+  // The edge answers `accepted` or `refused`, then says `reset` and `close`. A line that
+  // fails its schema loses the session, never this process.
   let pending = '';
   control.on('data', (chunk: string) => {
     pending += chunk;
     for (let at = pending.indexOf('\n'); at >= 0; at = pending.indexOf('\n')) {
-      let message: { ok?: boolean; id?: string; reason?: string; reset?: number; closed?: number };
+      let message: BridgeMessage<'accepted' | 'refused' | 'reset' | 'close'>;
       try {
-        message = JSON.parse(pending.slice(0, at)) as typeof message;
+        message = parseBridgeLine(pending.slice(0, at), id === undefined ? ['accepted', 'refused'] : ['reset', 'close']);
       } catch {
-        // An edge that speaks nonsense loses its session, never this process.
         return void control.destroy();
       }
       pending = pending.slice(at + 1);
-      if (message.ok === true) {
+      if (message.type === 'accepted') {
         id = message.id;
         settleReady?.resolve();
         settleReady = undefined;
-      } else if (message.ok === false) {
-        closeInfo = { closeCode: 0, reason: message.reason ?? 'refused' };
-        settleReady?.reject(new Error(message.reason ?? 'refused'));
+      } else if (message.type === 'refused') {
+        closeInfo = { closeCode: 0, reason: message.reason };
+        settleReady?.reject(new Error(message.reason));
         settleReady = undefined;
-      } else if (message.reset !== undefined) {
-        streams.get(message.reset)?.destroy(new Error('the server reset the stream'));
-      } else if (message.closed !== undefined) {
-        closeInfo = { closeCode: message.closed, reason: message.reason ?? '' };
+      } else if (message.type === 'reset') {
+        streams.get(message.n)?.destroy(new Error('the server reset the stream'));
+      } else {
+        closeInfo = { closeCode: message.code, reason: message.reason };
       }
     }
+    if (pending.length > BRIDGE_LINE_MAX_BYTES) control.destroy();
   });
   control.on('error', () => undefined);
   return {
@@ -180,15 +182,16 @@ export async function openHttp3Session(url: string, options: { certHash?: string
       const n = next++;
       const socket = connect(edge.socket);
       socket.on('error', () => undefined);
-      socket.write(`${JSON.stringify({ secret: edge.secret, kind: 'stream', session: id, n })}\n`);
+      socket.write(bridgeLine<'stream'>({ type: 'stream', secret: edge.secret, session: id!, n }));
       streams.set(n, socket);
       socket.once('close', () => streams.delete(n));
-      // A web stream pair over the socket: its end() is the FIN, its backpressure the socket's.
-      return Duplex.toWeb(socket) as unknown as WtStream;
+      return socketStream(socket);
     },
     close(info?: WtCloseInfo) {
-      closeInfo = info ?? { closeCode: 0, reason: '' };
-      control.end();
+      const code = info?.closeCode ?? 0;
+      const reason = (info?.reason ?? '').slice(0, 1024);
+      closeInfo = { closeCode: code, reason };
+      control.end(bridgeLine<'close'>({ type: 'close', code, reason }));
     },
   };
 }

@@ -172,7 +172,7 @@ describe.skipIf(!hasChromium || 'reason' in deno)('HTTP/3 from Chromium through 
   it('a crashed edge is restarted, and QUIC calls work again; the WebSocket listener never noticed', async () => {
     const edges = (): number[] =>
       // Ours only (children of this process): other test files' servers run edges too.
-      execFileSync('pgrep', ['-P', String(process.pid), '-f', 'edge/quic-edge.ts'], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
+      execFileSync('pgrep', ['-P', String(process.pid), '-f', 'edge/h3-server-edge.ts'], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
     const before = edges();
     expect(before.length).toBeGreaterThan(0);
     const ws = await fx.client(transportCases[0]!);

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { posix } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 /** What `npm pack` would publish, asked of npm itself. */
@@ -9,14 +10,14 @@ function packedFiles(): string[] {
 }
 
 describe('the published package', () => {
-  it('holds the Deno edge programs HTTP/3 runs (src/webtransport/deno.ts finds them beside dist/), and every file they import', () => {
+  it('holds the Deno edge programs HTTP/3 runs (src/webtransport/deno.ts finds them beside dist/), and every file they import (the bridge protocol from src/ too)', () => {
     const files = packedFiles();
     const edge = readdirSync('edge').filter((name) => name.endsWith('.ts'));
     for (const name of edge) {
       expect(files).toContain(`edge/${name}`);
-      for (const [, imported] of readFileSync(`edge/${name}`, 'utf8').matchAll(/from '\.\/([^']+)'/g)) expect(files).toContain(`edge/${imported}`);
+      for (const [, imported] of readFileSync(`edge/${name}`, 'utf8').matchAll(/from '(\.\.?\/[^']+)'/g)) expect(files).toContain(posix.join('edge', imported!));
     }
-    expect(edge).toEqual(expect.arrayContaining(['quic-edge.ts', 'quic-client.ts']));
+    expect(edge).toEqual(expect.arrayContaining(['h3-server-edge.ts', 'h3-client-edge.ts']));
     expect(files).toContain('dist/cli/main.js');
   });
 

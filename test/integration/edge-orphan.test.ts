@@ -1,5 +1,4 @@
 import { spawnSync } from 'node:child_process';
-import { createSocket } from 'node:dgram';
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -8,15 +7,7 @@ import { connect } from '../../src/client/index.js';
 import { runCli, type CliRun } from '../support/cli.js';
 import { childPids, commandLine, isRunning } from '../support/proc.js';
 import { hasHttp3 } from '../support/server-fixture.js';
-
-/** Whether a UDP socket can be bound at host:port: nothing else holds it. */
-function udpFree(host: string, port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = createSocket('udp4');
-    socket.once('error', () => resolve(false));
-    socket.bind(port, host, () => socket.close(() => resolve(true)));
-  });
-}
+import { udpFree } from '../support/udp-free.js';
 
 /** A `callwire serve` with HTTP/3 on (its default): its WebTransport URL, certificate hash and Deno edge. */
 async function serveWithHttp3(wtPort: number): Promise<{ run: CliRun; wtUrl: string; certHash: string; edge: number; edgeDir: string }> {
@@ -24,8 +15,8 @@ async function serveWithHttp3(wtPort: number): Promise<{ run: CliRun; wtUrl: str
   const line = await run.waitFor(/https:\/\/127\.0\.0\.1:\d+\/callwire .*\n/, 'stdout', 30_000);
   expect(line).toMatch(/HTTP\/3 via the Deno edge/);
   const certHash = (await run.waitFor(/sha256 [0-9a-f]{64}/, 'stdout')).split(' ')[1]!;
-  const edge = childPids(run.child.pid!).find((pid) => commandLine(pid).some((arg) => arg.endsWith('edge/quic-edge.ts')));
-  if (edge === undefined) throw new Error('no edge/quic-edge.ts among the server\'s children');
+  const edge = childPids(run.child.pid!).find((pid) => commandLine(pid).some((arg) => arg.endsWith('edge/h3-server-edge.ts')));
+  if (edge === undefined) throw new Error('no edge/h3-server-edge.ts among the server\'s children');
   // Its last argument is its config file, in its private directory.
   return { run, wtUrl: line.split(' ')[0]!, certHash, edge, edgeDir: dirname(commandLine(edge).at(-1)!) };
 }

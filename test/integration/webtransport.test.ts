@@ -135,7 +135,7 @@ describe.skipIf(!hasHttp3)('the Node client over HTTP/3, through the Deno client
       if (answer.text !== `c${i}`) throw new Error(`call ${i} answered ${answer.text}`);
     }
     const grown = heap() - before;
-    const edges = execFileSync('pgrep', ['-P', String(process.pid), '-f', 'edge/quic-'], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
+    const edges = execFileSync('pgrep', ['-P', String(process.pid), '-f', 'edge/h3-.*-edge.ts'], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
     expect(edges.length).toBeGreaterThanOrEqual(2); // the server's edge and this process's client edge
     const rss = edges.map((pid) => Number(readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ')[1]) * 4096);
     console.log(`after 5,000 HTTP/3 streams: heap ${(grown / MIB).toFixed(2)} MiB here; edges' RSS ${rss.map((r) => (r / MIB).toFixed(0)).join(', ')} MiB`);

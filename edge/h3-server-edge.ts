@@ -6,40 +6,20 @@
 // the Node side stops reading a stream, this stops reading the QUIC stream, and the
 // stream's flow-control window stops opening.
 //
-// Bridge protocol, one unix connection per session and per stream, each starting with
-// one JSON line from here:
-//   {"secret","kind":"session","path"}  -> answered {"ok":true,"id"} or {"ok":false,"status","reason"};
-//                                          then control lines both ways: {"reset":n} (a stream was reset),
-//                                          and from the server {"close":code,"reason"}. Either end closing
-//                                          the connection closes the session.
-//   {"secret","kind":"stream","session","n"} -> then the stream's bytes, both ways; end of input is FIN.
+// The bridge's messages are defined once, for both its sides, in
+// src/webtransport/bridge-protocol.ts: this edge opens one unix connection per session
+// (`session`, answered `accepted` or `refused`, then `reset` lines both ways and `close`
+// from the server) and one per stream (`stream`, then the stream's bytes; end of input is FIN).
 //
 // It exits when its standard input ends (its server is gone), and removes its directory.
 //
-// Started by the server: deno run --unstable-net --allow-net --allow-read=<dir> --allow-write=<dir> quic-edge.ts <dir>/config.json
+// Started by the server: deno run --unstable-net --allow-net --allow-read=<dir> --allow-write=<dir> h3-server-edge.ts <dir>/config.json
 
+import { bridgeMessages, type BridgeMessage } from '../src/webtransport/bridge-protocol.ts';
 import { endWithParent } from './parent.ts';
-import { line, readLine, readUntil, streamHeader, WT_STREAM, writeAll } from './wire.ts';
+import { connectBridge, eachMessage, line, readMessage, readUntil, streamHeader, WT_STREAM, writeAll } from './wire.ts';
 
-interface Config {
-  /** The private directory the server made for this edge: removed when the server is gone. */
-  readonly dir: string;
-  readonly host: string;
-  readonly port: number;
-  readonly certFile: string;
-  readonly keyFile: string;
-  readonly socket: string;
-  readonly secret: string;
-  /**
-   * Streams a connection may have open at once: the call streams the server allows a
-   * session (§5.4, WT-5) plus the CONNECT stream. Deno's default is 100.
-   */
-  readonly maxStreams: number;
-  /** §5.5: QUIC PINGs this often, and a connection silent for two intervals is closed (0: Deno's defaults). */
-  readonly keepaliveMs: number;
-}
-
-const config = JSON.parse(Deno.readTextFileSync(Deno.args[0]!)) as Config;
+const config = bridgeMessages.serverEdgeConfig.parse(JSON.parse(Deno.readTextFileSync(Deno.args[0]!)));
 endWithParent(config.dir);
 const cert = Deno.readTextFileSync(config.certFile);
 const key = Deno.readTextFileSync(config.keyFile);
@@ -47,27 +27,31 @@ const endpoint = new Deno.QuicEndpoint({ hostname: config.host, port: config.por
 const keepalive = config.keepaliveMs > 0 ? { keepAliveInterval: config.keepaliveMs, maxIdleTimeout: 2 * config.keepaliveMs } : {};
 const listener = endpoint.listen({ cert, key, alpnProtocols: ['h3'], maxConcurrentBidirectionalStreams: config.maxStreams, ...keepalive });
 // The first line on stdout tells the server the edge is up, and on which port.
-console.log(JSON.stringify({ ready: true, port: endpoint.addr.port }));
+console.log(JSON.stringify({ type: 'ready', port: endpoint.addr.port } satisfies BridgeMessage<'ready'>));
 
 for await (const incoming of listener) {
   void (async () => {
     const conn = await incoming.accept();
     const wt = await Deno.upgradeWebTransport(conn);
-    await serveSession(conn, wt, new URL(wt.url).pathname);
+    await serveSession(conn, wt);
   })().catch((error) => console.error(JSON.stringify({ event: 'session failed', error: String(error) })));
 }
 
-async function serveSession(conn: Deno.QuicConn, wt: WebTransport, path: string): Promise<void> {
-  const control = await Deno.connect({ transport: 'unix', path: config.socket });
-  await writeAll(control, line({ secret: config.secret, kind: 'session', path }));
-  const { value: answer, rest: early } = await readLine(control);
-  if (answer['ok'] !== true) {
-    wt.close({ closeCode: Number(answer['status'] ?? 0), reason: String(answer['reason'] ?? 'refused') });
+async function serveSession(conn: Deno.QuicConn, wt: Awaited<ReturnType<typeof Deno.upgradeWebTransport>>): Promise<void> {
+  const control = await connectBridge(config.socket);
+  await writeAll(control, line<'session'>({ type: 'session', secret: config.secret, url: wt.url }));
+  const { value: answer, rest: early } = await readMessage(control, ['accepted', 'refused']).catch((error: unknown) => {
+    control.close();
+    wt.close({ closeCode: 0, reason: 'the server refused' });
+    throw error;
+  });
+  if (answer.type === 'refused') {
+    wt.close({ closeCode: answer.status ?? 0, reason: answer.reason });
     control.close();
     return;
   }
   await wt.ready;
-  const id = String(answer['id']);
+  const id = answer.id;
   const writers = new Map<number, WritableStreamDefaultWriter<Uint8Array>>();
   const readers = new Map<number, ReadableStreamDefaultReader<Uint8Array>>();
   let closed = false;
@@ -86,26 +70,18 @@ async function serveSession(conn: Deno.QuicConn, wt: WebTransport, path: string)
     }
   };
   void wt.closed.catch(() => undefined).then(closeAll);
-  // Control lines from the server: a stream it reset, or the session's close.
-  void (async () => {
-    let pending = new TextDecoder().decode(early);
-    const buffer = new Uint8Array(4096);
-    for (;;) {
-      for (let at = pending.indexOf('\n'); at >= 0; at = pending.indexOf('\n')) {
-        const message = JSON.parse(pending.slice(0, at)) as { reset?: number; close?: number; reason?: string };
-        pending = pending.slice(at + 1);
-        if (message.reset !== undefined) {
-          void writers.get(message.reset)?.abort(new Error('reset by the server')).catch(() => undefined);
-          void readers.get(message.reset)?.cancel('reset by the server').catch(() => undefined);
-        } else if (message.close !== undefined) {
-          wt.close({ closeCode: message.close, reason: message.reason ?? '' });
-        }
-      }
-      const n = await control.read(buffer).catch(() => null);
-      if (n === null) return closeAll();
-      pending += new TextDecoder().decode(buffer.subarray(0, n));
+  // Control lines from the server: a stream it reset, or the session's close. A line that
+  // fails its schema ends the session.
+  void eachMessage(control, early, ['reset', 'close'], (message) => {
+    if (message.type === 'reset') {
+      void writers.get(message.n)?.abort(new Error('reset by the server')).catch(() => undefined);
+      void readers.get(message.n)?.cancel('reset by the server').catch(() => undefined);
+    } else {
+      wt.close({ closeCode: message.code, reason: message.reason });
     }
-  })();
+  })
+    .catch((error: unknown) => console.error(JSON.stringify({ event: 'bridge message refused', error: String(error) })))
+    .finally(closeAll);
 
   // The session's streams are taken from the QUIC connection itself, not from
   // `wt.incomingBidirectionalStreams`: Deno 2.9.6 wraps each WebTransport stream so that
@@ -137,8 +113,8 @@ async function serveStream(
     await Promise.allSettled([reader.cancel(), writer.close()]);
     return;
   }
-  const conn = await Deno.connect({ transport: 'unix', path: config.socket });
-  await writeAll(conn, line({ secret: config.secret, kind: 'stream', session, n }));
+  const conn = await connectBridge(config.socket);
+  await writeAll(conn, line<'stream'>({ type: 'stream', secret: config.secret, session, n }));
   if (first.byteLength > 0) await writeAll(conn, first);
   writers.set(n, writer);
   readers.set(n, reader);
@@ -157,7 +133,7 @@ async function serveStream(
       await conn.closeWrite(); // FIN: the caller's end of input (WT-2)
     } catch {
       // A reset from the caller: tell the server on the session's control connection.
-      await writeAll(control, line({ reset: n })).catch(() => undefined);
+      await writeAll(control, line<'reset'>({ type: 'reset', n })).catch(() => undefined);
       conn.close();
     }
   })();

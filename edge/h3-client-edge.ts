@@ -5,32 +5,26 @@
 // Backpressure is the sockets': when Node stops reading a stream, this stops reading
 // the QUIC stream, and the server's window for it stops opening.
 //
-// Bridge protocol, one unix connection per session and per stream, each starting with
-// one JSON line from Node:
-//   {"secret","kind":"session","url","certHash"?,"idleTimeoutMs"} -> answered {"ok":true,"id"} or {"ok":false,"reason"};
-//       later from here {"reset":n} (the server reset stream n) and {"closed":code,"reason"}.
-//       Node closing the connection closes the session.
-//   {"secret","kind":"stream","session","n"} -> then the stream's bytes, both ways; a half-close is FIN.
+// The bridge's messages are defined once, for both its sides, in
+// src/webtransport/bridge-protocol.ts: Node opens one unix connection per session
+// (`session`, answered `accepted` or `refused`; later from here `reset` and `close`, and
+// from Node `close`; Node closing the connection closes the session) and one per stream
+// (`stream`, then the stream's bytes, both ways; a half-close is FIN). A connection whose
+// first line fails its schema or carries another secret is closed unanswered.
 //
 // It exits when its standard input ends (its Node process is gone), and removes its directory.
 //
-// Started by the client: deno run --unstable-net --allow-net --allow-read=<dir> --allow-write=<dir> quic-client.ts <dir>/config.json
+// Started by the client: deno run --unstable-net --allow-net --allow-read=<dir> --allow-write=<dir> h3-client-edge.ts <dir>/config.json
 
+import { bridgeMessages, sameSecret, type BridgeMessage } from '../src/webtransport/bridge-protocol.ts';
 import { openH3Session, type H3Session } from './h3-session.ts';
 import { endWithParent } from './parent.ts';
-import { line, readLine, writeAll } from './wire.ts';
+import { eachMessage, line, readMessage, writeAll } from './wire.ts';
 
-interface Config {
-  /** The private directory its Node process made for it: removed when that process is gone. */
-  readonly dir: string;
-  readonly socket: string;
-  readonly secret: string;
-}
-
-const config = JSON.parse(Deno.readTextFileSync(Deno.args[0]!)) as Config;
+const config = bridgeMessages.clientEdgeConfig.parse(JSON.parse(Deno.readTextFileSync(Deno.args[0]!)));
 const sessions = new Map<string, { session: H3Session; control: Deno.Conn }>();
 const listener = Deno.listen({ transport: 'unix', path: config.socket });
-console.log(JSON.stringify({ ready: true }));
+console.log(JSON.stringify({ type: 'ready' } satisfies BridgeMessage<'ready'>));
 endWithParent(config.dir);
 
 for await (const conn of listener) {
@@ -44,32 +38,31 @@ for await (const conn of listener) {
 }
 
 async function serve(conn: Deno.Conn): Promise<void> {
-  const { value: hello, rest } = await readLine(conn);
-  if (hello['secret'] !== config.secret) return conn.close();
-  if (hello['kind'] === 'session') return openSession(conn, hello);
-  if (hello['kind'] === 'stream') return openStream(conn, String(hello['session']), Number(hello['n']), rest);
-  conn.close();
+  const { value: hello, rest } = await readMessage(conn, ['session', 'stream']);
+  if (!sameSecret(hello.secret, config.secret)) return conn.close();
+  if (hello.type === 'session') return openSession(conn, hello, rest);
+  return openStream(conn, hello.session, hello.n, rest);
 }
 
-async function openSession(control: Deno.Conn, hello: Record<string, unknown>): Promise<void> {
-  const hash = typeof hello['certHash'] === 'string' ? hello['certHash'] : undefined;
+async function openSession(control: Deno.Conn, hello: BridgeMessage<'session'>, early: Uint8Array): Promise<void> {
+  const hash = hello.certHash;
   let session: H3Session;
   try {
-    session = await openH3Session(new URL(String(hello['url'])), hash ? Uint8Array.from(hash.match(/../g) ?? [], (h) => parseInt(h, 16)) : undefined, Number(hello['idleTimeoutMs'] ?? 30_000));
+    session = await openH3Session(new URL(hello.url), hash ? Uint8Array.from(hash.match(/../g) ?? [], (h) => parseInt(h, 16)) : undefined, hello.idleTimeoutMs ?? 30_000);
   } catch (error) {
-    await writeAll(control, line({ ok: false, reason: error instanceof Error ? error.message : String(error) }));
+    await writeAll(control, line<'refused'>({ type: 'refused', reason: (error instanceof Error ? error.message : String(error)).slice(0, 1024) }));
     return control.close();
   }
   const id = crypto.randomUUID();
   sessions.set(id, { session, control });
-  await writeAll(control, line({ ok: true, id }));
+  await writeAll(control, line<'accepted'>({ type: 'accepted', id }));
   let ended = false;
   const end = (info: { closeCode: number; reason: string }): void => {
     if (ended) return;
     ended = true;
     sessions.delete(id);
     session.close(info.closeCode, info.reason);
-    void writeAll(control, line({ closed: info.closeCode, reason: info.reason }))
+    void writeAll(control, line<'close'>({ type: 'close', code: info.closeCode, reason: info.reason.slice(0, 1024) }))
       .catch(() => undefined)
       .finally(() => {
         try {
@@ -80,12 +73,11 @@ async function openSession(control: Deno.Conn, hello: Record<string, unknown>): 
       });
   };
   void session.closed.then(end);
-  // Node closing its end closes the session.
-  const buffer = new Uint8Array(256);
-  for (;;) {
-    const n = await control.read(buffer).catch(() => null);
-    if (n === null) return end({ closeCode: 0, reason: 'closed by the client' });
-  }
+  // Node's `close` closes the session with its code; Node closing its end, or a line that
+  // fails its schema, closes it too.
+  let asked = { closeCode: 0, reason: 'closed by the client' };
+  await eachMessage(control, early, ['close'], (message) => (asked = { closeCode: message.code, reason: message.reason })).catch(() => undefined);
+  end(asked);
 }
 
 async function openStream(conn: Deno.Conn, sessionId: string, n: number, first: Uint8Array): Promise<void> {
@@ -120,7 +112,7 @@ async function openStream(conn: Deno.Conn, sessionId: string, n: number, first: 
       await conn.closeWrite();
     } catch {
       // The server reset the stream: say so before the socket closes, so Node does not read it as an end.
-      await writeAll(owner.control, line({ reset: n })).catch(() => undefined);
+      await writeAll(owner.control, line<'reset'>({ type: 'reset', n })).catch(() => undefined);
       try {
         conn.close();
       } catch {
