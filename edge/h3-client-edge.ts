@@ -19,7 +19,7 @@
 import { bridgeMessages, sameSecret, type BridgeMessage } from '../src/webtransport/bridge-protocol.ts';
 import { openH3Session, type H3Session } from './h3-session.ts';
 import { endWithParent } from './parent.ts';
-import { eachMessage, line, readMessage, writeAll } from './wire.ts';
+import { eachMessage, line, readMessage, socketToStream, streamToSocket, writeAll } from './wire.ts';
 
 const config = bridgeMessages.clientEdgeConfig.parse(JSON.parse(Deno.readTextFileSync(Deno.args[0]!)));
 const sessions = new Map<string, { session: H3Session; control: Deno.Conn }>();
@@ -86,40 +86,9 @@ async function openStream(conn: Deno.Conn, sessionId: string, n: number, first: 
   const stream = await owner.session.openStream();
   const reader = stream.readable.getReader();
   const writer = stream.writable.getWriter();
-  // Node to server: each write waits for QUIC's window, so a server that stops reading stops this loop.
-  const up = (async () => {
-    const buffer = new Uint8Array(64 * 1024);
-    try {
-      if (first.byteLength > 0) await writer.write(first);
-      for (;;) {
-        const got = await conn.read(buffer);
-        if (got === null) break;
-        await writer.write(buffer.slice(0, got));
-      }
-      await writer.close(); // FIN: the end of the call's input (WT-2)
-    } catch {
-      await writer.abort().catch(() => undefined);
-    }
-  })();
-  // Server to Node: a write waits for the socket, so a Node reader that pauses stops this loop.
-  const down = (async () => {
-    try {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        await writeAll(conn, value);
-      }
-      await conn.closeWrite();
-    } catch {
-      // The server reset the stream: say so before the socket closes, so Node does not read it as an end.
-      await writeAll(owner.control, line<'reset'>({ type: 'reset', n })).catch(() => undefined);
-      try {
-        conn.close();
-      } catch {
-        // already closed
-      }
-    }
-  })();
+  // Node to server, and back: each side's loop waits for the other side's reader (FIN as the call's input end, WT-2).
+  const up = socketToStream(conn, writer, first);
+  const down = streamToSocket(reader, conn, owner.control, n);
   await Promise.allSettled([up, down]);
   try {
     conn.close();

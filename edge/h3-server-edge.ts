@@ -17,7 +17,7 @@
 
 import { bridgeMessages, type BridgeMessage } from '../src/webtransport/bridge-protocol.ts';
 import { endWithParent } from './parent.ts';
-import { connectBridge, eachMessage, line, readMessage, readUntil, streamHeader, WT_STREAM, writeAll } from './wire.ts';
+import { connectBridge, eachMessage, line, readMessage, readUntil, socketToStream, streamHeader, streamToSocket, WT_STREAM, writeAll } from './wire.ts';
 
 const config = bridgeMessages.serverEdgeConfig.parse(JSON.parse(Deno.readTextFileSync(Deno.args[0]!)));
 endWithParent(config.dir);
@@ -122,35 +122,9 @@ async function serveStream(
     writers.delete(n);
     readers.delete(n);
   };
-  // Caller to server: a write waits for the socket, so a server that stops reading stops this loop.
-  const up = (async () => {
-    try {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        await writeAll(conn, value);
-      }
-      await conn.closeWrite(); // FIN: the caller's end of input (WT-2)
-    } catch {
-      // A reset from the caller: tell the server on the session's control connection.
-      await writeAll(control, line<'reset'>({ type: 'reset', n })).catch(() => undefined);
-      conn.close();
-    }
-  })();
-  // Server to caller.
-  const down = (async () => {
-    const buffer = new Uint8Array(64 * 1024);
-    try {
-      for (;;) {
-        const got = await conn.read(buffer);
-        if (got === null) break;
-        await writer.write(buffer.slice(0, got));
-      }
-      await writer.close();
-    } catch {
-      await writer.abort().catch(() => undefined);
-    }
-  })();
+  // Caller to server, and back: each side's loop waits for the other side's reader (FIN as the caller's input end, WT-2).
+  const up = streamToSocket(reader, conn, control, n);
+  const down = socketToStream(conn, writer);
   await Promise.allSettled([up, down]);
   forget();
   try {

@@ -137,3 +137,47 @@ export function streamHeader(bytes: Uint8Array): { value: { type: number; sessio
   const session = type && varint(bytes, type.next);
   return type && session ? { value: { type: type.value, session: session.value }, next: session.next } : undefined;
 }
+
+/**
+ * A stream's bytes into its bridge socket, one write at a time (a side that stops reading
+ * the socket stops this loop), then the socket's FIN. A stream that fails was reset: that
+ * is said on the session's control connection before the socket closes, so the other side
+ * does not read the close as an end (WT-2).
+ */
+export async function streamToSocket(reader: ReadableStreamDefaultReader<Uint8Array>, conn: Deno.Conn, control: Deno.Conn, n: number): Promise<void> {
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      await writeAll(conn, value);
+    }
+    await conn.closeWrite();
+  } catch {
+    await writeAll(control, line<'reset'>({ type: 'reset', n })).catch(() => undefined);
+    try {
+      conn.close();
+    } catch {
+      // already closed
+    }
+  }
+}
+
+/**
+ * A bridge socket's bytes into its stream (`first` ahead of them), each write waiting for
+ * QUIC's window (a side that stops reading the stream stops this loop), then the stream's
+ * FIN; a socket that fails aborts the stream.
+ */
+export async function socketToStream(conn: Deno.Conn, writer: WritableStreamDefaultWriter<Uint8Array>, first: Uint8Array = new Uint8Array(0)): Promise<void> {
+  const buffer = new Uint8Array(64 * 1024);
+  try {
+    if (first.byteLength > 0) await writer.write(first);
+    for (;;) {
+      const got = await conn.read(buffer);
+      if (got === null) break;
+      await writer.write(buffer.slice(0, got));
+    }
+    await writer.close();
+  } catch {
+    await writer.abort().catch(() => undefined);
+  }
+}

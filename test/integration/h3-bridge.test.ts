@@ -96,20 +96,20 @@ describe.skipIf(!hasHttp3)('the HTTP/3 bridge: one schema, one secret check, on 
     const session = bridge(socket, { type: 'session', secret, url: sessionUrl() });
     await until(() => session.lines.length > 0, 'the session accepted');
     expect(JSON.parse(session.lines[0]!)).toMatchObject({ type: 'accepted' });
-    await until(() => [...h3.server.sessions()].length === 1, 'the bridged session open on the server');
+    await until(() => [...h3.server.connections()].length === 1, 'the bridged session open on the server');
     // A well-formed reset of a stream that does not exist is no reason to end a session.
     session.send({ type: 'reset', n: 7 });
     // A stream number as a string fails the schema.
     session.send({ type: 'reset', n: '7' });
     await session.closed;
-    await until(() => [...h3.server.sessions()].length === 0, 'the session ended on the server');
+    await until(() => [...h3.server.connections()].length === 0, 'the session ended on the server');
     await serves();
   });
 
   it('the client\'s edge (Deno) refuses a wrong secret and openers that fail the schema, unanswered; the right secret with the same opener opens a session', async () => {
     await serves(); // starts this process's client edge
     const { socket, secret } = edgeConfig('h3-client-edge.ts', () => true);
-    const sessions = (): number => [...h3.server.sessions()].length;
+    const sessions = (): number => [...h3.server.connections()].length;
     const before = sessions();
     const opener = { type: 'session', url: sessionUrl(), certHash: h3.server.certHash!, idleTimeoutMs: 5000 };
     await refusedUnanswered(bridge(socket, { ...opener, secret: otherSecret(secret) }));
