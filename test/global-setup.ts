@@ -9,8 +9,7 @@ const PROJECT_SOCKET = '/tmp/callwire-docker/docker.sock';
  * (scripts/docker-engine.sh, as root), so `npm test` needs nothing set up by hand.
  */
 export default function setup(): void {
-  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
-  execFileSync(process.execPath, ['scripts/build-lab.mjs'], { stdio: 'inherit' });
+  execFileSync(process.execPath, ['scripts/build.mjs'], { stdio: 'inherit' });
   if (process.env['DOCKER_HOST']) return;
   if (process.getuid?.() === 0 || existsSync(PROJECT_SOCKET)) {
     execFileSync('bash', ['scripts/docker-engine.sh', 'up'], { stdio: ['ignore', 'ignore', 'inherit'] });

@@ -1,4 +1,4 @@
-// The bridge between a Node process and its Deno HTTP/3 edge (README "HTTP/3"), defined
+// The bridge between a Node process and its Deno HTTP/3 edge (docs/http3.md "HTTP/3"), defined
 // once: the Node side (src/transports/h3-bridge.ts, src/webtransport/deno.ts) and the
 // Deno side (edge/h3-server-edge.ts, edge/h3-client-edge.ts) both parse every bridge
 // message with these schemas. It imports nothing, not even zod: Deno runs the edge with
