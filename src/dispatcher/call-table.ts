@@ -67,8 +67,11 @@ export class CallTable implements CallHost {
     const limits = this.options.rules.limits;
     if (this.live.has(id)) return duplicateCallId(id); // ID-2
     if (this.closed || !this.accepting || !this.options.accepting()) return RpcError.of('UNAVAILABLE', 'the server is shutting down');
-    if (this.live.size >= limits.maxCallsInFlight) {
-      return RpcError.of('LIMIT_EXCEEDED', `at most ${limits.maxCallsInFlight} calls may be in flight on one connection`);
+    // A call whose frames still wait for credit is in flight until they leave: it holds memory
+    // until then. A request that reuses its id replaces it (ID-3).
+    const inFlight = this.live.size + this.draining.size - (this.draining.has(id) ? 1 : 0);
+    if (inFlight >= limits.maxCallsInFlight) {
+      return RpcError.of('LIMIT_EXCEEDED', `at most ${limits.maxCallsInFlight} calls may be in flight on one connection, those whose output waits for credit included`);
     }
     const admitted = admit(this.options.rules, request, identity);
     if (admitted instanceof RpcError) return admitted;

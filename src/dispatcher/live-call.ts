@@ -313,6 +313,8 @@ export class LiveCall {
   private released(bytes: number): void {
     this.pendingBytes -= bytes;
     if (!this.mustWait) this.wakeWaiters();
+    // A source that waited for its own buffer now waits for the connection's: it must hear when that drains.
+    else if (!this.full && this.roomWaiters.length > 0) this.host.waitUncongested(this);
   }
 
   private dropHeld(): void {

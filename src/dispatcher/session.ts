@@ -92,8 +92,10 @@ export class Session {
       sink.reset(reason);
       cancelBound();
     };
-    // WT-2: the caller reset its side (or it broke) before the call ended: that is an abort.
-    const cancelBound = (): void => boundCall()?.cancel();
+    // WT-2: the caller reset its side (or it broke): an abort, which also drops what waits for credit.
+    const cancelBound = (): void => {
+      if (bound !== undefined) this.calls.find(bound)?.cancel();
+    };
     return {
       receive: (bytes) => {
         if (!open || this.calls.isClosed) return;
@@ -214,8 +216,10 @@ export class Session {
     // ID-4: a request reusing a live id, malformed or not, leaves that call alone.
     if (live && type === 'call.requested') return this.refuse(callId, duplicateCallId(callId), beside);
     const error = RpcError.of('INVALID_FRAME', message);
-    if (live) live.terminate(error);
-    else this.refuse(callId, error, deliver);
+    if (live) return live.terminate(error);
+    // ERR-2: a call that has ended, its frames still waiting for credit, hears nothing after its terminal event.
+    if (this.calls.find(callId)) return;
+    this.refuse(callId, error, deliver);
   }
 
   /** A `call.error` for an id that has no call (refused, or unknown): its only frame. */

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { checkBrowserRequest, type OriginPolicy } from '../transports/index.js';
+import { checkBrowserRequest, requestPath, type OriginPolicy } from '../transports/index.js';
 
 /** The Lab's built files (scripts/build-lab.mjs), beside the compiled server, from src/ and dist/ alike. */
 const LAB_DIR = new URL('../../dist/lab/', import.meta.url);
@@ -20,7 +20,8 @@ const FILES: Readonly<Record<string, { file: string; type: string }>> = {
 export function createLab(policy: OriginPolicy): (req: IncomingMessage, res: ServerResponse) => boolean {
   const cache = new Map<string, Buffer>();
   return (req, res) => {
-    const path = new URL(req.url ?? '/', 'http://x').pathname;
+    const path = requestPath(req.url);
+    if (path === undefined) return false;
     if (path === '/favicon.ico') {
       res.writeHead(204).end();
       return true;

@@ -4,6 +4,7 @@ export { ConnectionGuard, type ConnectionCounts, type ConnectionGuardOptions } f
 export { bearerToken, type Authenticate } from './auth.js';
 export { listenWebTransport, probeHttp3, type WebTransportListener, type WebTransportServerOptions } from './webtransport.js';
 export { checkBrowserRequest, validatePolicy, type OriginPolicy, type Verdict } from './origin.js';
+export { requestPath } from './request-path.js';
 export { createHttpCalls, CALL_PATH, DEADLINE_HEADER, type HttpCallsOptions } from './http/calls.js';
 export { EXIT_CODE_HEADER, CALL_ID_HEADER } from './http/responder.js';
 // The server decides between HTTP/3 providers; finding Deno is the WebTransport layer's.

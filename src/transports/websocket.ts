@@ -6,6 +6,7 @@ import { OutboundGauge, type Dispatcher, type Identity, type SessionTransport } 
 import { writeBatcher } from '../io/index.js';
 import { closeCodes, codecForSubprotocol, codecs, limits, sniffCodec, subprotocols, type Codec } from '../protocol/index.js';
 import { bearerToken } from './auth.js';
+import { requestPath } from './request-path.js';
 import { Keepalive } from './keepalive.js';
 import { checkBrowserRequest, SAME_ORIGIN_ONLY, type OriginPolicy } from './origin.js';
 
@@ -56,7 +57,8 @@ export function createWebSocketTransport(options: WebSocketTransportOptions, ser
   });
 
   const handleUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): boolean => {
-    if (!paths.has(new URL(req.url ?? '/', 'http://x').pathname)) return false; // another handler's
+    const path = requestPath(req.url);
+    if (path === undefined || !paths.has(path)) return false; // another handler's
     if (!dispatcher.accepting) return refuse(socket, 503, 'server is shutting down');
     const verdict = checkBrowserRequest(policy, req.headers.origin, req.headers.host);
     if (!verdict.ok) {

@@ -1,8 +1,8 @@
 import { Observable } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createDispatcher, defineOperation, Registry, type Operation } from '../../src/dispatcher/index.js';
-import { RpcError } from '../../src/protocol/index.js';
+import { createDispatcher, defineOperation, OutboundGauge, Registry, type Operation, type Session, type SessionTransport } from '../../src/dispatcher/index.js';
+import { codecs, envelopes, RpcError, type Envelope } from '../../src/protocol/index.js';
 import { InProcessClient, MemoryConnection } from '../../src/testing/index.js';
 import { sleep, until } from '../support/wait.js';
 
@@ -178,5 +178,77 @@ describe("the connection's outbound bytes have one count (BP-4)", () => {
     await conn.client.next((e) => e.id === 'fresh' && e.type === 'call.completed', 10_000);
     expect(state.pulled).toBe(200);
     expect(conn.client.framesFor('live').filter((e) => e.type === 'call.error')).toHaveLength(600);
+  });
+});
+
+/** A connection whose peer takes one frame per turn of the event loop, once resumed: a slow, steady reader. */
+class TrickleTransport implements SessionTransport {
+  readonly codec = codecs.msgpack;
+  readonly taken: Envelope[] = [];
+  session!: Session;
+  private readonly queue: { frame: Uint8Array; done: () => void }[] = [];
+  private readonly gauge: OutboundGauge;
+  constructor(bound: number) {
+    this.gauge = new OutboundGauge(bound, () => this.session.drained());
+  }
+  readonly congested = (): boolean => this.gauge.congested;
+  send(frame: Uint8Array): Promise<void> {
+    this.gauge.add(frame.byteLength);
+    return new Promise((done) => this.queue.push({ frame, done }));
+  }
+  close(): void {}
+  resume(): void {
+    const step = (): void => {
+      const next = this.queue.shift();
+      if (next) {
+        this.gauge.taken(next.frame.byteLength);
+        this.taken.push(this.codec.decode(next.frame) as Envelope);
+        next.done();
+      }
+      setImmediate(step);
+    };
+    step();
+  }
+}
+
+describe('a call waiting for room always hears of it', () => {
+  it('calls full of their own frames while the connection is congested all finish once a slow reader drains them (BP-1, BP-4)', async () => {
+    const { registry } = operations();
+    const dispatcher = createDispatcher({ registry, limits: { maxBufferedBytesPerCall: 8 * 1024, maxOutboundBytesPerConnection: 32 * 1024 } });
+    const transport = new TrickleTransport(32 * 1024);
+    transport.session = dispatcher.open(transport);
+    const ids = ['a', 'b', 'c', 'd', 'e'];
+    // One after another: the first calls fill their own buffers and wait for them, and only
+    // then does the connection congest; a call that waits for its own room waits on no list.
+    for (const id of ids) {
+      transport.session.receive(codecs.msgpack.encode(envelopes.requested(id, { operationId: 't/count', input: { to: 60 } })));
+      await sleep(50);
+    }
+    expect(transport.congested()).toBe(true);
+    transport.resume();
+    await until(() => ids.every((id) => transport.taken.some((e) => e.id === id && e.type === 'call.completed')), 'every stream completed', 10_000);
+    for (const id of ids) expect(transport.taken.filter((e) => e.id === id && e.type === 'call.responded')).toHaveLength(60);
+  });
+});
+
+describe('calls whose output waits for credit', () => {
+  it('count against maxCallsInFlight until their frames leave, and hear nothing after their terminal event', async () => {
+    const { registry } = operations();
+    const conn = new MemoryConnection({ registry, limits: { maxCallsInFlight: 2 } });
+    // Credit for one frame each: both streams end at once, their other frames held for credit.
+    conn.client.request('x', 't/count', { to: 5 }, { credit: 1 });
+    conn.client.request('y', 't/count', { to: 5 }, { credit: 1 });
+    await until(() => conn.session.stats.liveCalls === 0, 'both streams ended, frames held');
+    conn.client.request('z', 't/echo', { text: 'over' });
+    expect(await conn.client.nextFor('z')).toMatchObject({ type: 'call.error', payload: { code: 'LIMIT_EXCEEDED' } });
+    // A malformed frame about an ended call is no reason to send it anything more (ERR-2).
+    conn.client.sendValue({ type: 'call.credit', id: 'x', payload: { bytes: 'lots' } });
+    conn.client.sendValue(envelopes.credit('x', 1_000_000));
+    conn.client.sendValue(envelopes.credit('y', 1_000_000));
+    await conn.client.next((e) => e.id === 'x' && e.type === 'call.completed');
+    await conn.client.next((e) => e.id === 'y' && e.type === 'call.completed');
+    expect(conn.client.framesFor('x').map((e) => e.type)).toEqual(['call.credit', ...Array(5).fill('call.responded'), 'call.completed']);
+    conn.client.request('z2', 't/echo', { text: 'room again' });
+    expect(await conn.client.nextFor('z2')).toMatchObject({ type: 'call.responded', payload: { output: { text: 'room again' } } });
   });
 });

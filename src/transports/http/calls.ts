@@ -2,9 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { checkAccess, type CallOutlet, type CallTable, type CommandEnd, type Dispatcher, type Identity } from '../../dispatcher/index.js';
-import { ENVELOPE_LEVELS, RpcError } from '../../protocol/index.js';
+import { ENVELOPE_LEVELS, jsonText, RpcError } from '../../protocol/index.js';
 import { CallerInputError, classify, envelope, errorFields, execEnvelope, type Classified, type TerminalEnvelope } from '../../outcome/index.js';
 import { bearerToken } from '../auth.js';
+import { requestPath } from '../request-path.js';
 import { checkBrowserRequest, SAME_ORIGIN_ONLY, type OriginPolicy } from '../origin.js';
 import { BodyRefusal, readInput } from './body.js';
 import { Responder, streamFormat, EXIT_CODE_HEADER, CALL_ID_HEADER } from './responder.js';
@@ -33,8 +34,8 @@ export function createHttpCalls(options: HttpCallsOptions): (req: IncomingMessag
   const bodyDeadlineMs = options.bodyDeadlineMs ?? DEFAULT_BODY_DEADLINE_MS;
 
   return (req, res) => {
-    const path = new URL(req.url ?? '/', 'http://x').pathname;
-    if (!path.startsWith(CALL_PATH)) return false;
+    const path = requestPath(req.url);
+    if (path === undefined || !path.startsWith(CALL_PATH)) return false;
     const operationId = safeDecode(path.slice(CALL_PATH.length));
     const refuse = (status: number, classified: Classified, code: string, message: string, headers: Record<string, string> = {}): true => {
       const answer = envelope({ command: dispatcher.registry.lookup(operationId)?.commandEnd ? 'exec' : 'call', outcome: classified.outcome, failure_boundary: classified.boundary, operation: operationId || '(none)', call_id: null, events_seen: 0, diagnostics: [{ code, message }] });
@@ -116,9 +117,15 @@ function startCall(dispatcher: Dispatcher, req: IncomingMessage, res: ServerResp
 /** The answer a call's events become: a stream's line, or what the terminal record needs. */
 type Piece =
   | { readonly byteLength: number; readonly line: Buffer }
-  | { readonly byteLength: 0; readonly answer: unknown }
-  | { readonly byteLength: 0; readonly end: RpcError | undefined }
+  | { readonly byteLength: 0; readonly end: Ending }
   | { readonly byteLength: 0 };
+
+/** A call's last record: the error that ended it, if one did, and the envelope, with its text. */
+interface Ending {
+  readonly error: RpcError | undefined;
+  readonly terminal: TerminalEnvelope;
+  readonly text: string;
+}
 
 const tables = new WeakMap<Socket, CallTable>();
 
@@ -151,9 +158,8 @@ function runCall(dispatcher: Dispatcher, req: IncomingMessage, res: ServerRespon
   let done = false;
   let ended: CommandEnd | undefined;
 
-  const finish = (error: RpcError | undefined, output?: unknown): void => {
-    if (done) return;
-    done = true;
+  /** The call's last record, as text now: an answer JSON cannot carry fails here, as the call's INTERNAL error. */
+  const ending = (error: RpcError | undefined, output?: unknown): Ending => {
     const base = { command, operation: operationId, call_id: id, events_seen: events } as const;
     let terminal: TerminalEnvelope;
     if (commandEnd) {
@@ -165,11 +171,15 @@ function runCall(dispatcher: Dispatcher, req: IncomingMessage, res: ServerRespon
     } else {
       terminal = envelope({ ...base, outcome: 'success', failure_boundary: 'none', ...(streaming ? {} : { output }) });
     }
-    if (responder.headersSent) responder.endStream(terminal);
-    else {
-      const status = statusOf(error, call.identity);
-      responder.whole(status, terminal, { ...retryAfter(error), ...(status === 401 ? { 'www-authenticate': 'Bearer' } : {}), ...(call.bodyUnread ? { connection: 'close' } : {}) });
-    }
+    return { error, terminal, text: jsonText(terminal) };
+  };
+
+  const finish = ({ error, terminal, text }: Ending): void => {
+    if (done) return;
+    done = true;
+    if (responder.headersSent) return responder.endStream(terminal, text);
+    const status = statusOf(error, call.identity);
+    responder.whole(status, terminal, { ...retryAfter(error), ...(status === 401 ? { 'www-authenticate': 'Bearer' } : {}), ...(call.bodyUnread ? { connection: 'close' } : {}) }, text);
   };
 
   const NOTHING: Piece = { byteLength: 0 };
@@ -178,31 +188,35 @@ function runCall(dispatcher: Dispatcher, req: IncomingMessage, res: ServerRespon
       switch (event.type) {
         case 'credit':
           return NOTHING; // the body was the whole input; nothing to grant
-        case 'output':
+        case 'output': {
           events++;
-          if (event.final) return { byteLength: 0, answer: event.output };
+          if (event.final) return { byteLength: 0, end: ending(undefined, event.output) };
           ended = commandEnd?.(event.output) ?? ended;
-          {
-            const line = responder.line(event.output);
-            return { byteLength: line.byteLength, line };
-          }
+          const line = responder.line(event.output);
+          return { byteLength: line.byteLength, line };
+        }
         case 'completed':
-          return { byteLength: 0, end: undefined };
+          return { byteLength: 0, end: ending(undefined) };
         case 'error':
-          return { byteLength: 0, end: event.error };
+          return { byteLength: 0, end: ending(event.error) };
       }
     },
     send(piece) {
       if (done) return Promise.resolve();
-      if ('line' in piece) return responder.write(piece.line);
-      if ('answer' in piece) finish(undefined, piece.answer);
-      else if ('end' in piece) finish(piece.end);
+      try {
+        if ('line' in piece) return responder.write(piece.line);
+        if ('end' in piece) finish(piece.end);
+      } catch (error) {
+        // Writing to a response that broke under us: it ends this request, not the server.
+        dispatcher.logger?.warn('an HTTP answer could not be written', { operation: operationId, error: String(error) });
+        res.destroy();
+      }
       return Promise.resolve();
     },
   };
   const request = { id, payload: { operationId, input: call.input, ...(call.deadline === undefined ? {} : { deadline_ms: call.deadline }) }, sizeBytes: 0 /* readInput held the body to maxInputBytes */ };
   const started = callsOf(dispatcher, req.socket).start(request, call.identity, outlet);
-  if (started instanceof RpcError) return finish(started);
+  if (started instanceof RpcError) return finish(ending(started));
   // A client that goes away aborts its call, as a closed WebSocket does: an exec's process is killed.
   res.on('close', () => {
     if (!done) {

@@ -60,16 +60,16 @@ export class Responder {
   }
 
   /** The last record of a stream. */
-  endStream(terminal: TerminalEnvelope): void {
-    this.res.write(this.format === 'sse' ? `event: terminal\ndata: ${jsonText(terminal)}\n\n` : `${jsonText(terminal)}\n`);
+  endStream(terminal: TerminalEnvelope, text = jsonText(terminal)): void {
+    this.res.write(this.format === 'sse' ? `event: terminal\ndata: ${text}\n\n` : `${text}\n`);
     this.res.addTrailers({ [EXIT_CODE_HEADER]: String(terminal.exit_code) });
     this.res.end();
   }
 
   /** The whole answer in one body: a unary call's, or a refusal's. */
-  whole(status: number, terminal: TerminalEnvelope, headers: Record<string, string> = {}): void {
+  whole(status: number, terminal: TerminalEnvelope, headers: Record<string, string> = {}, text = jsonText(terminal)): void {
     this.started = true;
-    const body = `${jsonText(terminal)}\n`;
+    const body = `${text}\n`;
     this.res.writeHead(status, {
       'content-type': 'application/json; charset=utf-8',
       'content-length': String(Buffer.byteLength(body)),
