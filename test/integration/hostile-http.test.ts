@@ -51,7 +51,7 @@ describe('plain HTTP against hostile requests: the server lives', () => {
   });
 
   it('an answer JSON cannot carry (a msgpack integer past 2^53 is a BigInt) ends its call with INTERNAL, and the server serves on', async () => {
-    const body = codecs.msgpack.encode({ value: 2n ** 64n - 1n });
+    const body = Buffer.from(codecs.msgpack.encode({ value: 2n ** 64n - 1n }));
     const res = await fetch(`http://127.0.0.1:${port}/call/conformance/echo`, { method: 'POST', headers: { 'content-type': 'application/msgpack' }, body });
     const answer = (await res.json()) as { outcome: string; error?: { code: string } };
     expect(answer).toMatchObject({ outcome: 'infrastructure_failure', error: { code: 'INTERNAL' } });
