@@ -182,10 +182,10 @@ export class Session {
     const { id } = envelope;
     switch (envelope.type) {
       case 'call.requested': {
-        if (this.calls.get(id)) return this.refuse(id, duplicateCallId(id), beside); // ID-2
         const outlet = frameOutlet(this.transport.codec, this.options.limits, id, deliver);
         const started = this.calls.start({ id, payload: envelope.payload, sizeBytes: frameBytes }, this.options.identity, outlet);
-        if (started instanceof RpcError) this.refuse(id, started, deliver);
+        // ID-2: the refusal of a live id must not end the stream the live call may be using.
+        if (started instanceof RpcError) this.refuse(id, started, started.code === 'DUPLICATE_CALL_ID' ? beside : deliver);
         return;
       }
       case 'call.aborted': {

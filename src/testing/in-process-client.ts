@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { CallEvent, CallOutlet, CallTable, Dispatcher, Identity, LiveCall } from '../dispatcher/index.js';
+import type { CallEvent, CallOutlet, CallTable, Dispatcher, Identity, LiveCall, Sized } from '../dispatcher/index.js';
 import { RpcError } from '../protocol/index.js';
 
 /**
@@ -56,11 +56,10 @@ export class InProcessClient {
     const id = randomUUID();
     const queue: { event: CallEvent; taken: () => void }[] = [];
     let wake: (() => void) | undefined;
-    const outlet: CallOutlet = {
+    const outlet: CallOutlet<Sized & { readonly event: CallEvent }> = {
       encode: (event) => ({ byteLength: event.type === 'output' ? ITEM_BYTES : 0, event }),
-      send: (frame) =>
+      send: ({ event }) =>
         new Promise<void>((taken) => {
-          const { event } = frame as unknown as { event: CallEvent };
           if (event.type === 'credit') return taken();
           queue.push({ event, taken });
           wake?.();
