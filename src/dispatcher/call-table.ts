@@ -1,5 +1,6 @@
 import { RpcError } from '../protocol/index.js';
 import { admit, duplicateCallId, type AdmissionRules, type CallRequest } from './admission.js';
+import type { ObserveCalls } from './call-observer.js';
 import type { CallOutlet } from './call-outlet.js';
 import { bindLogger, type Identity, type Logger } from './identity.js';
 import { LiveCall, type CallHost } from './live-call.js';
@@ -20,6 +21,8 @@ export interface CallTableOptions {
    * connection whose calls each have their own flow control (a stream per call).
    */
   readonly congested?: () => boolean;
+  /** Watches each admitted call (audit, recording). */
+  readonly observe?: ObserveCalls;
   /** Called once, when the table has closed. */
   readonly onClose?: () => void;
 }
@@ -77,6 +80,7 @@ export class CallTable implements CallHost {
     if (admitted instanceof RpcError) return admitted;
     const { op } = admitted;
     const call = new LiveCall(id, op, limits.maxBufferedBytesPerCall, outlet, this, request.payload.credit);
+    call.observer = this.options.observe?.({ id, operation: op, identity: admitted.identity, input: admitted.input });
     this.releases.set(call, admitted.release);
     this.live.set(id, call);
     this.draining.delete(id);

@@ -1,5 +1,6 @@
 import { RpcError } from '../protocol/index.js';
 import type { AdmissionRules } from './admission.js';
+import type { ObserveCalls } from './call-observer.js';
 import { CallTable } from './call-table.js';
 import { silentLogger, type Identity, type Logger } from './identity.js';
 import { IdentityLedger } from './identity-ledger.js';
@@ -18,6 +19,8 @@ export interface DispatcherOptions {
   readonly logger?: Logger;
   /** Validate every output against the operation's output schema (RES-4). Default true. */
   readonly validateOutput?: boolean;
+  /** Watches every admitted call on every transport (audit, recording). */
+  readonly observe?: ObserveCalls;
 }
 
 /**
@@ -65,6 +68,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       logger,
       validateOutput: options.validateOutput ?? true,
       accepting: () => accepting,
+      ...(options.observe ? { observe: options.observe } : {}),
       ...(congested ? { congested } : {}),
       onClose: () => connections.delete(table),
     });

@@ -1,4 +1,5 @@
 import { describeZodError, RpcError } from '../protocol/index.js';
+import type { CallObserver, CallOutcome } from './call-observer.js';
 import type { CallEvent, CallOutlet, Sized } from './call-outlet.js';
 import type { Logger } from './identity.js';
 import { InputStream } from './input-stream.js';
@@ -52,6 +53,8 @@ export class LiveCall {
   /** Encoded frames waiting for credit, in order; counted in `pendingBytes`. */
   private readonly held: Held[] = [];
   private inputStream: InputStream | undefined;
+  /** Watches the call's traffic (audit, recording); set once, at admission. */
+  observer: CallObserver | undefined;
 
   constructor(
     readonly id: string,
@@ -121,6 +124,7 @@ export class LiveCall {
     if (this.endedFlag) return;
     const frame = this.encodeOutput(output, false);
     if (frame instanceof RpcError) return this.terminate(frame);
+    this.observer?.output?.(output, frame.byteLength);
     this.queue(frame, false);
   }
 
@@ -129,7 +133,9 @@ export class LiveCall {
     if (this.endedFlag) return;
     const frame = this.encodeOutput(output, true);
     if (frame instanceof RpcError) return this.terminate(frame);
+    this.observer?.output?.(output, frame.byteLength);
     this.end(false);
+    this.observed({ kind: 'completed' });
     this.queue(frame, true);
     this.host.ended(this);
   }
@@ -138,6 +144,7 @@ export class LiveCall {
   complete(): void {
     if (this.endedFlag) return;
     this.end(false);
+    this.observed({ kind: 'completed' });
     this.queue(this.encodeTerminal({ type: 'completed' }), true);
     this.host.ended(this);
   }
@@ -150,6 +157,7 @@ export class LiveCall {
       this.host.logger.error('handler failed', { callId: this.id, operation: this.op.name, error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
     }
     this.end(false);
+    this.observed({ kind: 'error', error: wire });
     this.queue(this.encodeTerminal({ type: 'error', error: wire }), true);
     this.host.ended(this);
   }
@@ -161,6 +169,7 @@ export class LiveCall {
   terminate(error: RpcError): void {
     if (this.endedFlag) return;
     this.end(true);
+    this.observed({ kind: 'error', error });
     this.queue(this.encodeTerminal({ type: 'error', error }), true);
     this.host.ended(this);
   }
@@ -173,6 +182,7 @@ export class LiveCall {
       return;
     }
     this.end(true);
+    this.observed({ kind: 'cancelled' });
     this.host.ended(this);
   }
 
@@ -187,6 +197,7 @@ export class LiveCall {
     if (!input.hasCredit) return this.terminate(RpcError.of('CREDIT_EXCEEDED', 'input beyond the credit the callee granted')); // CR-2
     const parsed = this.op.inputStream!.safeParse(item);
     if (!parsed.success) return this.terminate(RpcError.of('INVALID_INPUT', describeZodError(parsed.error, 'item'))); // IN-1
+    this.observer?.input?.(parsed.data, frameBytes);
     input.push(parsed.data, frameBytes);
   }
 
@@ -338,6 +349,16 @@ export class LiveCall {
     this.inputStream?.close();
     this.runTeardown();
     this.wakeWaiters();
+  }
+
+  private observed(outcome: CallOutcome): void {
+    const observer = this.observer;
+    this.observer = undefined;
+    try {
+      observer?.ended?.(outcome);
+    } catch {
+      // An observer's failure is its own: the call ends all the same.
+    }
   }
 
   private runTeardown(): void {

@@ -1,0 +1,35 @@
+import type { RpcError } from '../protocol/index.js';
+import type { Identity } from './identity.js';
+import type { Operation } from './operation.js';
+
+/** How a call ended, as an observer sees it. */
+export type CallOutcome =
+  | { readonly kind: 'completed' }
+  | { readonly kind: 'error'; readonly error: RpcError }
+  /** Aborted by its caller, its connection closed, or its resume grace passed: no terminal event was sent. */
+  | { readonly kind: 'cancelled' };
+
+/** One admitted call, as an observer is told of it when it starts. */
+export interface ObservedCall {
+  readonly id: string;
+  readonly operation: Operation;
+  readonly identity: Identity | null;
+  /** The validated input. */
+  readonly input: unknown;
+}
+
+/**
+ * Watches one call's traffic (for the audit log and session recordings). Its methods
+ * run in the call's own turn and must not throw or block; what they keep is theirs.
+ */
+export interface CallObserver {
+  /** One item of the caller's input stream, as validated, with its encoded size. */
+  input?(item: unknown, bytes: number): void;
+  /** One output the handler produced (a stream's item, or a unary call's answer), with its encoded size. */
+  output?(output: unknown, bytes: number): void;
+  /** The call has ended; called once. */
+  ended?(outcome: CallOutcome): void;
+}
+
+/** Called as each call is admitted; returns the call's observer, or nothing to leave it unwatched. */
+export type ObserveCalls = (call: ObservedCall) => CallObserver | undefined;
