@@ -2,10 +2,14 @@ import type { RpcError } from '../protocol/index.js';
 
 /** What a call says to its caller, before any transport has encoded it. */
 export type CallEvent =
-  /** Input credit (§4.7), or, with 0 bytes, word that the call is admitted (CR-1). */
-  | { readonly type: 'credit'; readonly bytes: number }
-  /** A stream's item, or a unary call's one answer (`final`). */
-  | { readonly type: 'output'; readonly output: unknown; readonly final: boolean }
+  /** Input credit (§4.7), or, with 0 bytes, word that the call is admitted (CR-1); `seq`: the last input received, on a resumable call. */
+  | { readonly type: 'credit'; readonly bytes: number; readonly seq?: number }
+  /** A stream's item, or a unary call's one answer (`final`); `seq` numbers a resumable call's items (§4.9). */
+  | { readonly type: 'output'; readonly output: unknown; readonly final: boolean; readonly seq?: number }
+  /** The call may be resumed with `token` within `graceMs` of losing its connection (§4.9). */
+  | { readonly type: 'resumable'; readonly token: string; readonly graceMs: number }
+  /** A resume was accepted: the input the callee has, and the caller's input credit (§4.9). */
+  | { readonly type: 'resumed'; readonly inputSeq: number; readonly inputCredit: number }
   | { readonly type: 'completed' }
   | { readonly type: 'error'; readonly error: RpcError };
 

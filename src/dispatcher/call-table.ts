@@ -1,4 +1,4 @@
-import { RpcError } from '../protocol/index.js';
+import { RpcError, type ResumePayload } from '../protocol/index.js';
 import { admit, duplicateCallId, type AdmissionRules, type CallRequest } from './admission.js';
 import type { ObserveCalls } from './call-observer.js';
 import type { CallOutlet } from './call-outlet.js';
@@ -6,6 +6,7 @@ import { bindLogger, type Identity, type Logger } from './identity.js';
 import { LiveCall, type CallHost } from './live-call.js';
 import { isUnary, type CallContext } from './operation.js';
 import { pumpStream, pumpUnary } from './pump.js';
+import type { ResumeRegistry } from './resume-registry.js';
 
 /** What a connection's calls share with the whole server. */
 export interface CallTableOptions {
@@ -23,6 +24,8 @@ export interface CallTableOptions {
   readonly congested?: () => boolean;
   /** Watches each admitted call (audit, recording). */
   readonly observe?: ObserveCalls;
+  /** The server's resumable calls (§4.9); absent: no call of this connection outlives it. */
+  readonly resume?: ResumeRegistry;
   /** Called once, when the table has closed. */
   readonly onClose?: () => void;
 }
@@ -42,9 +45,10 @@ export class CallTable implements CallHost {
   private readonly live = new Map<string, LiveCall>();
   /** Calls that have ended with frames still waiting for the caller's credit (§4.8). */
   private readonly draining = new Map<string, LiveCall>();
+  /** Resumable calls that have ended and sent everything, kept until their caller lets them go (§4.9). */
+  private readonly retained = new Map<string, LiveCall>();
   /** Pull sources paused because the whole connection, not their own call, is full. */
   private readonly waitingOnConnection = new Set<LiveCall>();
-  private readonly releases = new Map<LiveCall, () => void>();
   private idleWaiters: (() => void)[] = [];
   private accepting = true;
   private closed = false;
@@ -80,10 +84,13 @@ export class CallTable implements CallHost {
     if (admitted instanceof RpcError) return admitted;
     const { op } = admitted;
     const call = new LiveCall(id, op, limits.maxBufferedBytesPerCall, outlet, this, request.payload.credit);
+    call.releaseAdmission = admitted.release;
     call.observer = this.options.observe?.({ id, operation: op, identity: admitted.identity, input: admitted.input });
-    this.releases.set(call, admitted.release);
     this.live.set(id, call);
     this.draining.delete(id);
+    const previous = this.retained.get(id);
+    if (previous) this.options.resume?.forget(previous); // ID-3: its caller reuses the id, so it has it all
+    this.retained.delete(id);
     this.callsStarted++;
     let deadlineAt: number | undefined;
     const deadlineMs = request.payload.deadline_ms;
@@ -92,6 +99,9 @@ export class CallTable implements CallHost {
       deadlineAt = Date.now() + budget;
       call.setDeadline(budget); // DL-1
     }
+    // §4.9: a stream under credit may outlive its connection; its caller hears the token first.
+    const asked = request.payload.resume?.grace_ms;
+    if (asked !== undefined && call.takesCredit && this.options.resume?.enabled) this.options.resume.offer(call, admitted.identity, asked);
     // An input stream's first grant, or a 0 grant to a stream that asked for credit, says the call is admitted.
     if (op.inputStream || call.takesCredit) call.admitted(limits.maxBufferedBytesPerCall);
     const tableLogger = this.options.logger;
@@ -120,9 +130,37 @@ export class CallTable implements CallHost {
     return this.live.get(id);
   }
 
-  /** The live call with this id, or the ended one whose frames still wait for credit. */
+  /** The live call with this id, or the ended one whose frames still wait for credit or for its caller's release (§4.9). */
   find(id: string): LiveCall | undefined {
-    return this.live.get(id) ?? this.draining.get(id);
+    return this.live.get(id) ?? this.draining.get(id) ?? this.retained.get(id);
+  }
+
+  /**
+   * §4.9: takes up a resumable call on this connection, from wherever it was (no
+   * connection, or one that has not yet noticed it is gone), or returns the refusal.
+   */
+  resume(id: string, payload: ResumePayload, connectionIdentity: Identity | null, outlet: CallOutlet): LiveCall | RpcError {
+    const registry = this.options.resume;
+    const limits = this.options.rules.limits;
+    if (this.live.has(id)) return duplicateCallId(id);
+    if (this.closed || !this.accepting || !this.options.accepting()) return RpcError.of('UNAVAILABLE', 'the server is shutting down');
+    if (this.live.size + this.draining.size >= limits.maxCallsInFlight) {
+      return RpcError.of('LIMIT_EXCEEDED', `at most ${limits.maxCallsInFlight} calls may be in flight on one connection`);
+    }
+    let identity = connectionIdentity;
+    if (payload.auth_token !== undefined) {
+      const fromToken = this.options.rules.authenticate?.(payload.auth_token);
+      if (!fromToken) return RpcError.of('FORBIDDEN', 'invalid token'); // AUTH-1
+      identity = fromToken;
+    }
+    if (!registry) return RpcError.of('NOT_FOUND', 'this connection cannot resume calls');
+    const call = registry.claim(payload.token, id, identity);
+    if (call instanceof RpcError) return call;
+    call.leaveHost();
+    if (call.ended) this.draining.set(id, call);
+    else this.live.set(id, call);
+    call.reattach(outlet, this, payload.seq, payload.credit);
+    return call;
   }
 
   /** The transport's channel is below its bound again (BP-4): paused pull sources resume. */
@@ -133,13 +171,29 @@ export class CallTable implements CallHost {
     for (const call of waiting) call.roomOnConnection();
   }
 
-  /** The connection is gone: every live call is cancelled (ABT-4). */
-  close(): void {
+  /**
+   * The connection is gone: every live call is cancelled (ABT-4), unless the connection
+   * was `lost` (no clean close, §4.9): resumable calls then wait for their caller.
+   */
+  close(how: 'clean' | 'lost' = 'clean'): void {
     if (this.closed) return;
     this.closed = true;
     this.accepting = false;
+    const registry = this.options.resume;
+    const ended = [...this.draining.values(), ...this.retained.values()];
     this.draining.clear();
-    for (const call of [...this.live.values()]) call.cancel();
+    this.retained.clear();
+    for (const call of [...this.live.values()]) {
+      if (how === 'lost' && call.resumable && registry) registry.detach(call);
+      else call.cancel();
+    }
+    this.live.clear();
+    for (const call of ended) {
+      if (!call.resumable || !registry) continue;
+      if (how === 'lost') registry.detach(call);
+      else registry.forget(call);
+    }
+    this.waitingOnConnection.clear();
     this.options.onClose?.();
   }
 
@@ -177,13 +231,14 @@ export class CallTable implements CallHost {
   }
 
   ended(call: LiveCall): void {
-    this.releases.get(call)?.();
-    this.releases.delete(call);
     this.waitingOnConnection.delete(call);
     if (this.live.get(call.id) !== call) return;
     this.live.delete(call.id);
-    // Its terminal frame is queued: only a call whose frames still wait for credit stays findable.
+    // Its terminal frame is queued: only a call whose frames still wait for credit stays findable,
+    // or a resumable one whose caller has not yet let it go.
     if (!call.settled && !this.closed) this.draining.set(call.id, call);
+    else if (call.resumable && !this.closed) this.retained.set(call.id, call);
+    if (call.resumable) this.options.resume?.keep(call);
     if (this.live.size === 0) {
       const waiters = this.idleWaiters;
       this.idleWaiters = [];
@@ -192,11 +247,24 @@ export class CallTable implements CallHost {
   }
 
   settled(call: LiveCall): void {
-    if (this.draining.get(call.id) === call) this.draining.delete(call.id);
+    if (this.draining.get(call.id) !== call) return;
+    this.draining.delete(call.id);
+    if (call.resumable && !this.closed) this.retained.set(call.id, call);
   }
 
   lost(error: unknown): void {
     this.options.logger.debug('send failed; closing the connection', { error: String(error) });
-    this.close();
+    this.close('lost');
+  }
+
+  discarded(call: LiveCall): void {
+    if (this.retained.get(call.id) === call) this.retained.delete(call.id);
+    if (this.draining.get(call.id) === call) this.draining.delete(call.id);
+    this.options.resume?.forget(call);
+  }
+
+  handOver(call: LiveCall): void {
+    this.waitingOnConnection.delete(call);
+    for (const map of [this.live, this.draining, this.retained]) if (map.get(call.id) === call) map.delete(call.id);
   }
 }

@@ -5,6 +5,7 @@ import { CallTable } from './call-table.js';
 import { silentLogger, type Identity, type Logger } from './identity.js';
 import { IdentityLedger } from './identity-ledger.js';
 import { resolveLimits, type SessionLimits } from './limits.js';
+import { ResumeRegistry } from './resume-registry.js';
 import type { Registry } from './registry.js';
 import { Session } from './session.js';
 import type { SessionTransport } from './transport.js';
@@ -37,6 +38,8 @@ export interface Dispatcher {
   readonly anonymousIdentity: Identity | null;
   /** The open connections' calls; a table leaves this set when it closes. */
   readonly connections: ReadonlySet<CallTable>;
+  /** Resumable calls, over every connection and none (§4.9). */
+  readonly resumable: ResumeRegistry;
   /** False once shutdown has begun: transports refuse new connections. */
   readonly accepting: boolean;
   /**
@@ -60,6 +63,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     authenticate: options.authenticate,
     ledger: new IdentityLedger(limits),
   };
+  const resumable = new ResumeRegistry(limits, logger, options.validateOutput ?? true);
   let accepting = true;
   const connect = (congested?: () => boolean): CallTable => {
     if (!accepting) throw new RpcError('UNAVAILABLE', 'the server is shutting down');
@@ -68,6 +72,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       logger,
       validateOutput: options.validateOutput ?? true,
       accepting: () => accepting,
+      resume: resumable,
       ...(options.observe ? { observe: options.observe } : {}),
       ...(congested ? { congested } : {}),
       onClose: () => connections.delete(table),
@@ -82,6 +87,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     authenticate: options.authenticate,
     anonymousIdentity: options.anonymousIdentity ?? null,
     connections,
+    resumable,
     get accepting() {
       return accepting;
     },
@@ -93,6 +99,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     async shutdown(graceMs = 0) {
       accepting = false;
       await Promise.all([...connections].map((c) => c.shutdown(graceMs)));
+      resumable.close();
     },
   };
 }

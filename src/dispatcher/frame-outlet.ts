@@ -18,7 +18,7 @@ export function frameOutlet(codec: Codec, limits: Pick<SessionLimits, 'maxFrameB
     encode(event: CallEvent): Uint8Array {
       let bytes: Uint8Array;
       try {
-        if (event.type === 'output' && !event.final) bytes = (outputFrames ??= outputFrameEncoder(codec, id))(event.output);
+        if (event.type === 'output' && !event.final && event.seq === undefined) bytes = (outputFrames ??= outputFrameEncoder(codec, id))(event.output);
         else bytes = codec.encode(envelopeOf(id, event));
       } catch (error) {
         throw new RpcError('INTERNAL', `output cannot be encoded with ${codec.name}: ${error instanceof Error ? error.message : String(error)}`);
@@ -38,9 +38,13 @@ export function frameOutlet(codec: Codec, limits: Pick<SessionLimits, 'maxFrameB
 function envelopeOf(id: string, event: CallEvent) {
   switch (event.type) {
     case 'credit':
-      return envelopes.credit(id, event.bytes);
+      return event.seq === undefined ? envelopes.credit(id, event.bytes) : { type: 'call.credit', id, payload: { bytes: event.bytes, seq: event.seq } };
     case 'output':
-      return envelopes.responded(id, event.output);
+      return event.seq === undefined ? envelopes.responded(id, event.output) : { type: 'call.responded', id, payload: { output: event.output, seq: event.seq } };
+    case 'resumable':
+      return envelopes.resumable(id, event.token, event.graceMs);
+    case 'resumed':
+      return envelopes.resumed(id, event.inputSeq, event.inputCredit);
     case 'completed':
       return envelopes.completed(id);
     case 'error':

@@ -25,6 +25,11 @@ export class InputStream implements AsyncIterable<unknown> {
     return this.credit > 0;
   }
 
+  /** The caller's credit as the callee counts it: what a resumed caller starts from again (§4.9). */
+  get callerCredit(): number {
+    return this.credit;
+  }
+
   get isEnded(): boolean {
     return this.ended;
   }

@@ -16,6 +16,12 @@ export interface SessionLimits {
   readonly maxCallsPerIdentity: number;
   /** Live calls of one identity to operations that run a command (those with a `commandEnd`, LIM-3). */
   readonly maxExecSessionsPerIdentity: number;
+  /** Longest grace a resumable call is kept for after its connection is lost; 0: calls are never resumable (§4.9). */
+  readonly maxResumeMs: number;
+  /** Replay bytes kept for one resumable call, for one identity, for the whole server (§4.9). */
+  readonly maxReplayBytesPerCall: number;
+  readonly maxReplayBytesPerIdentity: number;
+  readonly maxReplayBytes: number;
 }
 
 /** The protocol defaults, overridden by `given`. */
@@ -30,5 +36,9 @@ export function resolveLimits(given: Partial<SessionLimits> = {}): SessionLimits
     maxDeadlineMs: given.maxDeadlineMs ?? defaults.maxDeadlineMs,
     maxCallsPerIdentity: given.maxCallsPerIdentity ?? defaults.maxCallsPerIdentity,
     maxExecSessionsPerIdentity: given.maxExecSessionsPerIdentity ?? defaults.maxExecSessionsPerIdentity,
+    maxResumeMs: given.maxResumeMs ?? defaults.maxResumeMs,
+    maxReplayBytesPerCall: given.maxReplayBytesPerCall ?? defaults.maxReplayBytesPerCall,
+    maxReplayBytesPerIdentity: given.maxReplayBytesPerIdentity ?? defaults.maxReplayBytesPerIdentity,
+    maxReplayBytes: given.maxReplayBytes ?? defaults.maxReplayBytes,
   };
 }

@@ -3,6 +3,7 @@ import type { CallObserver, CallOutcome } from './call-observer.js';
 import type { CallEvent, CallOutlet, Sized } from './call-outlet.js';
 import type { Logger } from './identity.js';
 import { InputStream } from './input-stream.js';
+import type { ReplayLog } from './replay-log.js';
 import { isUnary, type Operation } from './operation.js';
 import { toWireError } from './wire-error.js';
 
@@ -21,6 +22,10 @@ export interface CallHost {
   settled(call: LiveCall): void;
   /** Delivery failed: the connection is gone. */
   lost(error: unknown): void;
+  /** The ended call's caller wants nothing more of it (a resumable call's record may go, §4.9). */
+  discarded(call: LiveCall): void;
+  /** The call moves to another connection (a resume, §4.9): forget it without cancelling it. */
+  handOver(call: LiveCall): void;
 }
 
 interface Held {
@@ -53,6 +58,18 @@ export class LiveCall {
   /** Encoded frames waiting for credit, in order; counted in `pendingBytes`. */
   private readonly held: Held[] = [];
   private inputStream: InputStream | undefined;
+  /** §4.9: a resumable call's numbered output, kept until its caller acknowledges it. */
+  private replay: ReplayLog | undefined;
+  /** A resumable call's terminal event, sent once every kept item has gone. */
+  private terminalEvent: CallEvent | undefined;
+  private terminalSent = false;
+  private attached = true;
+  /** Counts the connections the call has been on: bytes in flight on an old one no longer count (BP-1). */
+  private epoch = 0;
+  /** The last input sequence number received, on a resumable call (§4.9). */
+  private inputSeq = 0;
+  /** Gives back the call's place under its identity's caps (LIM-3); run when the call ends. */
+  releaseAdmission: (() => void) | undefined;
   /** Watches the call's traffic (audit, recording); set once, at admission. */
   observer: CallObserver | undefined;
 
@@ -60,8 +77,8 @@ export class LiveCall {
     readonly id: string,
     readonly op: Operation,
     readonly maxBufferedBytes: number,
-    private readonly outlet: CallOutlet,
-    private readonly host: CallHost,
+    private outlet: CallOutlet,
+    private host: CallHost,
     credit: number | undefined,
   ) {
     // Output credit applies to streams; a unary call's one answer is never held (§4.8).
@@ -79,7 +96,17 @@ export class LiveCall {
 
   /** Ended, with nothing left to send: the connection may forget it. */
   get settled(): boolean {
-    return this.endedFlag && this.held.length === 0;
+    return this.endedFlag && (this.replay ? this.terminalSent : this.held.length === 0);
+  }
+
+  /** On a connection; false while a resumable call waits for its caller (§4.9). */
+  get isAttached(): boolean {
+    return this.attached;
+  }
+
+  /** The call may outlive its connection (§4.9). */
+  get resumable(): boolean {
+    return this.replay !== undefined;
   }
 
   /** The caller's input stream, for operations that declare one (§4.7). */
@@ -101,9 +128,9 @@ export class LiveCall {
     return this.pendingBytes >= this.maxBufferedBytes;
   }
 
-  /** A pull source waits while this call's buffer is full or its connection's is (BP-1, BP-4). */
+  /** A pull source waits while this call's buffer is full or its connection's is (BP-1, BP-4), or its replay is (§4.9). */
   get mustWait(): boolean {
-    return this.full || this.host.congested;
+    return this.full || this.host.congested || (this.replay?.full ?? false);
   }
 
   /**
@@ -117,14 +144,63 @@ export class LiveCall {
     } else this.grant(0);
   }
 
+  // Resuming (§4.9) ------------------------------------------------------------
+
+  /** Makes the call resumable: its output is numbered and kept in `log`, and its caller hears the token first. */
+  makeResumable(log: ReplayLog, token: string, graceMs: number): void {
+    this.replay = log;
+    this.sendControl({ type: 'resumable', token, graceMs });
+  }
+
+  /** The connection is lost: the call runs on, its output kept, until it is resumed or its grace ends. */
+  detach(host: CallHost): void {
+    this.attached = false;
+    this.host = host;
+  }
+
+  /**
+   * A new connection takes the call up after output `seq`, with a fresh output window:
+   * it hears what input the callee has, then every item after `seq`, then the
+   * terminal event if the call has ended; then the call goes on.
+   */
+  reattach(outlet: CallOutlet, host: CallHost, seq: number, credit: number): void {
+    this.epoch++;
+    this.pendingBytes = 0;
+    this.outlet = outlet;
+    this.host = host;
+    this.attached = true;
+    this.outputCredit = credit;
+    this.terminalSent = false;
+    this.replay!.rewind(seq);
+    this.sendControl({ type: 'resumed', inputSeq: this.inputSeq, inputCredit: this.inputStream?.callerCredit ?? 0 });
+    this.flushReplay();
+    if (!this.mustWait) this.wakeWaiters();
+  }
+
+  /** The call is about to be resumed elsewhere: whatever holds it now lets it go, without cancelling it. */
+  leaveHost(): void {
+    this.host.handOver(this);
+  }
+
+  /** Nothing of the call is kept any more (its record is gone): its replay's bytes go back. */
+  forgetReplay(): void {
+    this.replay?.clear();
+    this.terminalSent = true;
+  }
+
   // What the handler produces -------------------------------------------------
 
   /** One item of a subscription (RES-3). */
   next(output: unknown): void {
     if (this.endedFlag) return;
-    const frame = this.encodeOutput(output, false);
+    const seq = this.replay?.nextSeq;
+    const frame = this.encodeOutput(output, false, seq);
     if (frame instanceof RpcError) return this.terminate(frame);
     this.observer?.output?.(output, frame.byteLength);
+    if (this.replay) {
+      this.replay.append(output, frame);
+      return this.flushReplay();
+    }
     this.queue(frame, false);
   }
 
@@ -145,7 +221,7 @@ export class LiveCall {
     if (this.endedFlag) return;
     this.end(false);
     this.observed({ kind: 'completed' });
-    this.queue(this.encodeTerminal({ type: 'completed' }), true);
+    this.finish({ type: 'completed' });
     this.host.ended(this);
   }
 
@@ -158,7 +234,7 @@ export class LiveCall {
     }
     this.end(false);
     this.observed({ kind: 'error', error: wire });
-    this.queue(this.encodeTerminal({ type: 'error', error: wire }), true);
+    this.finish({ type: 'error', error: wire });
     this.host.ended(this);
   }
 
@@ -170,7 +246,7 @@ export class LiveCall {
     if (this.endedFlag) return;
     this.end(true);
     this.observed({ kind: 'error', error });
-    this.queue(this.encodeTerminal({ type: 'error', error }), true);
+    this.finish({ type: 'error', error });
     this.host.ended(this);
   }
 
@@ -178,19 +254,23 @@ export class LiveCall {
   cancel(): void {
     if (this.endedFlag) {
       // ABT-2: an ended call's frames that still wait for credit are dropped: the caller wants none.
+      // For a resumable call, this is also its caller's word that it has everything (§4.9).
+      this.forgetReplay();
       this.dropHeld();
+      this.host.discarded(this);
       return;
     }
     this.end(true);
+    this.forgetReplay();
     this.observed({ kind: 'cancelled' });
     this.host.ended(this);
   }
 
   // What the caller sends -----------------------------------------------------
 
-  /** One `call.input` item (IN-1 … IN-3, CR-2): a bad one ends the call. */
-  pushInput(item: unknown, frameBytes: number): void {
-    if (this.endedFlag) return;
+  /** One `call.input` item (IN-1 … IN-3, CR-2): a bad one ends the call. `seq`: its number, on a resumable call (§4.9). */
+  pushInput(item: unknown, frameBytes: number, seq?: number): void {
+    if (this.endedFlag || this.duplicateInput(seq)) return;
     const input = this.inputStream;
     if (!input) return this.terminate(RpcError.of('INVALID_FRAME', `${this.op.name} takes no input stream`)); // IN-2
     if (input.isEnded) return this.terminate(RpcError.of('INVALID_FRAME', 'input after call.end')); // IN-3
@@ -202,20 +282,43 @@ export class LiveCall {
   }
 
   /** The caller's `call.end`, or a stream's half-close: no more input. */
-  endInput(): void {
-    if (this.endedFlag) return;
+  endInput(seq?: number): void {
+    if (this.endedFlag || this.duplicateInput(seq)) return;
     const input = this.inputStream;
     if (!input) return this.terminate(RpcError.of('INVALID_FRAME', `${this.op.name} takes no input stream`)); // IN-2
     if (input.isEnded) return this.terminate(RpcError.of('INVALID_FRAME', 'input after call.end')); // IN-3
     input.end();
   }
 
-  /** CR-4: the caller grants more output; frames that waited for it go out now. False: this call asked for no credit. */
-  credit(bytes: number): boolean {
+  /**
+   * CR-4: the caller grants more output; frames that waited for it go out now. `seq`:
+   * on a resumable call, the last item the caller has received (§4.9). False: this
+   * call asked for no credit.
+   */
+  credit(bytes: number, seq?: number): boolean {
     if (this.outputCredit === undefined) return false;
     this.outputCredit += bytes;
-    this.flush();
+    if (this.replay) {
+      if (seq !== undefined) this.replay.ack(seq);
+      this.flushReplay();
+      if (!this.mustWait) this.wakeWaiters();
+    } else this.flush();
     return true;
+  }
+
+  /**
+   * §4.9: a resumable call's input is numbered. What the callee already has is sent
+   * again after a resume and dropped here; a gap is a broken caller.
+   */
+  private duplicateInput(seq: number | undefined): boolean {
+    if (!this.replay) return false;
+    if (seq === undefined || seq > this.inputSeq + 1) {
+      this.terminate(RpcError.of('INVALID_FRAME', `a resumable call's input must be numbered in order: expected seq ${this.inputSeq + 1}`));
+      return true;
+    }
+    if (seq <= this.inputSeq) return true;
+    this.inputSeq = seq;
+    return false;
   }
 
   // Deadline, teardown, room --------------------------------------------------
@@ -234,30 +337,77 @@ export class LiveCall {
   /** Resolves when the call and its connection have room again, or the call ended. */
   waitForRoom(): Promise<void> {
     if (!this.mustWait || this.endedFlag) return Promise.resolve();
-    if (!this.full) this.host.waitUncongested(this);
+    this.listenForRoom();
     return new Promise((resolve) => this.roomWaiters.push(resolve));
   }
 
-  /** The connection drained below its bound (BP-4). */
+  /** The connection drained below its bound (BP-4), or the replay budget has room (§4.9). */
   roomOnConnection(): void {
     if (!this.mustWait) this.wakeWaiters();
-    else if (!this.full) this.host.waitUncongested(this);
+    else this.listenForRoom();
+  }
+
+  /** Asks to hear when what holds the call back may have cleared; its own buffer and replay clear by themselves. */
+  private listenForRoom(): void {
+    if (!this.full && this.host.congested) this.host.waitUncongested(this);
+    if (this.replay?.full && !this.replay.overOwnBound) this.replay.waitForBudget(this);
   }
 
   // The flow of frames (§4.8, §8) ---------------------------------------------
 
   /** A `call.credit` to the caller: never held for credit itself, so it can never deadlock. */
   private grant(bytes: number): void {
+    this.sendControl(this.replay ? { type: 'credit', bytes, seq: this.inputSeq } : { type: 'credit', bytes });
+  }
+
+  /** An event about the call's flow, not its output: sent now, never held. Lost with a lost connection (a resume restates it). */
+  private sendControl(event: CallEvent): void {
+    if (!this.attached) return;
     let frame: Sized;
     try {
-      frame = this.outlet.encode({ type: 'credit', bytes });
+      frame = this.outlet.encode(event);
     } catch (error) {
       return this.terminate(cannotEncode(error));
     }
     this.transmit(frame, false, false);
   }
 
-  private encodeOutput(output: unknown, final: boolean): Sized | RpcError {
+  /** The call's terminal event: sent once what comes before it has gone (CR-5; for a resumable call, every kept item). */
+  private finish(event: CallEvent): void {
+    if (!this.replay) return this.queue(this.encodeTerminal(event), true);
+    this.terminalEvent = event;
+    this.flushReplay();
+  }
+
+  /**
+   * A resumable call's kept items go out in order while it has a connection and credit
+   * (§4.8, §4.9); then its terminal event. What is sent stays kept until acknowledged.
+   */
+  private flushReplay(): void {
+    const log = this.replay!;
+    if (!this.attached) return;
+    while (log.hasUnsent && this.outputCredit! > 0) {
+      let frame: Sized;
+      try {
+        frame = log.nextUnsent((output, seq) => this.outlet.encode({ type: 'output', output, final: false, seq }));
+      } catch (error) {
+        // This connection's codec cannot carry what another one could: the call ends here, with the error.
+        log.clear();
+        if (!this.endedFlag) this.terminate(cannotEncode(error));
+        break;
+      }
+      log.markSent();
+      this.outputCredit! -= frame.byteLength;
+      this.transmit(frame, false, false);
+    }
+    if (!log.hasUnsent && this.terminalEvent && !this.terminalSent) {
+      this.terminalSent = true;
+      this.transmit(this.encodeTerminal(this.terminalEvent), true, false);
+      this.host.settled(this);
+    }
+  }
+
+  private encodeOutput(output: unknown, final: boolean, seq?: number): Sized | RpcError {
     let value = output;
     if (this.host.validateOutput) {
       const checked = this.op.output.safeParse(output);
@@ -265,7 +415,7 @@ export class LiveCall {
       value = checked.data;
     }
     try {
-      return this.outlet.encode({ type: 'output', output: value, final });
+      return this.outlet.encode(seq === undefined ? { type: 'output', output: value, final } : { type: 'output', output: value, final, seq });
     } catch (error) {
       // e.g. a BigInt under the JSON codec, or a frame over maxFrameBytes: the call fails, the connection lives.
       return cannotEncode(error);
@@ -312,16 +462,20 @@ export class LiveCall {
   private transmit(frame: Sized, final: boolean, counted: boolean): void {
     const size = frame.byteLength;
     if (!counted) this.pendingBytes += size;
+    // A send that fails tells the connection it was on, which may no longer be the call's (§4.9).
+    const host = this.host;
+    const epoch = this.epoch;
     this.outlet.send(frame, final).then(
-      () => this.released(size),
+      () => this.released(size, epoch),
       (error: unknown) => {
-        this.released(size);
-        this.host.lost(error);
+        this.released(size, epoch);
+        host.lost(error);
       },
     );
   }
 
-  private released(bytes: number): void {
+  private released(bytes: number, epoch: number): void {
+    if (epoch !== this.epoch) return;
     this.pendingBytes -= bytes;
     if (!this.mustWait) this.wakeWaiters();
     // A source that waited for its own buffer now waits for the connection's: it must hear when that drains.
@@ -347,6 +501,9 @@ export class LiveCall {
       for (const frame of this.held.splice(0)) this.pendingBytes -= frame.frame.byteLength;
     }
     this.inputStream?.close();
+    const release = this.releaseAdmission;
+    this.releaseAdmission = undefined;
+    release?.();
     this.runTeardown();
     this.wakeWaiters();
   }

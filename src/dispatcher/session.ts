@@ -109,9 +109,9 @@ export class Session {
             const id = request.error.callId;
             return this.refuse(id, this.calls.get(id) ? duplicateCallId(id) : RpcError.of('INVALID_FRAME', request.error.message), onStream);
           }
-          if (request.kind !== 'event' || request.envelope.type !== 'call.requested') {
+          if (request.kind !== 'event' || (request.envelope.type !== 'call.requested' && request.envelope.type !== 'call.resume')) {
             this.counters.invalidFrames++;
-            return reset('the first frame on a stream must be a call.requested with a readable id (WT-1)');
+            return reset('the first frame on a stream must be a call.requested (or a call.resume) with a readable id (WT-1)');
           }
           const id = request.envelope.id;
           // ID-2: a live id is refused on this new stream, which then ends; the live call is left alone.
@@ -149,9 +149,14 @@ export class Session {
     this.calls.drained();
   }
 
-  /** The connection is gone: every live call is cancelled (ABT-4). */
+  /** The connection was closed: every live call is cancelled (ABT-4). */
   close(): void {
-    this.calls.close();
+    this.calls.close('clean');
+  }
+
+  /** The connection was lost without a close (§4.9): resumable calls wait for their caller; the rest are cancelled. */
+  lost(): void {
+    this.calls.close('lost');
   }
 
   /** Graceful shutdown: refuse new calls, give live ones `graceMs` to end, then cancel the rest with UNAVAILABLE. */
@@ -188,6 +193,13 @@ export class Session {
         if (started instanceof RpcError) this.refuse(id, started, started.code === 'DUPLICATE_CALL_ID' ? beside : deliver);
         return;
       }
+      case 'call.resume': {
+        // §4.9: a call taken up from a lost connection answers here from now on.
+        const outlet = frameOutlet(this.transport.codec, this.options.limits, id, deliver);
+        const resumed = this.calls.resume(id, envelope.payload, this.options.identity, outlet);
+        if (resumed instanceof RpcError) this.refuse(id, resumed, resumed.code === 'DUPLICATE_CALL_ID' ? beside : deliver);
+        return;
+      }
       case 'call.aborted': {
         const call = this.calls.find(id);
         if (!call) return void this.counters.unknownIdFrames++; // ABT-3: a silent no-op
@@ -198,12 +210,12 @@ export class Session {
         const call = this.calls.get(id);
         // IN-4: input for a call that has ended (it may have crossed the terminal event) is dropped.
         if (!call) return void this.counters.unknownIdFrames++;
-        if (envelope.type === 'call.end') return call.endInput();
-        return call.pushInput(envelope.payload.item, frameBytes);
+        if (envelope.type === 'call.end') return call.endInput(envelope.payload.seq);
+        return call.pushInput(envelope.payload.item, frameBytes, envelope.payload.seq);
       }
       case 'call.credit': {
         // CR-4: the caller grants more output.
-        if (!this.calls.find(id)?.credit(envelope.payload.bytes)) this.counters.unknownIdFrames++;
+        if (!this.calls.find(id)?.credit(envelope.payload.bytes, envelope.payload.seq)) this.counters.unknownIdFrames++;
         return;
       }
       default:

@@ -36,6 +36,8 @@ export function isProtocolCode(code: unknown): code is ProtocolCode {
 export const closeCodes = {
   NORMAL: 1000,
   GOING_AWAY: 1001,
+  /** Never sent: what a peer reports when the connection ended without a close frame (it broke). */
+  ABNORMAL: 1006,
   /** A text message arrived; only binary messages carry envelopes. */
   TEXT_MESSAGE: 1002,
   /** A message was larger than maxFrameBytes. */

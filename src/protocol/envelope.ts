@@ -25,11 +25,16 @@ export const requestedPayloadSchema = z.looseObject({
   expect: z.enum(['unary', 'stream']).optional(),
   /** §4.8: the caller's first grant for the call's output, in encoded bytes; asks for output credit. */
   credit: z.number().int('must be an integer').positive('must be positive').optional(),
+  /** §4.9: asks that the call outlive its connection for up to `grace_ms`. */
+  resume: z.strictObject({ grace_ms: z.number().int('must be an integer').positive('must be positive') }).optional(),
 });
+
+/** §4.9 — a sequence number of a resumable call's output or input; counts from 1. */
+const seqSchema = z.number().int('must be an integer').min(0, 'must not be negative');
 
 /** §4.2 — the key `output` must be present; its value may be anything, null included. */
 export const respondedPayloadSchema = z
-  .looseObject({ output: z.unknown() })
+  .looseObject({ output: z.unknown(), seq: seqSchema.optional() })
   .refine((p) => Object.hasOwn(p, 'output'), { message: 'output is required', path: ['output'] });
 
 /** §4.3 and §4.4 — always empty. */
@@ -46,14 +51,42 @@ export const errorPayloadSchema = z.looseObject({
 
 /** §4.7 — one item of the call's input stream; its schema is the operation's. */
 export const inputPayloadSchema = z
-  .strictObject({ item: z.unknown() })
+  .strictObject({ item: z.unknown(), seq: seqSchema.optional() })
   .refine((p) => Object.hasOwn(p, 'item'), { message: 'item is required', path: ['item'] });
 
 /** §4.7 — the end of the call's input stream (a half-close). */
-export const endPayloadSchema = z.strictObject({});
+export const endPayloadSchema = z.strictObject({ seq: seqSchema.optional() });
 
 /** §4.7 — grants the peer that many more encoded bytes on this call. */
-export const creditPayloadSchema = z.strictObject({ bytes: z.number().int('must be an integer').min(0, 'must not be negative') });
+export const creditPayloadSchema = z.strictObject({
+  bytes: z.number().int('must be an integer').min(0, 'must not be negative'),
+  /** §4.9: on a resumable call, the last sequence number the sender has received from the other side. */
+  seq: seqSchema.optional(),
+});
+
+/** §4.9 — the callee's word that a call may be resumed with `token` for `grace_ms` after its connection is lost. */
+export const resumablePayloadSchema = z.strictObject({
+  token: z.string().min(1, 'must not be empty').max(256, 'must be at most 256 characters'),
+  grace_ms: z.number().int('must be an integer').positive('must be positive'),
+});
+
+/** §4.9 — the caller takes a call up again on a new connection. */
+export const resumePayloadSchema = z.strictObject({
+  token: z.string().min(1, 'must not be empty').max(256, 'must be at most 256 characters'),
+  /** The last output sequence number the caller received; what follows is sent again. */
+  seq: seqSchema,
+  /** A fresh output window (§4.8). */
+  credit: z.number().int('must be an integer').positive('must be positive'),
+  auth_token: z.string().optional(),
+});
+
+/** §4.9 — the callee's answer to an accepted `call.resume`. */
+export const resumedPayloadSchema = z.strictObject({
+  /** The last input sequence number the callee received; the caller sends what follows again. */
+  input_seq: seqSchema,
+  /** The caller's input credit as the callee counts it (§4.7): the caller's credit is now this. */
+  input_credit: z.number().int('must be an integer'),
+});
 
 export const envelopeSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('call.requested'), id: callIdSchema, payload: requestedPayloadSchema }),
@@ -64,12 +97,16 @@ export const envelopeSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('call.input'), id: callIdSchema, payload: inputPayloadSchema }),
   z.strictObject({ type: z.literal('call.end'), id: callIdSchema, payload: endPayloadSchema }),
   z.strictObject({ type: z.literal('call.credit'), id: callIdSchema, payload: creditPayloadSchema }),
+  z.strictObject({ type: z.literal('call.resumable'), id: callIdSchema, payload: resumablePayloadSchema }),
+  z.strictObject({ type: z.literal('call.resume'), id: callIdSchema, payload: resumePayloadSchema }),
+  z.strictObject({ type: z.literal('call.resumed'), id: callIdSchema, payload: resumedPayloadSchema }),
 ]);
 
 export type Envelope = z.infer<typeof envelopeSchema>;
 export type RequestedPayload = z.infer<typeof requestedPayloadSchema>;
 export type RespondedPayload = z.infer<typeof respondedPayloadSchema>;
 export type ErrorPayload = z.infer<typeof errorPayloadSchema>;
+export type ResumePayload = z.infer<typeof resumePayloadSchema>;
 export type EnvelopeOf<T extends Envelope['type']> = Extract<Envelope, { type: T }>;
 
 /**

@@ -1,7 +1,7 @@
 /**
  * The event types (spec/PROTOCOL.md §4): the reference's five, which keep their
- * meaning, and the three of input streams and credit (§4.7), which a peer that
- * does not know them ignores (ENV-4).
+ * meaning, the three of input streams and credit (§4.7) and the three of resumable
+ * calls (§4.9), which a peer that does not know them ignores (ENV-4).
  */
 export const eventTypes = [
   'call.requested',
@@ -12,6 +12,9 @@ export const eventTypes = [
   'call.input',
   'call.end',
   'call.credit',
+  'call.resumable',
+  'call.resume',
+  'call.resumed',
 ] as const;
 
 export type EventType = (typeof eventTypes)[number];
@@ -25,4 +28,6 @@ export const calleeEvents: ReadonlySet<EventType> = new Set([
   'call.responded',
   'call.completed',
   'call.error',
+  'call.resumable',
+  'call.resumed',
 ]);

@@ -1,9 +1,9 @@
 import type { Codec } from './codec.js';
-import type { Envelope, ErrorPayload, RequestedPayload } from './envelope.js';
+import type { Envelope, ErrorPayload, RequestedPayload, ResumePayload } from './envelope.js';
 import { parseEnvelope, type ParseResult } from './parse.js';
 import { ProtocolError } from './protocol-error.js';
 
-/** Constructors of the five envelopes (decoded messages; a frame is one encoded envelope) (spec/PROTOCOL.md §4). */
+/** Constructors of the envelopes (decoded messages; a frame is one encoded envelope) (spec/PROTOCOL.md §4). */
 export const envelopes = {
   requested: (id: string, payload: RequestedPayload): Envelope => ({ type: 'call.requested', id, payload }),
   responded: (id: string, output: unknown): Envelope => ({ type: 'call.responded', id, payload: { output } }),
@@ -13,6 +13,9 @@ export const envelopes = {
   input: (id: string, item: unknown): Envelope => ({ type: 'call.input', id, payload: { item } }),
   end: (id: string): Envelope => ({ type: 'call.end', id, payload: {} }),
   credit: (id: string, bytes: number): Envelope => ({ type: 'call.credit', id, payload: { bytes } }),
+  resumable: (id: string, token: string, graceMs: number): Envelope => ({ type: 'call.resumable', id, payload: { token, grace_ms: graceMs } }),
+  resume: (id: string, payload: ResumePayload): Envelope => ({ type: 'call.resume', id, payload }),
+  resumed: (id: string, inputSeq: number, inputCredit: number): Envelope => ({ type: 'call.resumed', id, payload: { input_seq: inputSeq, input_credit: inputCredit } }),
 };
 
 /** Decodes and validates one frame body; never throws. `maxNestingDepth` defaults to the protocol's (LIM-2). */

@@ -17,6 +17,7 @@ export {
   type RequestedPayload,
   type RespondedPayload,
   type ErrorPayload,
+  type ResumePayload,
 } from './envelope.js';
 export { parseEnvelope, describeZodError, type ParseResult } from './parse.js';
 export { ProtocolError, type ProtocolErrorKind } from './protocol-error.js';
@@ -33,6 +34,7 @@ export {
 } from './codec.js';
 export { FrameDecoder, checkFrameBody, encodeFrame, setFrameLength } from './framing.js';
 export { concatBytes } from './bytes.js';
+export { toBase64, fromBase64 } from './base64.js';
 export { protocolCodes, isProtocolCode, closeCodes, type ProtocolCode, type CodeInfo, type CloseCode } from './codes.js';
 export { RpcError } from './rpc-error.js';
 export { limits, type Limits } from './limits.js';

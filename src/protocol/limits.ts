@@ -33,6 +33,14 @@ export const limits = {
   maxConnections: 10_000,
   /** How long a new connection may take to complete its first request, upgrade or session request (§9, LIM-4). */
   handshakeTimeoutMs: 10_000,
+  /** Longest grace a resumable call is kept for after its connection is lost; longer asks are capped (§4.9). 0: no resume. */
+  maxResumeMs: 60_000,
+  /** Output of one resumable call kept for a replay, sent or not, until its caller acknowledges it (§4.9). */
+  maxReplayBytesPerCall: 1024 * 1024,
+  /** The same, over all the resumable calls of one identity (§4.9). */
+  maxReplayBytesPerIdentity: 256 * 1024 * 1024,
+  /** The same, over all the resumable calls of the server (§4.9). */
+  maxReplayBytes: 1024 * 1024 * 1024,
   /** Longest deadline a caller may ask for; larger values are clamped (§7). */
   maxDeadlineMs: 24 * 60 * 60 * 1000,
   /** Length of the big-endian length prefix on byte streams (§5.1). */

@@ -124,10 +124,13 @@ export function createWebSocketTransport(options: WebSocketTransportOptions, ser
       }
       session.receive(bytes);
     });
-    ws.on('close', () => {
+    ws.on('close', (code) => {
       keepalive.untrack(ws);
       sockets.delete(ws);
-      session.close(); // ABT-4
+      // 1006: no close frame (the socket broke, or keepalive dropped a silent peer): resumable calls
+      // wait for their caller (§4.9). A close frame, from either side, ends every call (ABT-4).
+      if (code === closeCodes.ABNORMAL) session.lost();
+      else session.close();
     });
     ws.on('error', (error) => dispatcher.logger?.debug('websocket error', { error: error.message }));
   }

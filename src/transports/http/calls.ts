@@ -187,7 +187,9 @@ function runCall(dispatcher: Dispatcher, req: IncomingMessage, res: ServerRespon
     encode(event) {
       switch (event.type) {
         case 'credit':
-          return NOTHING; // the body was the whole input; nothing to grant
+        case 'resumable':
+        case 'resumed':
+          return NOTHING; // the body was the whole input; nothing to grant; HTTP calls are not resumed by frames
         case 'output': {
           events++;
           if (event.final) return { byteLength: 0, end: ending(undefined, event.output) };

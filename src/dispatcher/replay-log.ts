@@ -1,0 +1,105 @@
+import type { Sized } from './call-outlet.js';
+import type { ReplayBudget, RoomWaiter } from './replay-budget.js';
+
+interface Entry {
+  readonly seq: number;
+  readonly output: unknown;
+  readonly size: number;
+  /** The entry as the current connection's outlet encodes it; dropped when the call moves. */
+  frame: Sized | undefined;
+}
+
+/**
+ * A resumable call's output, numbered (spec/PROTOCOL.md §4.9): every item from the
+ * first its caller has not acknowledged, sent or not. `unsent` marks where the
+ * current connection is; a resume moves it back to the first item after the
+ * caller's last seq. Its bytes count against the call's bound and the budget.
+ */
+export class ReplayLog {
+  private readonly entries: Entry[] = [];
+  /** Index in `entries` of the first item not yet handed to the current connection. */
+  private unsent = 0;
+  private lastSeq = 0;
+  private heldBytes = 0;
+
+  constructor(
+    private readonly maxBytes: number,
+    private readonly budget: ReplayBudget,
+    private readonly subject: string | null,
+  ) {}
+
+  /** No more items may be kept until the caller acknowledges some (the producer waits). */
+  get full(): boolean {
+    return this.heldBytes >= this.maxBytes || this.budget.exhausted(this.subject);
+  }
+
+  /** Over this call's own bound, as opposed to the identity's or server's. */
+  get overOwnBound(): boolean {
+    return this.heldBytes >= this.maxBytes;
+  }
+
+  get bytes(): number {
+    return this.heldBytes;
+  }
+
+  /** The sequence number the next item will carry. */
+  get nextSeq(): number {
+    return this.lastSeq + 1;
+  }
+
+  /** `waiter` hears when the identity's or server's budget may have room again. */
+  waitForBudget(waiter: RoomWaiter): void {
+    this.budget.wait(waiter);
+  }
+
+  get hasUnsent(): boolean {
+    return this.unsent < this.entries.length;
+  }
+
+  /** Keeps one output, encoded with `nextSeq`; returns its sequence number. */
+  append(output: unknown, frame: Sized): number {
+    const seq = ++this.lastSeq;
+    this.entries.push({ seq, output, size: frame.byteLength, frame });
+    this.heldBytes += frame.byteLength;
+    this.budget.take(this.subject, frame.byteLength);
+    return seq;
+  }
+
+  /** The next item to send, encoded by `encode` when this connection has not yet done it. */
+  nextUnsent(encode: (output: unknown, seq: number) => Sized): Sized {
+    const entry = this.entries[this.unsent]!;
+    return (entry.frame ??= encode(entry.output, entry.seq));
+  }
+
+  markSent(): void {
+    this.unsent++;
+  }
+
+  /** The caller has received everything up to `seq`: those are never sent again. Only sent items can be acknowledged. */
+  ack(seq: number): void {
+    let drop = 0;
+    while (drop < this.unsent && this.entries[drop]!.seq <= seq) drop++;
+    this.drop(drop);
+  }
+
+  /** A new connection takes the call up after `seq`: what follows is sent again, encoded anew. */
+  rewind(seq: number): void {
+    this.ack(seq);
+    this.unsent = 0;
+    for (const entry of this.entries) entry.frame = undefined;
+  }
+
+  /** The call is forgotten: its bytes go back to the budget. */
+  clear(): void {
+    this.drop(this.entries.length);
+  }
+
+  private drop(count: number): void {
+    if (count === 0) return;
+    let bytes = 0;
+    for (const entry of this.entries.splice(0, count)) bytes += entry.size;
+    this.unsent = Math.max(0, this.unsent - count);
+    this.heldBytes -= bytes;
+    this.budget.give(this.subject, bytes);
+  }
+}

@@ -1,0 +1,145 @@
+import { RpcError, toBase64 } from '../protocol/index.js';
+import type { Identity, Logger } from './identity.js';
+import type { SessionLimits } from './limits.js';
+import type { CallHost, LiveCall } from './live-call.js';
+import { ReplayBudget } from './replay-budget.js';
+import { ReplayLog } from './replay-log.js';
+
+interface ResumeRecord {
+  readonly token: string;
+  readonly call: LiveCall;
+  /** The identity the call belongs to; only it may resume the call. */
+  readonly subject: string | null;
+  readonly graceMs: number;
+  timer: ReturnType<typeof setTimeout> | undefined;
+}
+
+/** One answer for every refused resume: whether the call exists is not revealed (§4.9, RSM-4). */
+const NO_SUCH_CALL = 'no resumable call for this token and id (its grace may have passed, or the server restarted)';
+
+/**
+ * The server's resumable calls (spec/PROTOCOL.md §4.9), over every connection: their
+ * tokens, the grace each waits for its caller when its connection is lost, and the
+ * replay budget they share. While a call has no connection this is its host: it runs
+ * on, its output kept, until a caller resumes it or its grace ends and it is cancelled.
+ */
+export class ResumeRegistry implements CallHost {
+  readonly budget: ReplayBudget;
+  private readonly byToken = new Map<string, ResumeRecord>();
+  private readonly byCall = new Map<LiveCall, ResumeRecord>();
+
+  constructor(
+    private readonly limits: SessionLimits,
+    readonly logger: Logger,
+    readonly validateOutput: boolean,
+  ) {
+    this.budget = new ReplayBudget(limits.maxReplayBytesPerIdentity, limits.maxReplayBytes);
+  }
+
+  /** Whether this server keeps calls past their connection at all (`maxResumeMs` > 0). */
+  get enabled(): boolean {
+    return this.limits.maxResumeMs > 0;
+  }
+
+  /** Resumable calls kept, attached or not. */
+  get size(): number {
+    return this.byToken.size;
+  }
+
+  /** Calls without a connection, waiting for their caller. */
+  get detached(): number {
+    let n = 0;
+    for (const record of this.byToken.values()) if (!record.call.isAttached) n++;
+    return n;
+  }
+
+  /** Makes `call` resumable for the grace its caller asked, capped at `maxResumeMs` (RSM-1). */
+  offer(call: LiveCall, identity: Identity | null, askedMs: number): void {
+    const graceMs = Math.min(askedMs, this.limits.maxResumeMs);
+    const token = newToken();
+    const subject = identity?.subject ?? null;
+    const record: ResumeRecord = { token, call, subject, graceMs, timer: undefined };
+    this.byToken.set(token, record);
+    this.byCall.set(call, record);
+    call.makeResumable(new ReplayLog(this.limits.maxReplayBytesPerCall, this.budget, subject), token, graceMs);
+  }
+
+  /** Its connection is lost: the call waits for its caller for its grace, then is cancelled (RSM-6). */
+  detach(call: LiveCall): void {
+    const record = this.byCall.get(call);
+    if (!record) return call.cancel();
+    call.detach(this);
+    this.arm(record);
+  }
+
+  /** The call `token` names, for a caller of `identity` resuming it as `id`; the same refusal for every mismatch (RSM-4). */
+  claim(token: string, id: string, identity: Identity | null): LiveCall | RpcError {
+    const record = this.byToken.get(token);
+    if (!record || record.call.id !== id || record.subject !== (identity?.subject ?? null)) return RpcError.of('NOT_FOUND', NO_SUCH_CALL);
+    clearTimeout(record.timer);
+    record.timer = undefined;
+    return record.call;
+  }
+
+  /** An ended call is kept for its grace, for a caller that may not have its terminal event yet (RSM-8). */
+  keep(call: LiveCall): void {
+    const record = this.byCall.get(call);
+    if (record && record.timer === undefined) this.arm(record);
+  }
+
+  /** The call's record goes: its token dies and its replay's bytes go back. */
+  forget(call: LiveCall): void {
+    const record = this.byCall.get(call);
+    if (!record) return;
+    clearTimeout(record.timer);
+    this.byToken.delete(record.token);
+    this.byCall.delete(call);
+    call.forgetReplay();
+  }
+
+  /** The server stops: every kept call is cancelled, its process killed. */
+  close(): void {
+    for (const record of [...this.byToken.values()]) {
+      this.forget(record.call);
+      if (!record.call.ended) record.call.cancel();
+    }
+  }
+
+  // CallHost, for calls without a connection ---------------------------------
+
+  readonly congested = false;
+
+  waitUncongested(): void {}
+
+  ended(call: LiveCall): void {
+    // Cancelled (its grace ended): nothing is left to deliver. Otherwise its tail waits for a resume.
+    if (call.settled) this.forget(call);
+  }
+
+  settled(): void {}
+
+  lost(): void {}
+
+  discarded(call: LiveCall): void {
+    this.forget(call);
+  }
+
+  handOver(): void {}
+
+  private arm(record: ResumeRecord): void {
+    clearTimeout(record.timer);
+    record.timer = setTimeout(() => this.expire(record), record.graceMs);
+    record.timer.unref?.();
+  }
+
+  private expire(record: ResumeRecord): void {
+    this.logger.info('a resumable call was not resumed within its grace', { callId: record.call.id, graceMs: record.graceMs });
+    this.forget(record.call);
+    record.call.cancel();
+  }
+}
+
+/** 144 random bits, URL-safe. */
+function newToken(): string {
+  return toBase64(crypto.getRandomValues(new Uint8Array(18))).replace(/\+/g, '-').replace(/\//g, '_');
+}
