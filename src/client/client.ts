@@ -3,6 +3,7 @@ import { listContract, schemaContract, type Contract, type InputOf, type Operati
 import { envelopes, RpcError, type Carrier, type Envelope, type RequestedPayload } from '../protocol/index.js';
 import type { CallChannel, ClientConnection } from './connection.js';
 import { InputPump } from './input-pump.js';
+import type { ConnectionEvent } from './resuming-connection.js';
 
 export interface CallOptions {
   /** Aborting it sends `call.aborted` and fails the call with CANCELLED. */
@@ -26,6 +27,13 @@ export interface CallOptions {
    * from a server that sends none, with its first value or terminal event.
    */
   readonly onAdmitted?: () => void;
+  /**
+   * A stream that outlives a lost connection (spec §4.9): the server keeps it for up to
+   * `graceMs` (capped by the server) while this client dials again, and it goes on
+   * with no gap and no duplicate. Needs a client made with `connect(url, { resume })`,
+   * whose streams ask for it by default; `false` turns it off for this call.
+   */
+  readonly resume?: { readonly graceMs: number } | false;
 }
 
 /** An operation named by its contract (types inferred) or by its name (for operations this client does not know). */
@@ -50,12 +58,33 @@ export class Client {
   // call table showed with 10,000 calls live.
   private readonly idPrefix = `${crypto.randomUUID().slice(0, 6)}-`;
   private idCounter = 0;
+  private readonly listeners = new Set<(event: ConnectionEvent) => void>();
 
   constructor(
     private readonly connection: ClientConnection,
     /** Sent as `auth_token` on every call when the transport could not send a header. */
     private readonly callToken?: string,
+    /** What every stream asks by default: to outlive a lost connection (§4.9). Only a reconnecting connection can use it. */
+    private readonly defaultResume?: { readonly graceMs: number },
   ) {}
+
+  /**
+   * Hears `reconnecting` (the connection was lost; resumable calls wait) and `resumed`
+   * (a new connection is up and they go on), on a client made with `resume`.
+   * Returns a function that stops listening.
+   */
+  on(type: ConnectionEvent['type'], listener: (event: ConnectionEvent) => void): () => void {
+    const filtered = (event: ConnectionEvent): void => {
+      if (event.type === type) listener(event);
+    };
+    this.listeners.add(filtered);
+    return () => this.listeners.delete(filtered);
+  }
+
+  /** Called by the reconnecting connection. */
+  emit(event: ConnectionEvent): void {
+    for (const listener of [...this.listeners]) listener(event);
+  }
 
   get closed(): Promise<void> {
     return this.connection.closed;
@@ -268,7 +297,11 @@ export class Client {
   ): { channel: CallChannel; cleanup: () => void } {
     const id = options.id ?? this.nextId();
     const payload: RequestedPayload = { operationId: operation, input, expect };
-    if (expect === 'stream') payload.credit = options.windowBytes ?? DEFAULT_WINDOW_BYTES;
+    if (expect === 'stream') {
+      payload.credit = options.windowBytes ?? DEFAULT_WINDOW_BYTES;
+      const resume = options.resume ?? this.defaultResume;
+      if (resume) payload.resume = { grace_ms: Math.max(1, Math.ceil(resume.graceMs)) };
+    }
     const token = options.token ?? this.callToken;
     if (token !== undefined) payload.auth_token = token;
     if (options.deadlineMs !== undefined) payload.deadline_ms = Math.max(1, Math.ceil(options.deadlineMs));

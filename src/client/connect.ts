@@ -1,6 +1,8 @@
 import { RpcError, type CodecName } from '../protocol/index.js';
 import type { WtCarrierChoice } from '../webtransport/index.js';
 import { Client } from './client.js';
+import type { ClientConnection } from './connection.js';
+import { ResumingConnection } from './resuming-connection.js';
 import { connectWebSocket, redact } from './websocket-connection.js';
 
 export interface ConnectOptions {
@@ -21,6 +23,12 @@ export interface ConnectOptions {
    * HTTP/3 session is ready within 300 ms; the first ready wins (docs/http3.md "Node client").
    */
   readonly transport?: WtCarrierChoice;
+  /**
+   * Survive a lost connection (spec §4.9): dial again with backoff and jitter, and take
+   * up every stream, which asks the server to keep it for `graceMs` (the server caps it).
+   * Events: `client.on('reconnecting' | 'resumed', …)`.
+   */
+  readonly resume?: { readonly graceMs: number };
 }
 
 /**
@@ -29,6 +37,24 @@ export interface ConnectOptions {
  * WebTransport (spec/PROTOCOL.md §5).
  */
 export async function connect(url: string, options: ConnectOptions = {}): Promise<Client> {
+  const { resume, ...once } = options;
+  const first = await connectOnce(url, once);
+  if (!resume) return new Client(first.connection, first.perCallToken);
+  let client: Client | undefined;
+  // The same URL and codec each time: a resumed call's frames are charged as before.
+  const dial = async (): Promise<ClientConnection> => (await connectOnce(url, { ...once, connectTimeoutMs: Math.min(options.connectTimeoutMs ?? 5000, 5000) })).connection;
+  const connection = new ResumingConnection(first.connection, { dial, onEvent: (event) => client?.emit(event) });
+  client = new Client(connection, first.perCallToken, resume);
+  return client;
+}
+
+/** A connection, and the token to send with each call where the transport could not send a header. */
+interface Connected {
+  readonly connection: ClientConnection;
+  readonly perCallToken: string | undefined;
+}
+
+async function connectOnce(url: string, options: Omit<ConnectOptions, 'resume'>): Promise<Connected> {
   let protocol: string;
   try {
     protocol = new URL(url).protocol;
@@ -44,7 +70,7 @@ export async function connect(url: string, options: ConnectOptions = {}): Promis
   // ws+unix:///path/to.sock:/callwire: the server's unix socket (serve --socket), Node only.
   if (protocol === 'ws:' || protocol === 'wss:' || protocol === 'ws+unix:') {
     const connection = await connectWebSocket(url, { ...common, ...(options.ca ? { ca: options.ca } : {}) });
-    return new Client(connection, connection.headerAuth ? undefined : options.token);
+    return { connection, perCallToken: connection.headerAuth ? undefined : options.token };
   }
   if (protocol === 'https:') {
     const { connectWebTransport } = await import('./webtransport-connection.js');
@@ -53,7 +79,7 @@ export async function connect(url: string, options: ConnectOptions = {}): Promis
       ...(options.certHash ? { certHash: options.certHash } : {}),
       ...(options.transport ? { transport: options.transport } : {}),
     });
-    return new Client(connection, connection.headerAuth ? undefined : options.token);
+    return { connection, perCallToken: connection.headerAuth ? undefined : options.token };
   }
   throw new RpcError('INVALID_INPUT', `unsupported URL scheme ${protocol}: use ws://, wss://, ws+unix:// or https://`);
 }

@@ -19,6 +19,7 @@ export { Registry } from './registry.js';
 export { checkAccess, holdsScope } from './access.js';
 export { Session, type SessionOptions, type SessionStats } from './session.js';
 export { OutboundGauge } from './outbound-gauge.js';
+export type { ResumeRegistry } from './resume-registry.js';
 export { CallTable, type CallTableOptions, type CallTableStats } from './call-table.js';
 export type { LiveCall } from './live-call.js';
 export type { CallRequest } from './admission.js';

@@ -128,6 +128,11 @@ export class LiveCall {
     return this.pendingBytes >= this.maxBufferedBytes;
   }
 
+  /** A push source that produces now overflows (BP-2): its own buffer is full, or its replay is (§4.9). */
+  get overflowing(): boolean {
+    return this.full || (this.replay?.full ?? false);
+  }
+
   /** A pull source waits while this call's buffer is full or its connection's is (BP-1, BP-4), or its replay is (§4.9). */
   get mustWait(): boolean {
     return this.full || this.host.congested || (this.replay?.full ?? false);

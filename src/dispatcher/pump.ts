@@ -52,7 +52,7 @@ function pumpObservable(call: LiveCall, source: Observable<unknown>): void {
   // not arrow properties: measured, the arrows cost ~220 bytes more per live call.
   const subscriber = new Subscriber<unknown>({
     next(value) {
-      if (call.full) call.terminate(RpcError.of('SLOW_CONSUMER', `stream outran the ${call.maxBufferedBytes}-byte buffer towards a slow peer`));
+      if (call.overflowing) call.terminate(RpcError.of('SLOW_CONSUMER', `stream outran the ${call.maxBufferedBytes}-byte buffer towards a slow peer`));
       else call.next(value);
     },
     error(error: unknown) {

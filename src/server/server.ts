@@ -1,7 +1,7 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { createDispatcher, Registry, silentLogger, type Identity, type Logger, type Operation, type CallTable, type SessionLimits } from '../dispatcher/index.js';
+import { createDispatcher, Registry, silentLogger, type Identity, type Logger, type Operation, type CallTable, type ResumeRegistry, type SessionLimits } from '../dispatcher/index.js';
 import { probeOperations, discoveryOperations, dockerOperations, probeDocker, serviceOperations, type DockerEngine } from '../operations/index.js';
 import { isLoopbackName, limits as protocolLimits } from '../protocol/index.js';
 import { ConnectionGuard, createHttpCalls, createWebSocketTransport, findDeno, startH3Bridge, type H3Bridge, listenWebTransport, validatePolicy, type OriginPolicy, type WebTransportListener } from '../transports/index.js';
@@ -61,6 +61,8 @@ export interface RunningServer {
   readonly allowedOrigins: readonly string[];
   /** The open connections' calls, every transport's. */
   readonly connections: () => ReadonlySet<CallTable>;
+  /** Resumable calls, on a connection or waiting for their caller (spec §4.9). */
+  readonly resumable: ResumeRegistry;
   /** Stops accepting, lets live calls end within `graceMs`, then aborts the rest. */
   close(graceMs?: number): Promise<void>;
 }
@@ -215,6 +217,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     registry,
     allowedOrigins: originPolicy.allowOrigins,
     connections: () => dispatcher.connections,
+    resumable: dispatcher.resumable,
     async close(graceMs = 0) {
       await dispatcher.shutdown(graceMs);
       await Promise.all([ws.close(), wt?.close(), edge?.close(), unix?.close()]);

@@ -1,0 +1,333 @@
+import { envelopes, RpcError, type Carrier, type Codec, type Envelope } from '../protocol/index.js';
+import type { CallChannel, CallSink, ClientConnection } from './connection.js';
+
+/** What a reconnecting connection tells its client (spec/PROTOCOL.md §4.9). */
+export type ConnectionEvent =
+  /** The connection was lost; `calls` resumable calls wait to be taken up again. */
+  | { readonly type: 'reconnecting'; readonly calls: number; readonly reason: string }
+  /** A new connection is up and every call that could be resumed has been asked for again. */
+  | { readonly type: 'resumed'; readonly calls: number };
+
+export interface ResumingOptions {
+  /** Makes a new connection to the same server, with the same codec. */
+  readonly dial: () => Promise<ClientConnection>;
+  readonly onEvent?: (event: ConnectionEvent) => void;
+  /** The first wait before dialling again; doubled on each failure up to `maxDelayMs`, with jitter. */
+  readonly initialDelayMs?: number;
+  readonly maxDelayMs?: number;
+}
+
+interface SentInput {
+  readonly seq: number;
+  readonly envelope: Envelope;
+  readonly bytes: number;
+}
+
+/** One call as this connection follows it, across the connections it rides. */
+interface Tracked {
+  readonly id: string;
+  readonly request: Envelope;
+  readonly sink: CallSink;
+  /** The output window the call asked for; a resume asks for it afresh. */
+  readonly window: number;
+  channel: CallChannel | undefined;
+  token: string | undefined;
+  graceMs: number;
+  /** When the connection it was on was lost; its grace counts from then. */
+  lostAt: number | undefined;
+  /** The last output sequence number received (§4.9). */
+  lastSeq: number;
+  inputSeq: number;
+  /** Input the callee has not yet acknowledged, sent again after a resume. */
+  readonly unacked: SentInput[];
+  /** Input credit as this side counts it: grants received less input sent. */
+  inputCredit: number;
+  /** A `call.resume` is out and its `call.resumed` has not come back. */
+  resuming: boolean;
+  /** The caller aborted it while no connection was up: abort it once one is. */
+  abortPending: boolean;
+}
+
+/**
+ * A client connection that survives losing its carrier (spec/PROTOCOL.md §4.9): when
+ * the connection breaks, it dials again with backoff and jitter and takes every
+ * resumable call up where its output stopped, sending again the input the callee had
+ * not acknowledged, so the consumer sees no gap and no duplicate. Calls that are not
+ * resumable fail with the connection, as on a plain connection.
+ */
+export class ResumingConnection implements ClientConnection {
+  private current: ClientConnection | undefined;
+  private readonly calls = new Map<string, Tracked>();
+  /** Calls started while no connection was up: started once one is. */
+  private waiting: Tracked[] = [];
+  private reconnecting = false;
+  private closing = false;
+  private closedResolve: () => void = () => undefined;
+  readonly closed = new Promise<void>((resolve) => (this.closedResolve = resolve));
+
+  constructor(
+    first: ClientConnection,
+    private readonly options: ResumingOptions,
+  ) {
+    this.adopt(first);
+  }
+
+  get codec(): Codec {
+    return this.current?.codec ?? this.lastCodec;
+  }
+
+  get carrier(): Carrier {
+    return this.current?.carrier ?? this.lastCarrier;
+  }
+
+  private lastCodec!: Codec;
+  private lastCarrier!: Carrier;
+
+  startCall(request: Envelope, sink: CallSink): CallChannel {
+    const payload = request.type === 'call.requested' ? request.payload : undefined;
+    const call: Tracked = {
+      id: request.id,
+      request,
+      sink,
+      window: payload?.credit ?? 0,
+      channel: undefined,
+      token: undefined,
+      graceMs: 0,
+      lostAt: undefined,
+      lastSeq: 0,
+      inputSeq: 0,
+      unacked: [],
+      inputCredit: 0,
+      resuming: false,
+      abortPending: false,
+    };
+    this.calls.set(call.id, call);
+    if (this.current) call.channel = this.current.startCall(request, this.sinkFor(call));
+    else {
+      this.waiting.push(call);
+      this.reconnect('no connection is up');
+    }
+    return {
+      abort: () => this.abort(call),
+      done: () => {
+        this.calls.delete(call.id);
+        call.channel?.done();
+      },
+      send: (envelope) => this.send(call, envelope),
+    };
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    const current = this.current;
+    if (current) await current.close();
+    this.failWaiting(new RpcError('CANCELLED', 'the client closed its connection'));
+    this.closedResolve();
+  }
+
+  private adopt(connection: ClientConnection): void {
+    this.current = connection;
+    this.lastCodec = connection.codec;
+    this.lastCarrier = connection.carrier;
+    void connection.closed.then(() => {
+      if (this.current !== connection) return;
+      this.current = undefined;
+      if (this.closing) return this.closedResolve();
+      // Calls on it have heard `lost`; with none to resume, dial again only for the next call.
+      if (this.detached().length > 0 || this.waiting.length > 0) this.reconnect('the connection was lost');
+    });
+  }
+
+  private sinkFor(call: Tracked): CallSink {
+    return {
+      frame: (envelope, bytes) => this.frame(call, envelope, bytes),
+      lost: (error) => {
+        if (this.closing || call.token === undefined || call.abortPending) return this.fail(call, error);
+        call.channel = undefined;
+        call.resuming = false;
+        call.lostAt ??= Date.now();
+        this.reconnect(error.message);
+      },
+    };
+  }
+
+  private frame(call: Tracked, envelope: Envelope, bytes: number): void {
+    switch (envelope.type) {
+      case 'call.resumable':
+        call.token = envelope.payload.token;
+        call.graceMs = envelope.payload.grace_ms;
+        return;
+      case 'call.resumed':
+        return this.resumed(call, envelope.payload.input_seq, envelope.payload.input_credit);
+      case 'call.responded': {
+        const seq = envelope.payload.seq;
+        if (seq !== undefined) {
+          if (seq <= call.lastSeq) return; // sent again after a resume: the consumer has it
+          call.lastSeq = seq;
+          return call.sink.frame(envelope, bytes);
+        }
+        break;
+      }
+      case 'call.credit': {
+        const seq = envelope.payload.seq;
+        if (seq !== undefined) this.acknowledged(call, seq);
+        call.inputCredit += envelope.payload.bytes;
+        return call.sink.frame(envelope, bytes);
+      }
+      case 'call.error':
+        if (call.resuming) {
+          // The callee no longer has the call (its grace passed, or it restarted): the call is lost with its connection.
+          this.calls.delete(call.id);
+          return call.sink.lost(new RpcError('UNAVAILABLE', `the connection was lost and the call could not be resumed: ${envelope.payload.message}`));
+        }
+        break;
+      default:
+        break;
+    }
+    if (isTerminal(envelope) && call.token !== undefined) {
+      // §4.9: the caller has everything; the callee may forget the call now rather than after its grace.
+      call.channel?.send(envelopes.aborted(call.id));
+      call.token = undefined;
+    }
+    call.sink.frame(envelope, bytes);
+  }
+
+  private send(call: Tracked, envelope: Envelope): number {
+    if (call.token === undefined) return call.channel?.send(envelope) ?? 0;
+    if (envelope.type === 'call.input' || envelope.type === 'call.end') {
+      const seq = ++call.inputSeq;
+      const numbered: Envelope = envelope.type === 'call.input' ? { ...envelope, payload: { ...envelope.payload, seq } } : { ...envelope, payload: { seq } };
+      const bytes = call.channel && !call.resuming ? call.channel.send(numbered) : this.codec.encode(numbered).byteLength;
+      call.unacked.push({ seq, envelope: numbered, bytes });
+      call.inputCredit -= bytes;
+      return bytes;
+    }
+    if (envelope.type === 'call.credit') {
+      // A resume asks for a whole window afresh: a grant for a connection that is gone means nothing.
+      if (!call.channel || call.resuming) return 0;
+      return call.channel.send({ ...envelope, payload: { bytes: envelope.payload.bytes, seq: call.lastSeq } });
+    }
+    return call.channel?.send(envelope) ?? 0;
+  }
+
+  private abort(call: Tracked): void {
+    if (call.channel) {
+      call.channel.abort();
+      this.calls.delete(call.id);
+      return;
+    }
+    // No connection: the call is aborted once one is up (or its grace ends it at the callee).
+    call.abortPending = true;
+    this.waiting = this.waiting.filter((c) => c !== call);
+  }
+
+  private acknowledged(call: Tracked, seq: number): void {
+    let n = 0;
+    while (n < call.unacked.length && call.unacked[n]!.seq <= seq) n++;
+    if (n > 0) call.unacked.splice(0, n);
+  }
+
+  /** §4.9: the callee has input up to `inputSeq` and counts `inputCredit`; the rest goes again, and the credit follows. */
+  private resumed(call: Tracked, inputSeq: number, inputCredit: number): void {
+    call.resuming = false;
+    call.lostAt = undefined;
+    this.acknowledged(call, inputSeq);
+    let credit = inputCredit;
+    for (const input of call.unacked) credit -= call.channel!.send(input.envelope);
+    const change = credit - call.inputCredit;
+    call.inputCredit = credit;
+    // The input pump counts credit by grants: one (possibly negative) grant brings it to the callee's count.
+    if (change !== 0) call.sink.frame(envelopes.credit(call.id, change), 0);
+  }
+
+  private detached(): Tracked[] {
+    return [...this.calls.values()].filter((call) => call.channel === undefined && call.token !== undefined);
+  }
+
+  private reconnect(reason: string): void {
+    if (this.reconnecting || this.closing) return;
+    this.reconnecting = true;
+    this.options.onEvent?.({ type: 'reconnecting', calls: this.detached().length, reason });
+    void this.dialLoop().finally(() => (this.reconnecting = false));
+  }
+
+  private async dialLoop(): Promise<void> {
+    const initial = this.options.initialDelayMs ?? 100;
+    const max = this.options.maxDelayMs ?? 2000;
+    for (let attempt = 0; !this.closing; attempt++) {
+      this.expireGraces();
+      if (this.detached().length === 0 && this.waiting.length === 0) return;
+      // Full jitter over half the step: many clients cut at once do not all come back at once.
+      const step = Math.min(max, initial * 2 ** attempt);
+      await sleep(step / 2 + Math.random() * (step / 2));
+      if (this.closing) return;
+      let connection: ClientConnection;
+      try {
+        connection = await this.options.dial();
+      } catch (error) {
+        if (error instanceof RpcError && error.code === 'FORBIDDEN') return this.failAll(error);
+        continue;
+      }
+      if (this.closing) return void connection.close();
+      this.adopt(connection);
+      const detached = this.detached();
+      for (const call of detached) this.resume(connection, call);
+      const waiting = this.waiting;
+      this.waiting = [];
+      for (const call of waiting) call.channel = connection.startCall(call.request, this.sinkFor(call));
+      this.options.onEvent?.({ type: 'resumed', calls: detached.length });
+      return;
+    }
+  }
+
+  private resume(connection: ClientConnection, call: Tracked): void {
+    call.resuming = true;
+    const request = call.request.type === 'call.requested' ? call.request.payload : undefined;
+    const resume = envelopes.resume(call.id, {
+      token: call.token!,
+      seq: call.lastSeq,
+      credit: call.window,
+      ...(request?.auth_token === undefined ? {} : { auth_token: request.auth_token }),
+    });
+    call.channel = connection.startCall(resume, this.sinkFor(call));
+    if (call.abortPending) {
+      call.channel.abort();
+      this.calls.delete(call.id);
+    }
+  }
+
+  /** Calls whose grace has passed are gone at the callee: they fail here, never end as if complete. */
+  private expireGraces(): void {
+    const now = Date.now();
+    for (const call of this.detached()) {
+      if (call.lostAt !== undefined && now - call.lostAt > call.graceMs) {
+        this.fail(call, new RpcError('UNAVAILABLE', `the connection was lost and the call could not be resumed within its ${Math.round(call.graceMs / 1000)} s grace`));
+      }
+    }
+  }
+
+  private fail(call: Tracked, error: RpcError): void {
+    this.calls.delete(call.id);
+    call.sink.lost(error);
+  }
+
+  private failAll(error: RpcError): void {
+    for (const call of this.detached()) this.fail(call, error);
+    this.failWaiting(error);
+  }
+
+  private failWaiting(error: RpcError): void {
+    const waiting = this.waiting;
+    this.waiting = [];
+    for (const call of waiting) this.fail(call, error);
+  }
+}
+
+/** A resumable call is a stream: it ends with one of these (§4.3, §4.5). */
+function isTerminal(envelope: Envelope): boolean {
+  return envelope.type === 'call.completed' || envelope.type === 'call.error';
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
