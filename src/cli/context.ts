@@ -45,10 +45,11 @@ export function carrierOf(flags: GlobalFlags, url = flags.url): 'auto' | 'h3' | 
 }
 
 /** Connects, unless `signal` (SIGINT/SIGTERM) fires first: then the attempt is closed and it rejects with CANCELLED. */
-export async function connectFrom(flags: GlobalFlags, signal?: AbortSignal): Promise<Client> {
+export async function connectFrom(flags: GlobalFlags, signal?: AbortSignal, resume?: { graceMs: number }): Promise<Client> {
   const token = tokenOf(flags);
   try {
     return await connect(flags.url, {
+      ...(resume ? { resume } : {}),
       codec: flags.codec,
       ...(token ? { token } : {}),
       ...(flags.certHash ? { certHash: flags.certHash } : {}),

@@ -5,6 +5,7 @@ import { envEntry } from '../../contracts/index.js';
 import { connectFrom, globalFlags, parseDuration, toJsonLine, writeErr, writeOut } from '../context.js';
 import { classify, CallerInputError, execEnvelope, outcomes, precedence, type Classified } from '../../outcome/index.js';
 import { signalController } from '../signals.js';
+import { addResumeOptions, announceReconnects, resumeOf } from '../resume.js';
 import { localTerminal, type LocalTerminal } from '../terminal.js';
 
 interface ExecFlags {
@@ -14,6 +15,7 @@ interface ExecFlags {
   binary?: boolean;
   interactive?: boolean;
   tty?: boolean;
+  resume?: string | boolean;
 }
 
 
@@ -24,8 +26,8 @@ const JSON_CAPTURE_MAX_BYTES = 1024 * 1024;
  * and our own failures on codes a command is unlikely to own (docs/cli.md "Exit codes").
  */
 export function registerExec(program: Command): void {
-  program
-    .command('exec <containerId> <cmd...>')
+  const command = program.command('exec <containerId> <cmd...>');
+  addResumeOptions(command)
     .description('run a command in a container: its stdout and stderr byte for byte, its exit code as ours')
     .option('-e, --env <K=V>', 'set an environment variable (repeatable)', (v: string, all: string[]) => [...all, v], [])
     .option('-w, --workdir <dir>', 'working directory inside the container')
@@ -53,8 +55,10 @@ export function registerExec(program: Command): void {
         if (opts.tty && opts.interactive && !process.stdin.isTTY) throw new CallerInputError('the input device is not a TTY: use -i without -t to stream a pipe or file');
         if (opts.tty && flags.json) throw new CallerInputError('--json captures output; it does not go with -t');
         const deadlineMs = flags.timeout ? parseDuration(flags.timeout, '--timeout') : undefined;
-        client = await connectFrom(flags, stop.signal);
+        const resume = resumeOf(opts.resume);
+        client = await connectFrom(flags, stop.signal, resume);
         if (opts.tty) local = localTerminal(opts.interactive === true);
+        if (resume) announceReconnects(client, resume, () => local !== undefined);
         const frames = execFrames(client, containerId, cmd, {
           encoding: 'binary',
           id: callId,

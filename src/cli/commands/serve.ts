@@ -24,6 +24,7 @@ interface ServeFlags {
   allowOrigin: string[];
   allowHost: string[];
   keepalive: string;
+  maxResume: string;
   http3: boolean;
   socket?: string;
 }
@@ -52,6 +53,7 @@ export function registerServe(program: Command): void {
     .option('--handshake-timeout <seconds>', 'a connection that completes no request or upgrade this long after it opens is closed (0: never)', '10')
     .option('--allow-origin <origin>', 'a web page origin allowed to connect besides the server\'s own, e.g. https://app.example (repeatable; "*" only with tokens)', collect, [])
     .option('--allow-host <name>', 'a Host name accepted besides loopback names while listening on loopback (repeatable)', collect, [])
+    .option('--max-resume <seconds>', 'longest a resumable call (exec, subscribe) is kept for its caller after its connection is lost (0: calls end with their connection)', '60')
     .option('--keepalive <seconds>', 'WebSocket ping interval; a peer silent for a whole interval after a ping is dropped and its calls aborted (0: off)', '30')
     .action(async (flags: ServeFlags) => {
       // Loaded here: the server's dependencies (Docker, TLS, transports) would slow every other command's start.
@@ -72,6 +74,7 @@ export function registerServe(program: Command): void {
           ...(flags.maxInputBytes ? { maxInputBytes: positive(flags.maxInputBytes, '--max-input-bytes') } : {}),
           ...(flags.maxCallsPerIdentity ? { maxCallsPerIdentity: positive(flags.maxCallsPerIdentity, '--max-calls-per-identity') } : {}),
           ...(flags.maxExecSessionsPerIdentity ? { maxExecSessionsPerIdentity: positive(flags.maxExecSessionsPerIdentity, '--max-exec-sessions-per-identity') } : {}),
+          maxResumeMs: seconds(flags.maxResume, '--max-resume') * 1000,
         },
         ...(flags.maxConnections ? { maxConnections: positive(flags.maxConnections, '--max-connections') } : {}),
         handshakeTimeoutMs: seconds(flags.handshakeTimeout, '--handshake-timeout') * 1000,

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { RpcError, type Client } from '../../client/index.js';
 import { connectFrom, globalFlags, parseCount, parseDuration, readInput, toJsonLine, unlessCancelled, writeErr } from '../context.js';
 import { classify, outcomes } from '../../outcome/index.js';
+import { addResumeOptions, announceReconnects, resumeOf } from '../resume.js';
 import { signalController } from '../signals.js';
 
 type Reason = 'limit' | 'timeout' | 'signal' | 'stdin' | 'completed';
@@ -13,8 +14,7 @@ type Reason = 'limit' | 'timeout' | 'signal' | 'stdin' | 'completed';
  * and abort the call server-side; failures exit non-zero with an Error line.
  */
 export function registerSubscribe(program: Command): void {
-  program
-    .command('subscribe <operation>')
+  addResumeOptions(program.command('subscribe <operation>'))
     .description('stream a subscription: one JSON line per value on stdout; stops on --max-events, --duration, stdin EOF, SIGINT or SIGTERM')
     .option('--input <json|@file>', 'the input as JSON, or @file (default: null; stdin is the stop signal here, not input)')
     .option('--max-events <n>', 'stop after n values')
@@ -27,7 +27,7 @@ export function registerSubscribe(program: Command): void {
         'and exits 0. To stay resident, feed a stdin that never ends (< <(tail -f /dev/null)) or bound the run.\n' +
         'Avoid kill -9: it cannot abort the call; the server only notices when the connection drops.',
     )
-    .action(async (operation: string, opts: { input?: string; maxEvents?: string; duration?: string }, command: Command) => {
+    .action(async (operation: string, opts: { input?: string; maxEvents?: string; duration?: string; resume?: string | boolean }, command: Command) => {
       const flags = globalFlags(command);
       const stop = signalController();
       let client: Client | undefined;
@@ -37,7 +37,9 @@ export function registerSubscribe(program: Command): void {
         const maxEvents = opts.maxEvents === undefined ? undefined : parseCount(opts.maxEvents, '--max-events');
         const durationMs = opts.duration === undefined ? undefined : parseDuration(opts.duration, '--duration');
         const input = opts.input === undefined ? null : await unlessCancelled(readInput(opts.input), stop.signal, 'reading the input');
-        client = await connectFrom(flags, stop.signal);
+        const resume = resumeOf(opts.resume);
+        client = await connectFrom(flags, stop.signal, resume);
+        if (resume) announceReconnects(client, resume, () => false);
         // "Admitted": the operation exists, the caller may call it, and it streams.
         const spec = await client.schema(operation, { signal: stop.signal });
         if (spec.kind !== 'subscription') throw new RpcError('INVALID_OPERATION_TYPE', `${operation} is a ${spec.kind}, not a subscription: use callwire call`);
