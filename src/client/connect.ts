@@ -40,11 +40,11 @@ export async function connect(url: string, options: ConnectOptions = {}): Promis
   const { resume, ...once } = options;
   const first = await connectOnce(url, once);
   if (!resume) return new Client(first.connection, first.perCallToken);
-  let client: Client | undefined;
   // The same URL and codec each time: a resumed call's frames are charged as before.
   const dial = async (): Promise<ClientConnection> => (await connectOnce(url, { ...once, connectTimeoutMs: Math.min(options.connectTimeoutMs ?? 5000, 5000) })).connection;
-  const connection = new ResumingConnection(first.connection, { dial, onEvent: (event) => client?.emit(event) });
-  client = new Client(connection, first.perCallToken, resume);
+  const connection = new ResumingConnection(first.connection, { dial });
+  const client = new Client(connection, first.perCallToken, resume);
+  connection.onEvent = (event) => client.emit(event);
   return client;
 }
 

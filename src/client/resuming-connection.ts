@@ -11,7 +11,6 @@ export type ConnectionEvent =
 export interface ResumingOptions {
   /** Makes a new connection to the same server, with the same codec. */
   readonly dial: () => Promise<ClientConnection>;
-  readonly onEvent?: (event: ConnectionEvent) => void;
   /** The first wait before dialling again; doubled on each failure up to `maxDelayMs`, with jitter. */
   readonly initialDelayMs?: number;
   readonly maxDelayMs?: number;
@@ -62,6 +61,8 @@ export class ResumingConnection implements ClientConnection {
   private waiting: Tracked[] = [];
   private reconnecting = false;
   private closing = false;
+  /** Hears `reconnecting` and `resumed` (the client that rides this connection). */
+  onEvent: ((event: ConnectionEvent) => void) | undefined;
   private closedResolve: () => void = () => undefined;
   readonly closed = new Promise<void>((resolve) => (this.closedResolve = resolve));
 
@@ -247,7 +248,7 @@ export class ResumingConnection implements ClientConnection {
   private reconnect(reason: string): void {
     if (this.reconnecting || this.closing) return;
     this.reconnecting = true;
-    this.options.onEvent?.({ type: 'reconnecting', calls: this.detached().length, reason });
+    this.onEvent?.({ type: 'reconnecting', calls: this.detached().length, reason });
     void this.dialLoop().finally(() => (this.reconnecting = false));
   }
 
@@ -265,7 +266,8 @@ export class ResumingConnection implements ClientConnection {
       try {
         connection = await this.options.dial();
       } catch (error) {
-        if (error instanceof RpcError && error.code === 'FORBIDDEN') return this.failAll(error);
+        // Refused, or the caller gave up (a signal): dialling again cannot help.
+        if (error instanceof RpcError && (error.code === 'FORBIDDEN' || error.code === 'CANCELLED')) return this.failAll(error);
         continue;
       }
       if (this.closing) return void connection.close();
@@ -275,7 +277,7 @@ export class ResumingConnection implements ClientConnection {
       const waiting = this.waiting;
       this.waiting = [];
       for (const call of waiting) call.channel = connection.startCall(call.request, this.sinkFor(call));
-      this.options.onEvent?.({ type: 'resumed', calls: detached.length });
+      this.onEvent?.({ type: 'resumed', calls: detached.length });
       return;
     }
   }
