@@ -95,6 +95,10 @@ async function rawWebSocket(url: string, options: RawConnectOptions): Promise<Ra
       if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close(1000);
       await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 2000))]);
     },
+    async drop() {
+      ws.terminate();
+      await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 2000))]);
+    },
   });
 }
 

@@ -21,6 +21,8 @@ export interface RawWire {
   finish(id: string): void;
   reset(id: string): void;
   close(): Promise<void>;
+  /** Drops the connection with no close handshake, as a network does; undefined where this wire cannot. */
+  readonly drop?: () => Promise<void>;
 }
 
 export interface CloseInfo {
@@ -91,6 +93,14 @@ export class RawPeer {
   }
   close(): Promise<void> {
     return this.wire.close();
+  }
+  /** Whether `drop` can lose the connection the way a network does. */
+  get drops(): boolean {
+    return this.wire.drop !== undefined;
+  }
+  drop(): Promise<void> {
+    if (!this.wire.drop) throw new Error(`a ${this.wire.carrier} peer cannot drop its connection without a close`);
+    return this.wire.drop();
   }
 
   // Frame-level helpers -------------------------------------------------------------

@@ -104,6 +104,8 @@ class ScenarioRun {
   private readonly nonce = randomUUID().slice(0, 8);
   private readonly connections = new Map<string, RawPeer>();
   private container: string | undefined;
+  /** Values `expect` steps captured by name (a resume token), for `$captured:name`. */
+  private readonly captured = new Map<string, unknown>();
 
   constructor(
     private readonly scenario: Scenario,
@@ -167,7 +169,7 @@ class ScenarioRun {
     if ('send' in step) return this.conn(step.on).sendValue(step.send, step.onStreamOf);
     if ('sendHex' in step) return this.conn(step.on).sendBytes(new Uint8Array(Buffer.from(step.sendHex, 'hex')), step.id);
     if ('sendText' in step) return this.conn(step.on).sendText(step.sendText);
-    if ('expect' in step) return this.expectOne(this.conn(step.on), step.expect, step.timeoutMs ?? DEFAULT_TIMEOUT_MS, step.ignoreCredit === true);
+    if ('expect' in step) return this.expectOne(this.conn(step.on), step.expect, step.timeoutMs ?? DEFAULT_TIMEOUT_MS, step.ignoreCredit === true, step.capture);
     if ('expectUnordered' in step) return this.expectUnordered(this.conn(step.on), step.expectUnordered, step.timeoutMs ?? DEFAULT_TIMEOUT_MS, step.ignoreCredit === true);
     if ('expectNone' in step) {
       await new Promise((resolve) => setTimeout(resolve, step.expectNone.forMs));
@@ -211,7 +213,9 @@ class ScenarioRun {
       return;
     }
     if ('disconnect' in step) {
-      await this.conn(step.disconnect).close();
+      const c = this.conn(step.disconnect);
+      if (step.abrupt === true && !c.drops) throw new ScenarioSkip(`needs a caller that can drop its connection without a close (this run's ${c.carrier} client cannot)`);
+      await (step.abrupt === true ? c.drop() : c.close());
       this.connections.delete(step.disconnect ?? 'main');
       return;
     }
@@ -272,7 +276,7 @@ class ScenarioRun {
   }
 
   /** The next frame of the expected call (by id) must match: a `call.credit` is a frame like any other, unless the step ignores credit. */
-  private async expectOne(c: RawPeer, expected: unknown, timeoutMs: number, ignoreCredit: boolean): Promise<void> {
+  private async expectOne(c: RawPeer, expected: unknown, timeoutMs: number, ignoreCredit: boolean, capture?: Record<string, string>): Promise<void> {
     const id = idOf(expected);
     const belongs = (e: RawEvent): boolean => e.kind === 'close' || (e.kind === 'frame' && (id === undefined || e.id === id)) || (e.kind === 'stream-reset' && e.id === id);
     const event = await takeNext(c, belongs, timeoutMs, ignoreCredit);
@@ -280,6 +284,11 @@ class ScenarioRun {
     if (event.kind !== 'frame') throw new ScenarioFailure(`expected ${JSON.stringify(expected)}, got ${show(event)}`);
     const m = mismatch(expected, event.value);
     if (m) throw new ScenarioFailure(`frame ${show(event)} does not match: ${m}`);
+    for (const [name, path] of Object.entries(capture ?? {})) {
+      const value = path.split('.').reduce<unknown>((v, key) => (v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[key] : undefined), event.value);
+      if (value === undefined) throw new ScenarioFailure(`frame ${show(event)} has no ${path} to capture`);
+      this.captured.set(name, value);
+    }
   }
 
   /**
@@ -373,7 +382,7 @@ class ScenarioRun {
   }
 
   /**
-   * `$id:name` → a unique call id; `$container`; `$origin`; `$limit:name` (or `$limit:name*factor`); `$i` in repeats;
+   * `$id:name` → a unique call id; `$captured:name` → a value an `expect` captured; `$container`; `$origin`; `$limit:name` (or `$limit:name*factor`); `$i` in repeats;
    * `{"$base64"}` → bytes; `{"$text": {"length": n}}`; `{"$zeros": {"length": n}}` → n zero bytes;
    * `{"$nested": {"levels": n}}` → n arrays, each the only element of the one around it.
    */
@@ -385,6 +394,7 @@ class ScenarioRun {
         return this.options.features.limits[name] * (factor === undefined ? 1 : Number(factor));
       }
       if (s === '$container') return this.container ?? s;
+      if (s.startsWith('$captured:')) return this.captured.get(s.slice('$captured:'.length)) ?? s;
       if (s === '$origin') return pageOrigin(this.options.url);
       s = s.replace(/\$id:([\w-]+)/g, (_m, name: string) => `${this.scenario.id}-${name}-${this.nonce}`);
       return s;

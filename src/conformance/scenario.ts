@@ -28,7 +28,8 @@ const step = z.union([
   z.strictObject({ send: z.unknown(), on: z.string().optional(), onStreamOf: z.string().optional() }),
   z.strictObject({ sendHex: z.string(), id: z.string().optional(), on: z.string().optional() }),
   z.strictObject({ sendText: z.string(), on: z.string().optional() }),
-  z.strictObject({ expect: z.unknown(), on: z.string().optional(), timeoutMs: z.number().optional(), ignoreCredit }),
+  /** `capture`: remember fields of the matched frame by name (`{"token": "payload.token"}`), for `$captured:name` later. */
+  z.strictObject({ expect: z.unknown(), on: z.string().optional(), timeoutMs: z.number().optional(), ignoreCredit, capture: z.record(z.string(), z.string()).optional() }),
   z.strictObject({ expectUnordered: z.array(z.unknown()), on: z.string().optional(), timeoutMs: z.number().optional(), ignoreCredit }),
   z.strictObject({ expectNone: z.strictObject({ id: z.string(), forMs: z.number() }), on: z.string().optional(), ignoreCredit }),
   z.strictObject({ expectClose: z.strictObject({ code: z.number().optional() }), on: z.string().optional(), timeoutMs: limitedMs }),
@@ -63,7 +64,8 @@ const step = z.union([
     /** The codec this connection speaks, when it differs from the run's. */
     codec: z.enum(['msgpack', 'json']).optional(),
   }),
-  z.strictObject({ disconnect: z.string().optional() }),
+  /** `abrupt`: drop the connection with no close handshake, as a network does (§4.9). */
+  z.strictObject({ disconnect: z.string().optional(), abrupt: z.boolean().optional() }),
   z.strictObject({ pause: z.number(), on: z.string().optional() }),
   z.strictObject({ drain: z.strictObject({ id: z.string(), afterMs: z.number() }), on: z.string().optional() }),
   z.strictObject({ finish: z.string(), on: z.string().optional() }),

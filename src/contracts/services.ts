@@ -18,6 +18,11 @@ export const serverLimits = z.object({
   maxExecSessionsPerIdentity: count,
   maxConnections: count,
   handshakeTimeoutMs: count,
+  /** §4.9: 0 when calls never outlive their connection. Optional: a server before resumable calls does not say. */
+  maxResumeMs: count.optional(),
+  maxReplayBytesPerCall: count.optional(),
+  maxReplayBytesPerIdentity: count.optional(),
+  maxReplayBytes: count.optional(),
 });
 
 /** What `services/info` answers (spec §11.8). */
@@ -40,6 +45,11 @@ export const serverStats = z.object({
   openConnections: count,
   refusedConnections: count,
   silentConnectionsClosed: count,
+  /** Resumable calls kept (§4.9), and those of them waiting for their caller after a lost connection. */
+  resumableCalls: count.optional(),
+  detachedCalls: count.optional(),
+  /** Bytes of output kept for resumable calls (§4.9, RSM-3). */
+  replayBytes: count.optional(),
 });
 
 export type ServerLimits = z.output<typeof serverLimits>;

@@ -10,6 +10,8 @@ export interface ServiceSources {
   readonly connections?: () => { readonly open: number; readonly refused: number; readonly timedOut: number };
   /** The limits in force (spec §9). */
   readonly limits: ServerLimits;
+  /** Resumable calls (spec §4.9): kept, waiting for their caller, and the bytes of output kept for them. */
+  readonly resumable?: () => { readonly kept: number; readonly detached: number; readonly replayBytes: number };
 }
 
 /**
@@ -38,6 +40,7 @@ export function serviceOperations(sources: ServiceSources): Operation[] {
         openConnections: listeners.open,
         refusedConnections: listeners.refused,
         silentConnectionsClosed: listeners.timedOut,
+        ...(sources.resumable ? resumableStats(sources.resumable()) : {}),
       };
     },
   });
@@ -50,4 +53,8 @@ export function serviceOperations(sources: ServiceSources): Operation[] {
     }),
   });
   return [stats, info];
+}
+
+function resumableStats(r: { readonly kept: number; readonly detached: number; readonly replayBytes: number }) {
+  return { resumableCalls: r.kept, detachedCalls: r.detached, replayBytes: r.replayBytes };
 }

@@ -111,6 +111,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       callTables: () => dispatcher.connections,
       execKillFailures: () => engine?.counters.execKillFailures ?? 0,
       connections: () => guard.counts,
+      resumable: () => ({ kept: dispatcher.resumable.size, detached: dispatcher.resumable.detached, replayBytes: dispatcher.resumable.budget.bytes }),
       limits: { ...dispatcher.limits, maxCallIdBytes: protocolLimits.maxCallIdBytes, keepaliveMs, maxConnections, handshakeTimeoutMs },
     }),
   );

@@ -96,7 +96,9 @@ export class MemoryConnection implements SessionTransport {
   close(code: number, reason: string): void {
     if (!this.open) return;
     this.open = false;
-    this.session.close();
+    // 1006: no close handshake, a connection the network lost (§4.9).
+    if (code === 1006) this.session.lost();
+    else this.session.close();
     this.events.push({ kind: 'close', code, reason });
   }
 
