@@ -161,6 +161,8 @@ export class LiveCall {
   detach(host: CallHost): void {
     this.attached = false;
     this.host = host;
+    // A source that waited for the lost connection to drain may now fill the replay instead.
+    if (!this.mustWait) this.wakeWaiters();
   }
 
   /**
