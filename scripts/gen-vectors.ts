@@ -37,6 +37,14 @@ const valid: ValidSpec[] = [
   { name: 'input item null', frame: { type: 'call.input', id: 'c-6', payload: { item: null } } },
   { name: 'end of input', frame: { type: 'call.end', id: 'c-6', payload: {} } },
   { name: 'credit', frame: { type: 'call.credit', id: 'c-6', payload: { bytes: 1048576 } } },
+  { name: 'requested resumable', frame: { type: 'call.requested', id: 'r-1', payload: { operationId: 'docker/container/exec', input: { containerId: 'x', cmd: ['sh'] }, expect: 'stream', credit: 1048576, resume: { grace_ms: 30000 } } } },
+  { name: 'resumable', frame: { type: 'call.resumable', id: 'r-1', payload: { token: 'q2xT8m0cJk3pLr9WvB1dYs7e', grace_ms: 30000 } } },
+  { name: 'responded numbered', frame: { type: 'call.responded', id: 'r-1', payload: { output: { stream: 'stdout', data: new Uint8Array([104, 105, 10]) }, seq: 1 } } },
+  { name: 'credit acknowledging output', frame: { type: 'call.credit', id: 'r-1', payload: { bytes: 524288, seq: 12 } } },
+  { name: 'input numbered', frame: { type: 'call.input', id: 'r-1', payload: { item: { data: new Uint8Array([108, 115, 10]) }, seq: 3 } } },
+  { name: 'end of input numbered', frame: { type: 'call.end', id: 'r-1', payload: { seq: 4 } } },
+  { name: 'resume', frame: { type: 'call.resume', id: 'r-1', payload: { token: 'q2xT8m0cJk3pLr9WvB1dYs7e', seq: 12, credit: 1048576 } } },
+  { name: 'resumed', frame: { type: 'call.resumed', id: 'r-1', payload: { input_seq: 2, input_credit: 1048000 } } },
   ...Object.entries(protocolCodes).map(([code, info]) => ({
     name: `error ${code}`,
     frame: { type: 'call.error', id: `e-${code.toLowerCase()}`, payload: { code, message: info.meaning, retryable: info.retryable } },
@@ -60,6 +68,8 @@ const invalid: InvalidSpec[] = [
   { name: 'payload not a map', value: { type: 'call.aborted', id: 'x7', payload: [] }, error: { kind: 'INVALID_ENVELOPE', field: 'payload', answer: 'INVALID_FRAME' } },
   { name: 'input without item', value: { type: 'call.input', id: 'x8', payload: {} }, error: { kind: 'INVALID_ENVELOPE', field: 'payload.item', answer: 'INVALID_FRAME' } },
   { name: 'negative credit', value: { type: 'call.credit', id: 'x9', payload: { bytes: -1 } }, error: { kind: 'INVALID_ENVELOPE', field: 'payload.bytes', answer: 'INVALID_FRAME' } },
+  { name: 'resume without seq', value: { type: 'call.resume', id: 'x12', payload: { token: 't', credit: 1 } }, error: { kind: 'INVALID_ENVELOPE', field: 'payload.seq', answer: 'INVALID_FRAME' } },
+  { name: 'resume grace not positive', value: { type: 'call.requested', id: 'x13', payload: { operationId: 'a', resume: { grace_ms: 0 } } }, error: { kind: 'INVALID_ENVELOPE', field: 'payload.resume.grace_ms', answer: 'INVALID_FRAME' } },
   { name: 'arrays nested one level over maxNestingDepth', value: requestNested('x10', limits.maxNestingDepth - 1, 'array'), error: { kind: 'FRAME_TOO_DEEP', answer: 'close' } },
   { name: 'maps nested one level over maxNestingDepth', value: requestNested('x11', limits.maxNestingDepth - 1, 'map'), error: { kind: 'FRAME_TOO_DEEP', answer: 'close' } },
 ];
