@@ -29,6 +29,8 @@ export interface ConnectOptions {
    * Events: `client.on('reconnecting' | 'resumed', …)`.
    */
   readonly resume?: { readonly graceMs: number };
+  /** WebSocket in Node: ping this often and drop a connection silent for a whole interval (default 5 s with `resume`, else off). */
+  readonly keepaliveMs?: number;
 }
 
 /**
@@ -37,7 +39,9 @@ export interface ConnectOptions {
  * WebTransport (spec/PROTOCOL.md §5).
  */
 export async function connect(url: string, options: ConnectOptions = {}): Promise<Client> {
-  const { resume, ...once } = options;
+  const { resume, ...rest } = options;
+  // A reconnecting client must notice a network that vanished without a word (§5.5).
+  const once = resume ? { keepaliveMs: RESUME_KEEPALIVE_MS, ...rest } : rest;
   const first = await connectOnce(url, once);
   if (!resume) return new Client(first.connection, first.perCallToken);
   // The same URL and codec each time: a resumed call's frames are charged as before.
@@ -47,6 +51,9 @@ export async function connect(url: string, options: ConnectOptions = {}): Promis
   connection.onEvent = (event) => client.emit(event);
   return client;
 }
+
+/** How often a resuming client pings, and how long a silent connection may stay before it dials again. */
+const RESUME_KEEPALIVE_MS = 5000;
 
 /** A connection, and the token to send with each call where the transport could not send a header. */
 interface Connected {
@@ -69,7 +76,7 @@ async function connectOnce(url: string, options: Omit<ConnectOptions, 'resume'>)
   };
   // ws+unix:///path/to.sock:/callwire: the server's unix socket (serve --socket), Node only.
   if (protocol === 'ws:' || protocol === 'wss:' || protocol === 'ws+unix:') {
-    const connection = await connectWebSocket(url, { ...common, ...(options.ca ? { ca: options.ca } : {}) });
+    const connection = await connectWebSocket(url, { ...common, ...(options.ca ? { ca: options.ca } : {}), ...(options.keepaliveMs === undefined ? {} : { keepaliveMs: options.keepaliveMs }) });
     return { connection, perCallToken: connection.headerAuth ? undefined : options.token };
   }
   if (protocol === 'https:') {

@@ -9,6 +9,10 @@ interface SocketLike {
   send(data: Uint8Array): void;
   close(code?: number, reason?: string): void;
   addEventListener(type: 'open' | 'close' | 'error' | 'message', listener: (event: never) => void): void;
+  /** The `ws` package's (Node); a browser's WebSocket has neither. */
+  ping?(): void;
+  terminate?(): void;
+  on?(type: 'pong', listener: () => void): void;
 }
 
 type SocketConstructor = new (url: string, protocols: string[], options?: { headers?: Record<string, string>; ca?: string }) => SocketLike;
@@ -21,6 +25,12 @@ export interface WebSocketConnectOptions {
   /** Node only: PEM certificate(s) to trust for wss:// (a private CA, or the server's own self-signed one). */
   readonly ca?: string;
   readonly signal?: AbortSignal;
+  /**
+   * Node only: ping the server this often and drop the connection when nothing came
+   * back for a whole interval after a ping (a network that vanished without a word,
+   * §5.5), so a reconnecting client notices in seconds, not when TCP gives up. 0: off.
+   */
+  readonly keepaliveMs?: number;
 }
 
 /**
@@ -81,7 +91,9 @@ export async function connectWebSocket(url: string, options: WebSocketConnectOpt
     if (parsed.kind !== 'event') return; // unknown types are ignored (ENV-4)
     sinks.get(parsed.envelope.id)?.frame(parsed.envelope, event.data.byteLength); // dropped when aborted
   });
+  const stopKeepalive = keepalive(socket, options.keepaliveMs ?? 0);
   socket.addEventListener('close', (event: { code: number; reason: string }) => {
+    stopKeepalive();
     const error = new RpcError('UNAVAILABLE', `connection closed (${event.code}${event.reason ? `: ${event.reason}` : ''})`);
     for (const sink of [...sinks.values()]) sink.lost(error);
     sinks.clear();
@@ -128,6 +140,22 @@ export async function connectWebSocket(url: string, options: WebSocketConnectOpt
       await closed;
     },
   };
+}
+
+/** Pings `socket` every `intervalMs`; terminates it (a close without a frame, 1006) when nothing arrived since the last ping. */
+function keepalive(socket: SocketLike, intervalMs: number): () => void {
+  const { ping, terminate, on } = socket;
+  if (intervalMs <= 0 || !ping || !terminate || !on) return () => undefined;
+  let heard = true;
+  on.call(socket, 'pong', () => (heard = true));
+  socket.addEventListener('message', () => (heard = true));
+  const timer = setInterval(() => {
+    if (!heard) return terminate.call(socket);
+    heard = false;
+    ping.call(socket);
+  }, intervalMs);
+  (timer as { unref?: () => void }).unref?.();
+  return () => clearInterval(timer);
 }
 
 /** URLs may carry credentials; never print them. */
