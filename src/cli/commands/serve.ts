@@ -26,6 +26,8 @@ interface ServeFlags {
   keepalive: string;
   http3: boolean;
   socket?: string;
+  audit?: string;
+  record?: string;
 }
 
 export function registerServe(program: Command): void {
@@ -52,6 +54,8 @@ export function registerServe(program: Command): void {
     .option('--handshake-timeout <seconds>', 'a connection that completes no request or upgrade this long after it opens is closed (0: never)', '10')
     .option('--allow-origin <origin>', 'a web page origin allowed to connect besides the server\'s own, e.g. https://app.example (repeatable; "*" only with tokens)', collect, [])
     .option('--allow-host <name>', 'a Host name accepted besides loopback names while listening on loopback (repeatable)', collect, [])
+    .option('--audit <file>', 'append one JSON line per call (who, what, container, command, outcome, exit code, bytes, duration; never a token) to this file, mode 0600; "-": stdout, and the banner goes to stderr')
+    .option('--record <dir>', 'record every exec with a terminal (exec -it) as an asciicast v2 file in this directory (mode 0700), for asciinema play')
     .option('--keepalive <seconds>', 'WebSocket ping interval; a peer silent for a whole interval after a ping is dropped and its calls aborted (0: off)', '30')
     .action(async (flags: ServeFlags) => {
       // Loaded here: the server's dependencies (Docker, TLS, transports) would slow every other command's start.
@@ -81,9 +85,12 @@ export function registerServe(program: Command): void {
         keepaliveMs: seconds(flags.keepalive, '--keepalive') * 1000,
         http3: flags.http3,
         ...(flags.socket ? { socketPath: flags.socket } : {}),
+        ...(flags.audit ? { auditPath: flags.audit } : {}),
+        ...(flags.record ? { recordDir: flags.record } : {}),
         ...(tls ? { tls } : {}),
       });
-      printBanner(server, tokens.length);
+      // stdout that carries the audit log carries nothing else.
+      printBanner(server, tokens.length, flags.audit === '-' ? process.stderr : process.stdout);
       handleSignals(server, Number(flags.grace) * 1000);
     });
 }
@@ -110,7 +117,7 @@ function positive(value: string, flag: string): number {
   return n;
 }
 
-function printBanner(server: RunningServer, tokenCount: number): void {
+function printBanner(server: RunningServer, tokenCount: number, to: NodeJS.WritableStream): void {
   // Written at once, so a reader of the pipe does not see half a banner.
   const lines: string[] = [];
   const out = (line: string): number => lines.push(line);
@@ -132,7 +139,7 @@ function printBanner(server: RunningServer, tokenCount: number): void {
   out('connect:');
   out(`  npx callwire ops --url ${server.wsUrl}`);
   if (server.wtUrl) out(`  npx callwire ops --url ${server.wtUrl} --cert-hash ${server.certHash}`);
-  process.stdout.write(`${lines.join('\n')}\n`);
+  to.write(`${lines.join('\n')}\n`);
 }
 
 function handleSignals(server: RunningServer, graceMs: number): void {
