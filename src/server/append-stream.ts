@@ -20,8 +20,8 @@ export class AppendStream {
     /** Whether close() ends the stream (a file) or only waits for it to drain (stdout). */
     private readonly owned: boolean,
   ) {
+    // A stream emits one error, then is destroyed: this is logged once.
     out.on('error', (error: Error) => {
-      if (this.failed) return;
       this.failed = true;
       logger.error(`${what}: write failed; nothing more is written to it`, { error: error.message });
     });
