@@ -57,6 +57,8 @@ describe('callwire serve --audit and --record', () => {
   const recordDir = join(dir, 'casts');
   let server: CliRun;
   let url = '';
+  let wtUrl = '';
+  let certHash = '';
   let c = '';
   let term: Tmux | undefined;
 
@@ -72,8 +74,11 @@ describe('callwire serve --audit and --record', () => {
   const cli = (args: string[]): CliRun => runCli(['--url', url, '--token', TOKEN, ...args], { stdin: 'ignore' });
 
   beforeAll(async () => {
-    server = runCli(['serve', '--port', '0', '--no-webtransport', '--audit', auditPath, '--record', recordDir], { env: { DOCKER_HOST: dockerHost, ...tokensEnv } });
-    url = (await server.waitFor(/ws:\/\/127\.0\.0\.1:\d+\/callwire/, 'stdout', 15_000)).trim();
+    server = runCli(['serve', '--port', '0', '--wt-port', '0', '--no-http3', '--audit', auditPath, '--record', recordDir], { env: { DOCKER_HOST: dockerHost, ...tokensEnv } });
+    await server.waitFor(/certificate +sha256 [0-9a-f]{64}/, 'stdout', 15_000);
+    url = /ws:\/\/127\.0\.0\.1:\d+\/callwire/.exec(server.stdout)![0];
+    wtUrl = /https:\/\/127\.0\.0\.1:\d+\/callwire/.exec(server.stdout)![0];
+    certHash = /sha256 ([0-9a-f]{64})/.exec(server.stdout)![1]!;
     c = await docker.container();
   });
   afterEach(() => {
@@ -127,6 +132,17 @@ describe('callwire serve --audit and --record', () => {
     const line = await lineFor((l) => l.cmd?.[2] === 'echo over http; exit 7');
     expect(line).toMatchObject({ subject: 'auditor-test', outcome: 'completed', exit_code: 7, env_names: ['SECRET'], bytes_in: Buffer.byteLength(body) });
     expect(line.bytes_out).toBeGreaterThan('over http\n'.length);
+  });
+
+  it('an exec over WebTransport (HTTP/2) is audited as one over WebSocket is, and a refused call there names the subject of its per-call token', async () => {
+    const run = runCli(['--url', wtUrl, '--cert-hash', certHash, '--transport', 'h2', '--token', TOKEN, 'exec', c, '--', 'sh', '-c', 'echo over wt; exit 9'], { stdin: 'ignore' });
+    expect((await run.exited).code).toBe(9);
+    expect(run.stdout).toBe('over wt\n');
+    expect(await lineFor((l) => l.cmd?.[2] === 'echo over wt; exit 9')).toMatchObject({ subject: 'auditor-test', container: c, outcome: 'completed', exit_code: 9 });
+    // WebTransport carries the token in each call (auth_token): a refused call is still the token's subject's.
+    const refused = runCli(['--url', wtUrl, '--cert-hash', certHash, '--transport', 'h2', '--token', TOKEN, 'call', 'wt/no-such-op'], { stdin: 'ignore' });
+    expect((await refused.exited).code).not.toBe(0);
+    expect(await lineFor((l) => l.operation === 'wt/no-such-op')).toMatchObject({ outcome: 'refused', error_code: 'NOT_FOUND', subject: 'auditor-test' });
   });
 
   it('exec -it in a real terminal, resized: one asciicast v2 recording that holds what the terminal showed and the new size', async () => {
