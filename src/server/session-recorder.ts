@@ -49,6 +49,7 @@ class Recording {
   private readonly started = performance.now();
   private readonly decoders = new Map<string, TextDecoder>();
   private stopped = false;
+  private closing: Promise<void> | undefined;
 
   constructor(
     private readonly out: AppendStream,
@@ -77,14 +78,16 @@ class Recording {
         const text = this.textOf(output);
         if (text) this.event('o', text);
       },
-      ended: () => {
-        onEnd();
-        void this.close();
-      },
+      ended: () => void this.close().then(onEnd),
     };
   }
 
+  /** Ends the recording; the same promise on every call. */
   close(): Promise<void> {
+    return (this.closing ??= this.finish());
+  }
+
+  private finish(): Promise<void> {
     for (const decoder of this.decoders.values()) {
       const rest = decoder.decode();
       if (rest) this.event('o', rest);

@@ -90,7 +90,7 @@ export function registerServe(program: Command): void {
         ...(tls ? { tls } : {}),
       });
       // stdout that carries the audit log carries nothing else.
-      printBanner(server, tokens.length, flags.audit === '-' ? process.stderr : process.stdout);
+      printBanner(server, tokens.length, flags, flags.audit === '-' ? process.stderr : process.stdout);
       handleSignals(server, Number(flags.grace) * 1000);
     });
 }
@@ -117,7 +117,7 @@ function positive(value: string, flag: string): number {
   return n;
 }
 
-function printBanner(server: RunningServer, tokenCount: number, to: NodeJS.WritableStream): void {
+function printBanner(server: RunningServer, tokenCount: number, flags: ServeFlags, to: NodeJS.WritableStream): void {
   // Written at once, so a reader of the pipe does not see half a banner.
   const lines: string[] = [];
   const out = (line: string): number => lines.push(line);
@@ -132,6 +132,8 @@ function printBanner(server: RunningServer, tokenCount: number, to: NodeJS.Writa
   out(`  auth          ${tokenCount === 0 ? 'none: loopback only, local callers have full access' : `${tokenCount} token(s)`}`);
   out(`  browsers      ${server.allowedOrigins.length === 0 ? 'pages of this server only' : `this server's pages and ${server.allowedOrigins.join(', ')}`}`);
   out(`  docker        ${server.docker.on ? `on: ${server.docker.reason}` : `off: ${server.docker.reason} (set DOCKER_HOST, or run scripts/docker-engine.sh up)`}`);
+  if (flags.audit) out(`  audit         ${flags.audit === '-' ? 'stdout' : flags.audit}  (one JSON line per call)`);
+  if (flags.record) out(`  recording     ${flags.record}  (terminal sessions as asciicast v2)`);
   out(`  operations    ${server.registry.list().map((op) => op.name).join(', ')}`);
   const missing = longLivedNodeFlags.filter((flag) => !process.execArgv.some((given) => given.split('=')[0] === flag.split('=')[0]));
   if (missing.length > 0) out(`  node          without ${missing.join(' ')}: large outputs cost more CPU in a long-lived server (docs/cli.md)`);
