@@ -46,7 +46,7 @@ export interface ServerOptions {
   readonly maxConnections?: number;
   /** A connection that completes no request, upgrade or session request this long after it opens is closed (LIM-4); 0: never. Default 10 s. */
   readonly handshakeTimeoutMs?: number;
-  /** Append one JSON line per call to this file (created mode 0600), or to stdout for `-` (docs/security.md "Audit log"). */
+  /** Append one JSON line per call to this file (created mode 0600), or to stdout for `-` (docs/cli.md "Recording and audit"). */
   readonly auditPath?: string;
   /** Record every exec with a terminal as an asciicast v2 file in this directory (created mode 0700). */
   readonly recordDir?: string;
@@ -110,7 +110,13 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   // spec §10: with no tokens the server is loopback-only, and local callers have full access.
   const anonymousIdentity: Identity | null = tokens.length === 0 ? { subject: 'local', scopes: ['*'] } : null;
   // Opened before anything listens: a server asked to audit never serves a call unaudited.
-  const auditOut = options.auditPath === undefined ? undefined : options.auditPath === '-' ? AppendStream.stdout('the audit log', MAX_AUDIT_BUFFERED_BYTES, logger) : AppendStream.appendTo(options.auditPath, `the audit log ${options.auditPath}`, MAX_AUDIT_BUFFERED_BYTES, logger);
+  const auditPath = options.auditPath;
+  const auditOut =
+    auditPath === undefined
+      ? undefined
+      : auditPath === '-'
+        ? AppendStream.stdout('the audit log', MAX_AUDIT_BUFFERED_BYTES, logger)
+        : AppendStream.appendTo(auditPath, `the audit log ${auditPath}`, MAX_AUDIT_BUFFERED_BYTES, logger);
   const audit = auditOut ? auditLog(auditOut) : undefined;
   const recorder = options.recordDir === undefined ? undefined : sessionRecorder(options.recordDir, logger);
   const observe = combineObservers([...(audit ? [audit.observe] : []), ...(recorder ? [recorder.observe] : [])], logger);
