@@ -16,6 +16,19 @@ export interface ObservedCall {
   readonly identity: Identity | null;
   /** The validated input. */
   readonly input: unknown;
+  /** The request's size as it arrived (its frame, its body). */
+  readonly requestBytes: number;
+}
+
+/** A call refused at admission (spec §4.1, REQ-2 … REQ-7): it never started. */
+export interface RefusedCall {
+  readonly id: string;
+  /** The operation as the caller named it (maybe none the server has). */
+  readonly operationId: string;
+  /** The call's token's identity when it names one, else the connection's. */
+  readonly identity: Identity | null;
+  readonly requestBytes: number;
+  readonly error: RpcError;
 }
 
 /**
@@ -33,3 +46,6 @@ export interface CallObserver {
 
 /** Called as each call is admitted; returns the call's observer, or nothing to leave it unwatched. */
 export type ObserveCalls = (call: ObservedCall) => CallObserver | undefined;
+
+/** Called for each call refused at admission; must not throw or block. */
+export type ObserveRefusals = (call: RefusedCall) => void;

@@ -1,6 +1,6 @@
 import { RpcError, type ResumePayload } from '../protocol/index.js';
 import { admit, duplicateCallId, type AdmissionRules, type CallRequest } from './admission.js';
-import type { ObserveCalls } from './call-observer.js';
+import type { ObserveCalls, ObserveRefusals } from './call-observer.js';
 import type { CallOutlet } from './call-outlet.js';
 import { bindLogger, type Identity, type Logger } from './identity.js';
 import { LiveCall, type CallHost } from './live-call.js';
@@ -26,6 +26,8 @@ export interface CallTableOptions {
   readonly observe?: ObserveCalls;
   /** The server's resumable calls (§4.9); absent: no call of this connection outlives it. */
   readonly resume?: ResumeRegistry;
+  /** Told of each call refused at admission (audit). */
+  readonly observeRefusals?: ObserveRefusals;
   /** Called once, when the table has closed. */
   readonly onClose?: () => void;
 }
@@ -81,11 +83,11 @@ export class CallTable implements CallHost {
       return RpcError.of('LIMIT_EXCEEDED', `at most ${limits.maxCallsInFlight} calls may be in flight on one connection, those whose output waits for credit included`);
     }
     const admitted = admit(this.options.rules, request, identity);
-    if (admitted instanceof RpcError) return admitted;
+    if (admitted instanceof RpcError) return this.refused(request, identity, admitted);
     const { op } = admitted;
     const call = new LiveCall(id, op, limits.maxBufferedBytesPerCall, outlet, this, request.payload.credit);
     call.releaseAdmission = admitted.release;
-    call.observer = this.options.observe?.({ id, operation: op, identity: admitted.identity, input: admitted.input });
+    call.observer = this.options.observe?.({ id, operation: op, identity: admitted.identity, input: admitted.input, requestBytes: request.sizeBytes });
     this.live.set(id, call);
     this.draining.delete(id);
     const previous = this.retained.get(id);
@@ -123,6 +125,13 @@ export class CallTable implements CallHost {
     if (isUnary(op)) pumpUnary(call, op, admitted.input, ctx);
     else pumpStream(call, op, admitted.input, ctx);
     return call;
+  }
+
+  private refused(request: CallRequest, identity: Identity | null, error: RpcError): RpcError {
+    const token = request.payload.auth_token;
+    const tokenIdentity = token === undefined ? undefined : this.options.rules.authenticate?.(token);
+    this.options.observeRefusals?.({ id: request.id, operationId: request.payload.operationId, identity: tokenIdentity ?? identity, requestBytes: request.sizeBytes, error });
+    return error;
   }
 
   /** The live call with this id. */

@@ -1,6 +1,6 @@
 import { RpcError } from '../protocol/index.js';
 import type { AdmissionRules } from './admission.js';
-import type { ObserveCalls } from './call-observer.js';
+import type { ObserveCalls, ObserveRefusals } from './call-observer.js';
 import { CallTable } from './call-table.js';
 import { silentLogger, type Identity, type Logger } from './identity.js';
 import { IdentityLedger } from './identity-ledger.js';
@@ -22,6 +22,8 @@ export interface DispatcherOptions {
   readonly validateOutput?: boolean;
   /** Watches every admitted call on every transport (audit, recording). */
   readonly observe?: ObserveCalls;
+  /** Told of every call refused at admission, on every transport (audit). */
+  readonly observeRefusals?: ObserveRefusals;
 }
 
 /**
@@ -74,6 +76,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       accepting: () => accepting,
       resume: resumable,
       ...(options.observe ? { observe: options.observe } : {}),
+      ...(options.observeRefusals ? { observeRefusals: options.observeRefusals } : {}),
       ...(congested ? { congested } : {}),
       onClose: () => connections.delete(table),
     });

@@ -24,7 +24,7 @@ export { CallTable, type CallTableOptions, type CallTableStats } from './call-ta
 export type { LiveCall } from './live-call.js';
 export type { CallRequest } from './admission.js';
 export type { CallEvent, CallOutlet, Sized } from './call-outlet.js';
-export type { CallObserver, CallOutcome, ObservedCall, ObserveCalls } from './call-observer.js';
+export type { CallObserver, CallOutcome, ObservedCall, ObserveCalls, ObserveRefusals, RefusedCall } from './call-observer.js';
 export { createDispatcher, type Dispatcher, type DispatcherOptions } from './dispatcher.js';
 export { resolveLimits, type SessionLimits } from './limits.js';
 export type { SessionTransport, StreamSink, StreamEntry } from './transport.js';

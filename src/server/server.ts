@@ -5,8 +5,12 @@ import { createDispatcher, Registry, silentLogger, type Identity, type Logger, t
 import { probeOperations, discoveryOperations, dockerOperations, probeDocker, serviceOperations, type DockerEngine } from '../operations/index.js';
 import { isLoopbackName, limits as protocolLimits } from '../protocol/index.js';
 import { ConnectionGuard, createHttpCalls, createWebSocketTransport, findDeno, startH3Bridge, type H3Bridge, listenWebTransport, validatePolicy, type OriginPolicy, type WebTransportListener } from '../transports/index.js';
+import { AppendStream } from './append-stream.js';
+import { auditLog } from './audit-log.js';
+import { combineObservers } from './call-observers.js';
 import { certificateSha256, selfSignedCertificate } from './certificate.js';
 import { createLab } from './lab.js';
+import { sessionRecorder } from './session-recorder.js';
 import { listenUnix, type UnixListener } from './unix-listener.js';
 import { tokenAuthenticator, type TokenEntry } from './tokens.js';
 
@@ -42,6 +46,10 @@ export interface ServerOptions {
   readonly maxConnections?: number;
   /** A connection that completes no request, upgrade or session request this long after it opens is closed (LIM-4); 0: never. Default 10 s. */
   readonly handshakeTimeoutMs?: number;
+  /** Append one JSON line per call to this file (created mode 0600), or to stdout for `-` (docs/cli.md "Recording and audit"). */
+  readonly auditPath?: string;
+  /** Record every exec with a terminal as an asciicast v2 file in this directory (created mode 0700). */
+  readonly recordDir?: string;
 }
 
 export interface RunningServer {
@@ -66,6 +74,9 @@ export interface RunningServer {
   /** Stops accepting, lets live calls end within `graceMs`, then aborts the rest. */
   close(graceMs?: number): Promise<void>;
 }
+
+/** What the audit log may hold unwritten while the disk falls behind. */
+const MAX_AUDIT_BUFFERED_BYTES = 16 * 1024 * 1024;
 
 /** One rule for what loopback is, whether for the address we bind or the Host a browser sends (spec §10.1). */
 export const isLoopback = isLoopbackName;
@@ -100,7 +111,26 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   }
   // spec §10: with no tokens the server is loopback-only, and local callers have full access.
   const anonymousIdentity: Identity | null = tokens.length === 0 ? { subject: 'local', scopes: ['*'] } : null;
-  const dispatcher = createDispatcher({ registry, authenticate: tokenAuthenticator(tokens), anonymousIdentity, logger, ...(options.limits ? { limits: options.limits } : {}) });
+  // Opened before anything listens: a server asked to audit never serves a call unaudited.
+  const auditPath = options.auditPath;
+  const auditOut =
+    auditPath === undefined
+      ? undefined
+      : auditPath === '-'
+        ? AppendStream.stdout('the audit log', MAX_AUDIT_BUFFERED_BYTES, logger)
+        : AppendStream.appendTo(auditPath, `the audit log ${auditPath}`, MAX_AUDIT_BUFFERED_BYTES, logger);
+  const audit = auditOut ? auditLog(auditOut) : undefined;
+  const recorder = options.recordDir === undefined ? undefined : sessionRecorder(options.recordDir, logger);
+  const observe = combineObservers([...(audit ? [audit.observe] : []), ...(recorder ? [recorder.observe] : [])], logger);
+  const dispatcher = createDispatcher({
+    registry,
+    authenticate: tokenAuthenticator(tokens),
+    anonymousIdentity,
+    logger,
+    ...(options.limits ? { limits: options.limits } : {}),
+    ...(observe ? { observe } : {}),
+    ...(audit ? { observeRefusals: audit.observeRefusals } : {}),
+  });
   const keepaliveMs = options.keepaliveMs ?? protocolLimits.keepaliveMs;
   const maxConnections = options.maxConnections ?? protocolLimits.maxConnections;
   const handshakeTimeoutMs = options.handshakeTimeoutMs ?? protocolLimits.handshakeTimeoutMs;
@@ -224,6 +254,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       await Promise.all([ws.close(), wt?.close(), edge?.close(), unix?.close()]);
       http.closeAllConnections?.();
       await new Promise((resolve) => http.close(resolve));
+      await Promise.all([auditOut?.close(), recorder?.close()]);
     },
   };
 }

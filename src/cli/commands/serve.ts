@@ -27,6 +27,8 @@ interface ServeFlags {
   maxResume: string;
   http3: boolean;
   socket?: string;
+  audit?: string;
+  record?: string;
 }
 
 export function registerServe(program: Command): void {
@@ -54,6 +56,8 @@ export function registerServe(program: Command): void {
     .option('--allow-origin <origin>', 'a web page origin allowed to connect besides the server\'s own, e.g. https://app.example (repeatable; "*" only with tokens)', collect, [])
     .option('--allow-host <name>', 'a Host name accepted besides loopback names while listening on loopback (repeatable)', collect, [])
     .option('--max-resume <seconds>', 'longest a resumable call (exec, subscribe) is kept for its caller after its connection is lost (0: calls end with their connection)', '60')
+    .option('--audit <file>', 'append one JSON line per call (who, what, container, command, outcome, exit code, bytes, duration; never a token) to this file, mode 0600; "-": stdout, and the banner goes to stderr')
+    .option('--record <dir>', 'record every exec with a terminal (exec -it) as an asciicast v2 file in this directory (mode 0700), for asciinema play')
     .option('--keepalive <seconds>', 'WebSocket ping interval; a peer silent for a whole interval after a ping is dropped and its calls aborted (0: off)', '30')
     .action(async (flags: ServeFlags) => {
       // Loaded here: the server's dependencies (Docker, TLS, transports) would slow every other command's start.
@@ -84,9 +88,12 @@ export function registerServe(program: Command): void {
         keepaliveMs: seconds(flags.keepalive, '--keepalive') * 1000,
         http3: flags.http3,
         ...(flags.socket ? { socketPath: flags.socket } : {}),
+        ...(flags.audit ? { auditPath: flags.audit } : {}),
+        ...(flags.record ? { recordDir: flags.record } : {}),
         ...(tls ? { tls } : {}),
       });
-      printBanner(server, tokens.length);
+      // stdout that carries the audit log carries nothing else.
+      printBanner(server, tokens.length, flags, flags.audit === '-' ? process.stderr : process.stdout);
       handleSignals(server, Number(flags.grace) * 1000);
     });
 }
@@ -113,7 +120,7 @@ function positive(value: string, flag: string): number {
   return n;
 }
 
-function printBanner(server: RunningServer, tokenCount: number): void {
+function printBanner(server: RunningServer, tokenCount: number, flags: ServeFlags, to: NodeJS.WritableStream): void {
   // Written at once, so a reader of the pipe does not see half a banner.
   const lines: string[] = [];
   const out = (line: string): number => lines.push(line);
@@ -128,6 +135,8 @@ function printBanner(server: RunningServer, tokenCount: number): void {
   out(`  auth          ${tokenCount === 0 ? 'none: loopback only, local callers have full access' : `${tokenCount} token(s)`}`);
   out(`  browsers      ${server.allowedOrigins.length === 0 ? 'pages of this server only' : `this server's pages and ${server.allowedOrigins.join(', ')}`}`);
   out(`  docker        ${server.docker.on ? `on: ${server.docker.reason}` : `off: ${server.docker.reason} (set DOCKER_HOST, or run scripts/docker-engine.sh up)`}`);
+  if (flags.audit) out(`  audit         ${flags.audit === '-' ? 'stdout' : flags.audit}  (one JSON line per call)`);
+  if (flags.record) out(`  recording     ${flags.record}  (terminal sessions as asciicast v2)`);
   out(`  operations    ${server.registry.list().map((op) => op.name).join(', ')}`);
   const missing = longLivedNodeFlags.filter((flag) => !process.execArgv.some((given) => given.split('=')[0] === flag.split('=')[0]));
   if (missing.length > 0) out(`  node          without ${missing.join(' ')}: large outputs cost more CPU in a long-lived server (docs/cli.md)`);
@@ -135,7 +144,7 @@ function printBanner(server: RunningServer, tokenCount: number): void {
   out('connect:');
   out(`  npx callwire ops --url ${server.wsUrl}`);
   if (server.wtUrl) out(`  npx callwire ops --url ${server.wtUrl} --cert-hash ${server.certHash}`);
-  process.stdout.write(`${lines.join('\n')}\n`);
+  to.write(`${lines.join('\n')}\n`);
 }
 
 function handleSignals(server: RunningServer, graceMs: number): void {

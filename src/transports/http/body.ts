@@ -28,9 +28,9 @@ export interface BodyBounds {
  * reading), within `deadlineMs` (a client that trickles or stalls costs a bounded
  * time), nested at most `maxNestingDepth` deep (found before it is decoded). No body
  * and no Content-Type is `null` input. Rejects with a BodyRefusal; a client that
- * goes away rejects with a plain Error.
+ * goes away rejects with a plain Error. `bytes`: the body's size as it arrived.
  */
-export async function readInput(req: IncomingMessage, bounds: BodyBounds, beforeBody: () => void = () => undefined): Promise<unknown> {
+export async function readInput(req: IncomingMessage, bounds: BodyBounds, beforeBody: () => void = () => undefined): Promise<{ input: unknown; bytes: number }> {
   const { maxBytes, deadlineMs } = bounds;
   // What the headers already say is refused before a byte of the body is read.
   const mediaType = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
@@ -46,11 +46,11 @@ export async function readInput(req: IncomingMessage, bounds: BodyBounds, before
   beforeBody();
   const body = await readBody(req, maxBytes, deadlineMs);
   if (!codec) {
-    if (body.byteLength === 0) return null;
+    if (body.byteLength === 0) return { input: null, bytes: 0 };
     throw new BodyRefusal(415, 'a body needs a Content-Type: application/json or application/msgpack');
   }
   try {
-    return codec.decode(new Uint8Array(body.buffer, body.byteOffset, body.byteLength), bounds.maxNestingDepth);
+    return { input: codec.decode(new Uint8Array(body.buffer, body.byteOffset, body.byteLength), bounds.maxNestingDepth), bytes: body.byteLength };
   } catch (error) {
     if (error instanceof ProtocolError && error.kind === 'FRAME_TOO_DEEP') {
       throw new BodyRefusal(400, `the body nests more than ${bounds.maxNestingDepth} maps and arrays, the most an input may (maxNestingDepth, spec §9)`);

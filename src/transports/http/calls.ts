@@ -69,7 +69,7 @@ export function createHttpCalls(options: HttpCallsOptions): (req: IncomingMessag
     // looked at) is answered with its body unread, as if its input were null: a caller without a
     // token never has a byte of its body parsed.
     const op = dispatcher.registry.visible(operationId);
-    if (!op || checkAccess(op.access, identity)) return startCall(dispatcher, req, res, { ...call, input: null, bodyUnread: true }, refuse);
+    if (!op || checkAccess(op.access, identity)) return startCall(dispatcher, req, res, { ...call, input: null, bytes: 0, bodyUnread: true }, refuse);
 
     // A client that asks first (curl does for large bodies) hears 100 Continue only once the headers pass.
     const sendContinue = (): void => {
@@ -77,7 +77,7 @@ export function createHttpCalls(options: HttpCallsOptions): (req: IncomingMessag
     };
     const bounds = { maxBytes: dispatcher.limits.maxInputBytes, maxNestingDepth: dispatcher.limits.maxNestingDepth - ENVELOPE_LEVELS, deadlineMs: bodyDeadlineMs };
     void readInput(req, bounds, sendContinue).then(
-      (input) => startCall(dispatcher, req, res, { ...call, input, bodyUnread: false }, refuse),
+      ({ input, bytes }) => startCall(dispatcher, req, res, { ...call, input, bytes, bodyUnread: false }, refuse),
       (error: unknown) => {
         if (!(error instanceof BodyRefusal)) return; // the client went away: nobody to answer
         const classified: Classified = error.status === 408 ? { outcome: 'timeout', boundary: 'input' } : { outcome: 'invalid_input', boundary: 'input' };
@@ -92,6 +92,8 @@ export function createHttpCalls(options: HttpCallsOptions): (req: IncomingMessag
 interface CallRequest {
   readonly operationId: string;
   readonly input: unknown;
+  /** The body's size; readInput held it to maxInputBytes. */
+  readonly bytes: number;
   readonly deadline: number | undefined;
   readonly identity: Identity | null;
   readonly cors: Record<string, string>;
@@ -216,7 +218,7 @@ function runCall(dispatcher: Dispatcher, req: IncomingMessage, res: ServerRespon
       return Promise.resolve();
     },
   };
-  const request = { id, payload: { operationId, input: call.input, ...(call.deadline === undefined ? {} : { deadline_ms: call.deadline }) }, sizeBytes: 0 /* readInput held the body to maxInputBytes */ };
+  const request = { id, payload: { operationId, input: call.input, ...(call.deadline === undefined ? {} : { deadline_ms: call.deadline }) }, sizeBytes: call.bytes };
   const started = callsOf(dispatcher, req.socket).start(request, call.identity, outlet);
   if (started instanceof RpcError) return finish(ending(started));
   // A client that goes away aborts its call, as a closed WebSocket does: an exec's process is killed.

@@ -1,0 +1,120 @@
+import { performance } from 'node:perf_hooks';
+import type { CallOutcome, ObserveCalls, ObservedCall, ObserveRefusals, Operation } from '../dispatcher/index.js';
+import type { AppendStream } from './append-stream.js';
+
+/**
+ * One line of the audit log (docs/security.md "Audit log"): who called what, on
+ * which container, with which command, and how it ended. Never a token, never an
+ * environment variable's value: an exec's `env` is logged by its names only.
+ */
+export interface AuditRecord {
+  /** When the call was admitted (or refused), ISO 8601. */
+  readonly time: string;
+  readonly call_id: string;
+  /** The caller's identity; null when anonymous. */
+  readonly subject: string | null;
+  readonly operation: string;
+  /** The container as the caller named it, for operations on one. */
+  readonly container?: string;
+  /** An exec's command, as given. */
+  readonly cmd?: readonly string[];
+  /** The names of the variables an exec set; their values are never logged. */
+  readonly env_names?: readonly string[];
+  readonly tty?: boolean;
+  readonly outcome: 'completed' | 'error' | 'cancelled' | 'refused';
+  /** The error's code (its message may quote the caller's input, so it is left out). */
+  readonly error_code?: string;
+  /** The command's own exit code, for operations that run one and reported its end. */
+  readonly exit_code?: number | null;
+  /** The request as it arrived plus every input item. */
+  readonly bytes_in: number;
+  /** Every output, as encoded for the caller. */
+  readonly bytes_out: number;
+  readonly duration_ms: number;
+}
+
+const MAX_OPERATION_CHARS = 200;
+
+/** Writes one audit line for every call: `observe` for admitted calls, `observeRefusals` for refused ones. */
+export function auditLog(out: AppendStream): { observe: ObserveCalls; observeRefusals: ObserveRefusals } {
+  const write = (record: AuditRecord): void => void out.write(`${JSON.stringify(record)}\n`);
+  return {
+    observe(call) {
+      const time = new Date().toISOString();
+      const started = performance.now();
+      const described = describeCall(call);
+      const commandEnd = call.operation.commandEnd;
+      let bytesIn = call.requestBytes;
+      let bytesOut = 0;
+      let exitCode: number | null = null;
+      return {
+        input(_item, bytes) {
+          bytesIn += bytes;
+        },
+        output(output, bytes) {
+          bytesOut += bytes;
+          const end = commandEnd?.(output);
+          if (end) exitCode = end.exitCode;
+        },
+        ended(outcome) {
+          write({
+            time,
+            call_id: call.id,
+            subject: call.identity?.subject ?? null,
+            operation: call.operation.name,
+            ...described,
+            ...outcomeFields(outcome),
+            ...(commandEnd ? { exit_code: exitCode } : {}),
+            bytes_in: bytesIn,
+            bytes_out: bytesOut,
+            duration_ms: Math.round(performance.now() - started),
+          });
+        },
+      };
+    },
+    observeRefusals(call) {
+      write({
+        time: new Date().toISOString(),
+        call_id: call.id,
+        subject: call.identity?.subject ?? null,
+        operation: call.operationId.length > MAX_OPERATION_CHARS ? `${call.operationId.slice(0, MAX_OPERATION_CHARS)}…` : call.operationId,
+        outcome: 'refused',
+        error_code: call.error.code,
+        bytes_in: call.requestBytes,
+        bytes_out: 0,
+        duration_ms: 0,
+      });
+    },
+  };
+}
+
+function outcomeFields(outcome: CallOutcome): Pick<AuditRecord, 'outcome' | 'error_code'> {
+  return outcome.kind === 'error' ? { outcome: 'error', error_code: outcome.error.code } : { outcome: outcome.kind };
+}
+
+/** What the input says about the call's container and command: read by the operation's contract, by no operation's name. */
+function describeCall(call: ObservedCall): Pick<AuditRecord, 'container' | 'cmd' | 'env_names' | 'tty'> {
+  const input = call.input;
+  if (typeof input !== 'object' || input === null) return {};
+  const fields = input as Record<string, unknown>;
+  const container = containerOf(call.operation, fields);
+  if (call.operation.commandEnd === undefined) return container === undefined ? {} : { container };
+  const { cmd, env, tty } = fields;
+  return {
+    ...(container === undefined ? {} : { container }),
+    ...(isStrings(cmd) ? { cmd } : {}),
+    ...(isStrings(env) ? { env_names: env.map((entry) => entry.slice(0, Math.max(0, entry.indexOf('=')))) } : {}),
+    tty: typeof tty === 'object' && tty !== null,
+  };
+}
+
+function containerOf(op: Operation, input: Record<string, unknown>): string | undefined {
+  const path = op.access?.resourceIdPath;
+  if (op.access?.resourceType !== 'container' || path === undefined) return undefined;
+  const id = input[path];
+  return typeof id === 'string' ? id : undefined;
+}
+
+function isStrings(value: unknown): value is readonly string[] {
+  return Array.isArray(value) && value.every((entry) => typeof entry === 'string');
+}
