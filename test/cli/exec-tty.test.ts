@@ -26,10 +26,10 @@ describe('callwire exec -it: an interactive shell in a real terminal', () => {
     return { run, url: (await run.waitFor(/ws:\/\/127\.0\.0\.1:\d+\/callwire/, 'stdout')).trim() };
   };
   /** Starts `exec -it <c> sh` in a fresh 100×30 terminal, saving `stty -g` before and after, and the exit code. */
-  const session = async (serverUrl: string, name: string): Promise<Tmux> => {
+  const session = async (serverUrl: string, name: string, flags = ''): Promise<Tmux> => {
     term = new Tmux(100, 30);
     const state = join(dir, name);
-    term.type(`stty -g > ${state}.before; '${process.execPath}' '${cliPath}' --url ${serverUrl} exec -it ${c} sh; echo "EXIT=$?"; stty -g > ${state}.after; echo DONE`);
+    term.type(`stty -g > ${state}.before; '${process.execPath}' '${cliPath}' --url ${serverUrl} exec ${flags} -it ${c} sh; echo "EXIT=$?"; stty -g > ${state}.after; echo DONE`);
     await term.waitFor(/^\/ #\s*$/m);
     return term;
   };
@@ -82,14 +82,15 @@ describe('callwire exec -it: an interactive shell in a real terminal', () => {
     sameMode('ctrl-c');
   });
 
-  it('the server killed mid-session: the CLI ends with 123 and gives the terminal back as it was', async () => {
+  it('the server killed mid-session: the CLI tries to resume for its grace, then ends with 123 and gives the terminal back as it was', async () => {
     const own = await startServer();
-    const t = await session(own.url, 'killed');
+    const t = await session(own.url, 'killed', '--resume 1');
     t.type('echo alive');
     await t.waitFor(/^alive\r?$/m);
     own.run.child.kill('SIGKILL');
     await t.waitFor(/^DONE$/m);
-    expect(t.screen()).toMatch(/^Error: .*\(UNAVAILABLE\)$/m);
+    expect(t.screen()).toMatch(/^callwire: connection lost; reconnecting \(the call is kept for 1 s\)…\r?$/m);
+    expect(t.screen()).toMatch(/^Error: the connection was lost and the call could not be resumed within its 1 s grace \(UNAVAILABLE\)$/m);
     expect(t.screen()).toMatch(/^EXIT=123$/m);
     sameMode('killed');
     // The engine keeps the orphaned shell; the next test needs a quiet container.

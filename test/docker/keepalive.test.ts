@@ -46,7 +46,8 @@ describe('keepalive drops a silent peer and kills its exec', () => {
   for (const [i, c] of cases.entries()) {
     it(c.name, async () => {
       const marker = `sleep ${2000 + i}`;
-      const cli = runCli([...c.args(), 'exec', containerId, '--', 'sleep', String(2000 + i)], { stdin: 'ignore' });
+      // Not resumable: a vanished peer's call ends with its connection (KA-1). A resumable one waits its grace (below).
+      const cli = runCli([...c.args(), 'exec', '--no-resume', containerId, '--', 'sleep', String(2000 + i)], { stdin: 'ignore' });
       try {
         await expect.poll(async () => (await docker.processes(containerId)).filter((p) => p === marker), { timeout: 10_000 }).toHaveLength(1);
         // Alive and answering: a few intervals pass and nothing is dropped.
@@ -66,4 +67,22 @@ describe('keepalive drops a silent peer and kills its exec', () => {
       }
     });
   }
+
+  it('a resumable exec outlives the drop for its grace (RSM-6), then is killed', async () => {
+    const marker = 'sleep 2999';
+    const cli = runCli(['--url', server.wsUrl, 'exec', '--resume', '2', containerId, '--', 'sleep', '2999'], { stdin: 'ignore' });
+    try {
+      await expect.poll(async () => (await docker.processes(containerId)).filter((p) => p === marker), { timeout: 10_000 }).toHaveLength(1);
+      process.kill(cli.child.pid!, 'SIGSTOP');
+      await until(() => [...server.connections()].length === 0, 'the silent connection dropped', KEEPALIVE_MS * 10);
+      // Dropped, not ended: the call waits for its caller, and its command runs on.
+      expect(server.resumable.detached).toBe(1);
+      expect((await docker.processes(containerId)).filter((p) => p === marker)).toHaveLength(1);
+      await expect.poll(async () => (await docker.processes(containerId)).filter((p) => p === marker), { timeout: 6000, interval: 100 }).toEqual([]);
+      expect(server.resumable.size).toBe(0);
+    } finally {
+      cli.child.kill('SIGKILL');
+      await cli.exited;
+    }
+  });
 });
