@@ -113,15 +113,16 @@ describe('callwire exec: docker exec from anywhere', () => {
     await expect.poll(() => docker.processes(c), { timeout: 2000 }).toEqual(['sleep 1000000']);
   });
 
-  it('a server killed mid-exec: the documented infrastructure code 123, never 0', async () => {
+  it('a server killed mid-exec: the documented infrastructure code 123, never 0 (after trying to resume for its grace)', async () => {
     const server = runCli(['serve', '--port', '0', '--no-webtransport'], { env: { DOCKER_HOST: dockerHost } });
     const serverUrl = (await server.waitFor(/ws:\/\/127\.0\.0\.1:\d+\/callwire/, 'stdout')).trim();
-    const run = runCli(['--url', serverUrl, 'exec', c, '--', 'sh', '-c', 'echo started; sleep 1000'], { stdin: 'ignore' });
+    const run = runCli(['--url', serverUrl, 'exec', '--resume', '1', c, '--', 'sh', '-c', 'echo started; sleep 1000'], { stdin: 'ignore' });
     await run.waitFor(/started/, 'stdout');
     server.child.kill('SIGKILL');
     const { code } = await run.exited;
     expect(code).toBe(123);
-    expect(run.stderr).toMatch(/^Error: .*\(UNAVAILABLE\)$/m);
+    expect(run.stderr).toMatch(/^callwire: connection lost; reconnecting/m);
+    expect(run.stderr).toMatch(/^Error: .*could not be resumed.*\(UNAVAILABLE\)$/m);
     // The orphaned exec is the engine's to reap; remove it for the next tests.
     await docker.engine.docker.getContainer(c).restart({ t: 0 });
   });

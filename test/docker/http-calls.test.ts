@@ -79,7 +79,8 @@ describe('HTTP calls from curl and fetch', () => {
   it('curl killed mid-exec: the process in the container is killed', async () => {
     const run = curl(['-N', '-X', 'POST', `${base}/call/docker/container/exec`, '-H', 'content-type: application/json', '-d', JSON.stringify({ containerId: c, cmd: ['sh', '-c', 'echo started; exec sleep 1002'] })]);
     await expect.poll(() => run.lines.length, { timeout: 10_000 }).toBeGreaterThan(0);
-    expect(await docker.processes(c)).toContain('sleep 1002');
+    // `echo started` comes before the shell execs sleep: wait for it.
+    await expect.poll(() => docker.processes(c)).toContain('sleep 1002');
     run.kill();
     await expect.poll(() => docker.processes(c), { timeout: 5000 }).toEqual(['sleep 1000000']);
   });
