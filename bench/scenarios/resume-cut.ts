@@ -1,0 +1,110 @@
+/**
+ * A resumable stream (spec §4.9) through a TCP relay that goes down for a while in its
+ * middle, as a network does: how long after the link is back the first item from after
+ * the cut reaches the consumer, and how much of that follows the client's new connection.
+ * Beside it, in the same rounds and through the same relay, what a client that starts
+ * over without resume pays at least: a fresh connect and its first unary call.
+ */
+import { TcpProxy } from '../../test/support/tcp-proxy.js';
+import { RESUME_GRACE_MS, type CallwireServer } from '../lineup.js';
+import type { Bench } from '../scenario.js';
+
+/** The cut: as long as the issue's network blip in quick runs it is shorter. */
+export const cutMs = (quick: boolean): number => (quick ? 1000 : 3000);
+const ITEMS = 100_000;
+const ITEM_BYTES = 100;
+/** Items the consumer has before the relay goes down. */
+const CUT_AFTER = 1000;
+/** The peer of the resumed rows: what starting over costs at least. */
+export const FRESH_CALL = 'a fresh connect and first call';
+const ECHO_INPUT = { text: 'hello bench' };
+
+interface Resumed {
+  /** From the relay taking connections again to the first item after the cut, in the consumer. */
+  readonly sinceUp: number;
+  /** From the relay taking the client's new connection to that item. */
+  readonly sinceReconnect: number;
+}
+
+async function cutOnce(server: CallwireServer, relay: TcpProxy, ms: number): Promise<Resumed> {
+  const client = await server.build.client.connect(relay.via(server.addresses.wsUrl), { resume: { graceMs: RESUME_GRACE_MS } });
+  let upAt: number | undefined;
+  let acceptedAt: number | undefined;
+  let firstAt: number | undefined;
+  relay.onConnection = () => {
+    if (upAt !== undefined) acceptedAt ??= performance.now();
+  };
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    let n = 0;
+    // Items already received when the relay went down are consumed within the cut, long
+    // before it ends: an item seen after `upAt` came over the new connection.
+    for await (const _item of client.iterate('bench/stream', { items: ITEMS, itemBytes: ITEM_BYTES })) {
+      if (++n === CUT_AFTER) {
+        relay.down();
+        timer = setTimeout(() => {
+          relay.up();
+          upAt = performance.now();
+        }, ms);
+      } else if (upAt !== undefined) firstAt ??= performance.now();
+    }
+    if (n !== ITEMS) throw new Error(`the resumed stream ended after ${n} of ${ITEMS} items`);
+  } finally {
+    clearTimeout(timer);
+    relay.onConnection = undefined;
+    relay.up();
+    await client.close();
+  }
+  if (upAt === undefined || acceptedAt === undefined || firstAt === undefined) throw new Error('the stream ended without going through the cut');
+  return { sinceUp: firstAt - upAt, sinceReconnect: firstAt - acceptedAt };
+}
+
+async function freshCall(server: CallwireServer, relay: TcpProxy): Promise<number> {
+  const t = performance.now();
+  const client = await server.build.client.connect(relay.via(server.addresses.wsUrl));
+  await client.call('bench/echo', ECHO_INPUT);
+  const ms = performance.now() - t;
+  await client.close();
+  return ms;
+}
+
+interface Measured {
+  readonly resumed: Resumed[];
+  readonly fresh: number[];
+}
+
+export async function resumeAfterCut(bench: Bench): Promise<void> {
+  const ms = cutMs(bench.options.quick);
+  const servers = bench.lineup.servers.filter((s) => s.resumable);
+  const relays = new Map<CallwireServer, TcpProxy>();
+  const measured = new Map<CallwireServer, Measured>(servers.map((s) => [s, { resumed: [], fresh: [] }]));
+  try {
+    for (const server of servers) relays.set(server, await new TcpProxy().start(Number(new URL(server.addresses.wsUrl).port)));
+    // Each build's server in turn within a round, the order alternating, as measure.ts's interleaved does for two builds.
+    for (let round = 0; round < bench.options.runs; round++) {
+      for (const server of round % 2 ? [...servers].reverse() : servers) {
+        const m = measured.get(server)!;
+        m.resumed.push(await cutOnce(server, relays.get(server)!, ms));
+        m.fresh.push(await freshCall(server, relays.get(server)!));
+      }
+    }
+  } finally {
+    await Promise.all([...relays.values()].map((r) => r.stop()));
+  }
+  const seconds = ms / 1000;
+  const metrics = [
+    { metric: `a ${seconds} s cut's end to the first resumed item`, of: (r: Resumed) => r.sinceUp },
+    { metric: `the new connection to the first resumed item (${seconds} s cut)`, of: (r: Resumed) => r.sinceReconnect },
+  ];
+  for (const server of servers) {
+    const own = measured.get(server)!;
+    const { name, peers } = server.resumable!;
+    const others = servers.filter((s) => peers.includes(s.resumable!.name));
+    for (const { metric, of } of metrics) {
+      const peerValues = Object.fromEntries([[FRESH_CALL, own.fresh], ...others.map((s) => [s.resumable!.name, measured.get(s)!.resumed.map(of)])]);
+      bench.record.runs({ group: 'resume', metric, subject: name, unit: 'ms' }, own.resumed.map(of), peerValues);
+    }
+    const freshPeers = Object.fromEntries(servers.filter((s) => server.peers.includes(s.name)).map((s) => [s.name, measured.get(s)!.fresh]));
+    bench.record.runs({ group: 'resume', metric: `${FRESH_CALL}, through the same relay`, subject: server.name, unit: 'ms' }, own.fresh, freshPeers);
+  }
+}
