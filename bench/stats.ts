@@ -19,11 +19,16 @@ export const liveCalls = async (client: Client): Promise<number> => (await serve
 /** Whether the server keeps a call past its lost connection (a build that counts resumable calls). */
 export const keepsCalls = async (client: Client): Promise<boolean> => (await serverStats(client)).resumableCalls !== undefined;
 
-/** Waits until the server's stats satisfy `test`; resolves with them. */
-export async function untilStats(client: Client, test: (stats: ServerStats) => boolean, pollMs = 100): Promise<ServerStats> {
+/**
+ * Waits until the server's stats satisfy `test`; resolves with them. With `within`, fails
+ * after that many ms saying what never happened, rather than leaving the bench hanging.
+ */
+export async function untilStats(client: Client, test: (stats: ServerStats) => boolean, pollMs = 100, within?: { ms: number; what: string }): Promise<ServerStats> {
+  const deadline = within ? performance.now() + within.ms : Infinity;
   for (;;) {
     const stats = await serverStats(client);
     if (test(stats)) return stats;
+    if (performance.now() > deadline) throw new Error(`${within!.what} within ${within!.ms} ms (the server's stats: ${JSON.stringify(stats)})`);
     await new Promise((resolve) => setTimeout(resolve, pollMs));
   }
 }

@@ -8,16 +8,17 @@
 import { TcpProxy } from '../../test/support/tcp-proxy.js';
 import { RESUME_GRACE_MS, type CallwireServer } from '../lineup.js';
 import type { Bench } from '../scenario.js';
+import { FRESH_CALL, FRESH_CALL_METRIC, SINCE_CUT_END, SINCE_RECONNECT } from './resume-metrics.js';
 
-/** The cut: as long as the issue's network blip in quick runs it is shorter. */
-export const cutMs = (quick: boolean): number => (quick ? 1000 : 3000);
+/** How long the relay stays down: the network blip of issue 23's tests. */
+const CUT_MS = 3000;
 const ITEMS = 100_000;
 const ITEM_BYTES = 100;
 /** Items the consumer has before the relay goes down. */
 const CUT_AFTER = 1000;
-/** The peer of the resumed rows: what starting over costs at least. */
-export const FRESH_CALL = 'a fresh connect and first call';
 const ECHO_INPUT = { text: 'hello bench' };
+/** Far longer than a round takes: a stream that never comes back fails the run instead of hanging it. */
+const ROUND_MS = 60_000;
 
 interface Resumed {
   /** From the relay taking connections again to the first item after the cut, in the consumer. */
@@ -26,7 +27,7 @@ interface Resumed {
   readonly sinceReconnect: number;
 }
 
-async function cutOnce(server: CallwireServer, relay: TcpProxy, ms: number): Promise<Resumed> {
+async function cutOnce(server: CallwireServer, relay: TcpProxy): Promise<Resumed> {
   const client = await server.build.client.connect(relay.via(server.addresses.wsUrl), { resume: { graceMs: RESUME_GRACE_MS } });
   let upAt: number | undefined;
   let acceptedAt: number | undefined;
@@ -39,13 +40,13 @@ async function cutOnce(server: CallwireServer, relay: TcpProxy, ms: number): Pro
     let n = 0;
     // Items already received when the relay went down are consumed within the cut, long
     // before it ends: an item seen after `upAt` came over the new connection.
-    for await (const _item of client.iterate('bench/stream', { items: ITEMS, itemBytes: ITEM_BYTES })) {
+    for await (const _item of client.iterate('bench/stream', { items: ITEMS, itemBytes: ITEM_BYTES }, { signal: AbortSignal.timeout(ROUND_MS) })) {
       if (++n === CUT_AFTER) {
         relay.down();
         timer = setTimeout(() => {
           relay.up();
           upAt = performance.now();
-        }, ms);
+        }, CUT_MS);
       } else if (upAt !== undefined) firstAt ??= performance.now();
     }
     if (n !== ITEMS) throw new Error(`the resumed stream ended after ${n} of ${ITEMS} items`);
@@ -74,7 +75,6 @@ interface Measured {
 }
 
 export async function resumeAfterCut(bench: Bench): Promise<void> {
-  const ms = cutMs(bench.options.quick);
   const servers = bench.lineup.servers.filter((s) => s.resumable);
   const relays = new Map<CallwireServer, TcpProxy>();
   const measured = new Map<CallwireServer, Measured>(servers.map((s) => [s, { resumed: [], fresh: [] }]));
@@ -84,17 +84,17 @@ export async function resumeAfterCut(bench: Bench): Promise<void> {
     for (let round = 0; round < bench.options.runs; round++) {
       for (const server of round % 2 ? [...servers].reverse() : servers) {
         const m = measured.get(server)!;
-        m.resumed.push(await cutOnce(server, relays.get(server)!, ms));
+        m.resumed.push(await cutOnce(server, relays.get(server)!));
         m.fresh.push(await freshCall(server, relays.get(server)!));
       }
     }
   } finally {
     await Promise.all([...relays.values()].map((r) => r.stop()));
   }
-  const seconds = ms / 1000;
+  const cut = `(${CUT_MS / 1000} s cut, ${ITEM_BYTES} B items)`;
   const metrics = [
-    { metric: `a ${seconds} s cut's end to the first resumed item`, of: (r: Resumed) => r.sinceUp },
-    { metric: `the new connection to the first resumed item (${seconds} s cut)`, of: (r: Resumed) => r.sinceReconnect },
+    { metric: `${SINCE_CUT_END} ${cut}`, of: (r: Resumed) => r.sinceUp },
+    { metric: `${SINCE_RECONNECT} ${cut}`, of: (r: Resumed) => r.sinceReconnect },
   ];
   for (const server of servers) {
     const own = measured.get(server)!;
@@ -105,6 +105,6 @@ export async function resumeAfterCut(bench: Bench): Promise<void> {
       bench.record.runs({ group: 'resume', metric, subject: name, unit: 'ms' }, own.resumed.map(of), peerValues);
     }
     const freshPeers = Object.fromEntries(servers.filter((s) => server.peers.includes(s.name)).map((s) => [s.name, measured.get(s)!.fresh]));
-    bench.record.runs({ group: 'resume', metric: `${FRESH_CALL}, through the same relay`, subject: server.name, unit: 'ms' }, own.fresh, freshPeers);
+    bench.record.runs({ group: 'resume', metric: FRESH_CALL_METRIC, subject: server.name, unit: 'ms' }, own.fresh, freshPeers);
   }
 }
