@@ -13,7 +13,7 @@ import { ATTACHED, DETACHED_CALLS, perResumableCall, type HeldPart } from './res
 
 const ITEM_BYTES = 100;
 /** Far longer than any step takes: a step that never ends fails the run instead. */
-const STEP_MS = 60_000;
+const STEP_MS = 30_000;
 
 interface Held {
   readonly memory: Memory;

@@ -18,7 +18,7 @@ const ITEM_BYTES = 100;
 const CUT_AFTER = 1000;
 const ECHO_INPUT = { text: 'hello bench' };
 /** Far longer than a round takes: a stream that never comes back fails the run instead of hanging it. */
-const ROUND_MS = 60_000;
+const ROUND_MS = 30_000;
 
 interface Resumed {
   /** From the relay taking connections again to the first item after the cut, in the consumer. */
