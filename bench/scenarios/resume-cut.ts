@@ -50,6 +50,8 @@ async function cutOnce(server: CallwireServer, relay: TcpProxy): Promise<Resumed
       } else if (upAt !== undefined) firstAt ??= performance.now();
     }
     if (n !== ITEMS) throw new Error(`the resumed stream ended after ${n} of ${ITEMS} items`);
+  } catch (error) {
+    throw new Error(`the stream cut after ${CUT_AFTER} items did not go on to its end (the bench gives a round ${ROUND_MS} ms): ${String(error)}`);
   } finally {
     clearTimeout(timer);
     relay.onConnection = undefined;
