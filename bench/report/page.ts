@@ -47,6 +47,8 @@ const METHOD = [
   '',
   `- **${WEBSOCKET}**, **${WEBTRANSPORT_H2}**, **${WEBTRANSPORT_H3}**: the SDK (\`connect\`) over each`,
   '  transport; in the exec rows, the SDK\'s `exec`. HTTP/3 runs through a Deno edge on each side.',
+  `- **${WEBSOCKET_RESUMABLE}**: the WebSocket's SDK client made with \`resume\` (spec §4.9), so each of its`,
+  '  streams asks to outlive a lost connection; streams only, in the same rounds as the plain one.',
   `- **${HTTP}**: one POST per call (spec §5.6) over keep-alive connections (fetch's pool).`,
   `- **${GRPC}**: \`@grpc/grpc-js\` with the same messages, msgpack-serialised: an equivalent service.`,
   `- **${RAW_WS}**: a raw \`ws\` server sending the same buffer again and again to a client that only`,
