@@ -8,6 +8,7 @@ import { CALLWIRE_CLI, DOCKER, FORMAT_CEILING, GRPC, HTTP, RAW_WS, WEBSOCKET, WE
 import type { Results } from '../results.js';
 import type { Comparison } from '../rows.js';
 import { ATTACHED, DETACHED_CALLS, FRESH_CALL, perResumableCall, SINCE_CUT_END, SINCE_RECONNECT } from '../scenarios/resume-metrics.js';
+import { LARGE_ITEMS, SMALL_ITEMS, type StreamSize } from '../scenarios/streaming.js';
 import { figure, given, Lookup } from './lookup.js';
 import { resultsTables, times, valueText } from './table.js';
 
@@ -172,7 +173,7 @@ function extraPerItem(unit: string, c: Comparison, itemBytes: number): string {
 }
 
 function resumable(l: Lookup): string[] {
-  const stream = (label: string, itemBytes: number): string | undefined => {
+  const stream = ({ label, itemBytes }: StreamSize): string | undefined => {
     const row = l.row('streaming', label, WEBSOCKET_RESUMABLE);
     const c = row?.vs.find((v) => v.peer === WEBSOCKET);
     return given(row, c)((r, plain) => `${label} at ${times(plain)} the plain stream's rate (${extraPerItem(r.unit, plain, itemBytes)})`);
@@ -183,7 +184,7 @@ function resumable(l: Lookup): string[] {
   const heap = l.row('memory', perResumableCall('heap', 'detached'), WEBSOCKET_RESUMABLE);
   const replay = l.row('memory', perResumableCall('replay kept', 'detached'), WEBSOCKET_RESUMABLE);
   const lines = present([
-    given(stream('100 B items', 100), stream('64 KiB items', 64 * 1024))(
+    given(stream(SMALL_ITEMS), stream(LARGE_ITEMS))(
       (small, large) =>
         `**The sequence's cost**: the WebSocket's streams asking to outlive a lost connection (every item numbered, kept until acknowledged), interleaved with the plain ones in the same rounds: ${small}; ${large}.`,
     ),

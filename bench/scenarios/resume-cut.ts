@@ -8,6 +8,7 @@
 import { TcpProxy } from '../../test/support/tcp-proxy.js';
 import { RESUME_GRACE_MS, type CallwireServer } from '../lineup.js';
 import type { Bench } from '../scenario.js';
+import { ECHO_INPUT } from '../subjects/callwire.js';
 import { FRESH_CALL, FRESH_CALL_METRIC, SINCE_CUT_END, SINCE_RECONNECT } from './resume-metrics.js';
 
 /** How long the relay stays down: the network blip of issue 23's tests. */
@@ -16,7 +17,6 @@ const ITEMS = 100_000;
 const ITEM_BYTES = 100;
 /** Items the consumer has before the relay goes down. */
 const CUT_AFTER = 1000;
-const ECHO_INPUT = { text: 'hello bench' };
 /** Far longer than a round takes: a stream that never comes back fails the run instead of hanging it. */
 const ROUND_MS = 30_000;
 

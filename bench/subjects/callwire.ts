@@ -3,7 +3,7 @@ import type { Client } from '../../src/client/index.js';
 import type { Build } from '../built.js';
 import type { Subject } from '../subject.js';
 
-const ECHO_INPUT = { text: 'hello bench' };
+export const ECHO_INPUT = { text: 'hello bench' };
 
 /** `bench/stream` through the SDK's async iterator; resolves with the bytes received. */
 const streamOf =
