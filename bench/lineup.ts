@@ -5,11 +5,12 @@
  */
 import type { Client } from '../src/client/index.js';
 import { loadBuild, THIS_DIST, type Build } from './built.js';
-import { BASELINE, CALLWIRE_CLI, DOCKER, FORMAT_CEILING, GRPC, HTTP, HTTP_CEILING, HTTP_FETCH, RAW_WS, WEBSOCKET, WEBTRANSPORT_H2, WEBTRANSPORT_H3 } from './names.js';
+import { BASELINE, CALLWIRE_CLI, DOCKER, FORMAT_CEILING, GRPC, HTTP, HTTP_CEILING, HTTP_FETCH, RAW_WS, WEBSOCKET, WEBSOCKET_RESUMABLE, WEBTRANSPORT_H2, WEBTRANSPORT_H3 } from './names.js';
 import type { Options } from './options.js';
 import { startServerProcess, type Addresses, type ServerProcess } from './server-process.js';
+import { keepsCalls } from './stats.js';
 import type { Subject } from './subject.js';
-import { callwireSubject } from './subjects/callwire.js';
+import { callwireSubject, resumableStreamSubject } from './subjects/callwire.js';
 import { callwireCliSubject, dockerCliSubject } from './subjects/cli-process.js';
 import { formatCeilingSubject } from './subjects/format-ceiling.js';
 import { grpcSubject } from './subjects/grpc.js';
@@ -26,7 +27,15 @@ export interface CallwireServer {
   /** Its long-lived WebSocket client. */
   readonly ws: Client;
   connect(): Promise<Client>;
+  /**
+   * The name its resumable calls' rows carry, and their peers; absent for a build whose
+   * server does not keep a call past its connection (a baseline from before spec §4.9).
+   */
+  readonly resumable?: { readonly name: string; readonly peers: readonly string[] };
 }
+
+/** How long a bench client asks the server to keep its resumable calls (the server caps it). */
+export const RESUME_GRACE_MS = 30_000;
 
 export interface Lineup {
   readonly subjects: readonly Subject[];
@@ -54,6 +63,11 @@ async function startBuild(build: Build, suffix: string, options: Options, baseli
   const subjects: Subject[] = [
     callwireSubject(wsName, build, ws, { peers: peers(WEBSOCKET, [GRPC, RAW_WS, FORMAT_CEILING, DOCKER]), processes: { server: serverProcess.pid, client: process.pid } }),
   ];
+  const resumable = (await keepsCalls(ws)) ? { name: `${WEBSOCKET_RESUMABLE}${suffix}`, peers: peers(WEBSOCKET_RESUMABLE, []) } : undefined;
+  if (resumable) {
+    const client = await connect(addresses.wsUrl, { resume: { graceMs: RESUME_GRACE_MS } });
+    subjects.push(resumableStreamSubject(resumable.name, client, [wsName, ...resumable.peers]));
+  }
   if (!options.quick) {
     const h2 = await connect(addresses.wtUrl, { certHash: addresses.certHash, transport: 'h2' });
     subjects.push(callwireSubject(`${WEBTRANSPORT_H2}${suffix}`, build, h2, { peers: peers(WEBTRANSPORT_H2, [GRPC, DOCKER]), processes: { server: serverProcess.pid, client: process.pid } }));
@@ -68,7 +82,7 @@ async function startBuild(build: Build, suffix: string, options: Options, baseli
   subjects.push(httpSubject(`${HTTP}${suffix}`, addresses.wsUrl, peers(HTTP, [wsName, HTTP_CEILING, GRPC])));
   subjects.push(httpSubject(`${HTTP_FETCH}${suffix}`, addresses.wsUrl, peers(HTTP_FETCH, [`${HTTP}${suffix}`, wsName]), 'fetch'));
   if (!options.quick) subjects.push(callwireCliSubject(`${CALLWIRE_CLI}${suffix}`, build.dist, addresses.wsUrl, peers(CALLWIRE_CLI, [DOCKER])));
-  const server: CallwireServer = { name: wsName, peers: peers(WEBSOCKET, []), build, addresses, ws, connect: () => connect(addresses.wsUrl) };
+  const server: CallwireServer = { name: wsName, peers: peers(WEBSOCKET, []), build, addresses, ws, connect: () => connect(addresses.wsUrl), ...(resumable ? { resumable } : {}) };
   return { server, subjects, process: serverProcess };
 }
 

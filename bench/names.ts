@@ -1,5 +1,7 @@
 /** The subjects' names, as rows and peers carry them (and bench/RESULTS.md's sentences find them). */
 export const WEBSOCKET = 'callwire WebSocket';
+/** The WebSocket's SDK streams asking to outlive a lost connection (spec §4.9). */
+export const WEBSOCKET_RESUMABLE = 'callwire WebSocket (resumable)';
 export const WEBTRANSPORT_H2 = 'callwire WebTransport HTTP/2';
 export const WEBTRANSPORT_H3 = 'callwire WebTransport HTTP/3';
 export const HTTP = 'callwire HTTP';

@@ -35,6 +35,17 @@ export function benchOperations(): Operation[] {
       handler: () => new Observable<null>(() => undefined),
     }),
     defineOperation({
+      name: 'bench/hold',
+      kind: 'subscription',
+      input: z.object({ itemBytes: z.number().int() }),
+      output: z.object({ data: bytesSchema }),
+      // One item, then nothing until cancelled: a call with output its caller has not yet acknowledged.
+      handler: ({ itemBytes }) =>
+        new Observable<{ data: Uint8Array }>((subscriber) => {
+          subscriber.next({ data: new Uint8Array(itemBytes).fill(7) });
+        }),
+    }),
+    defineOperation({
       name: 'bench/memory',
       kind: 'query',
       input: z.null(),

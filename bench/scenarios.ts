@@ -10,6 +10,8 @@ import { execRoundTrip, execThroughput } from './scenarios/exec.js';
 import { growth } from './scenarios/growth.js';
 import { keystrokes } from './scenarios/keystrokes.js';
 import { memoryPerConnection, memoryPerSubscription } from './scenarios/memory.js';
+import { memoryPerDetachedCall } from './scenarios/memory-resumable.js';
+import { resumeAfterCut } from './scenarios/resume-cut.js';
 import { scaling } from './scenarios/scaling.js';
 import { LARGE_ITEMS, SMALL_ITEMS, streaming } from './scenarios/streaming.js';
 import { unary } from './scenarios/unary.js';
@@ -17,11 +19,13 @@ import { unary } from './scenarios/unary.js';
 export const SCENARIOS: readonly Scenario[] = [
   { id: 'memory-connections', group: 'memory', quick: false, run: memoryPerConnection },
   { id: 'memory-subscriptions', group: 'memory', quick: false, run: memoryPerSubscription },
+  { id: 'memory-resumable', group: 'memory', quick: false, run: memoryPerDetachedCall },
   { id: 'unary-1', group: 'unary', quick: true, run: (b) => unary(b, 1) },
   { id: 'unary-64', group: 'unary', quick: false, run: (b) => unary(b, 64) },
   { id: 'growth', group: 'growth', quick: false, run: growth },
   { id: 'stream-100B', group: 'streaming', quick: true, run: (b) => streaming(b, SMALL_ITEMS) },
   { id: 'stream-64KiB', group: 'streaming', quick: false, run: (b) => streaming(b, LARGE_ITEMS) },
+  { id: 'resume-cut', group: 'resume', quick: false, run: resumeAfterCut },
   { id: 'exec-dd', group: 'exec', quick: true, docker: true, run: execThroughput },
   { id: 'exec-true', group: 'exec', quick: false, docker: true, run: execRoundTrip },
   { id: 'keystroke', group: 'exec', quick: false, docker: true, run: keystrokes },

@@ -8,7 +8,7 @@ import type { Row } from '../rows.js';
 import { times } from './table.js';
 
 /** Units where less is better (time, CPU, memory); every other compared unit is a rate. */
-const LESS_IS_BETTER = new Set(['ms', 's/GiB', 'KiB']);
+const LESS_IS_BETTER = new Set(['ms', 's/GiB', 'KiB', 'B']);
 
 /** How much worse this build is than the baseline on `row`, as a share (negative: better). */
 export const worseBy = (row: Row, ratio: number): number => (LESS_IS_BETTER.has(row.unit) ? ratio - 1 : 1 - ratio);

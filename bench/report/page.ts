@@ -4,10 +4,13 @@
  */
 import { lossTable, type LossResult, type LossResults } from '../loss-table.js';
 import { fmt } from '../measure.js';
-import { CALLWIRE_CLI, DOCKER, FORMAT_CEILING, GRPC, HTTP, RAW_WS, WEBSOCKET, WEBTRANSPORT_H2, WEBTRANSPORT_H3 } from '../names.js';
+import { CALLWIRE_CLI, DOCKER, FORMAT_CEILING, GRPC, HTTP, RAW_WS, WEBSOCKET, WEBSOCKET_RESUMABLE, WEBTRANSPORT_H2, WEBTRANSPORT_H3 } from '../names.js';
 import type { Results } from '../results.js';
+import type { Comparison } from '../rows.js';
+import { ATTACHED, DETACHED_CALLS, FRESH_CALL, perResumableCall, SINCE_CUT_END, SINCE_RECONNECT } from '../scenarios/resume-metrics.js';
+import { LARGE_ITEMS, SMALL_ITEMS, type StreamSize } from '../scenarios/streaming.js';
 import { figure, given, Lookup } from './lookup.js';
-import { resultsTables, times } from './table.js';
+import { resultsTables, times, valueText } from './table.js';
 
 /** `2026-12-01 08:45 UTC`. */
 const when = (iso: string): string => `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
@@ -45,6 +48,8 @@ const METHOD = [
   '',
   `- **${WEBSOCKET}**, **${WEBTRANSPORT_H2}**, **${WEBTRANSPORT_H3}**: the SDK (\`connect\`) over each`,
   '  transport; in the exec rows, the SDK\'s `exec`. HTTP/3 runs through a Deno edge on each side.',
+  `- **${WEBSOCKET_RESUMABLE}**: the WebSocket's SDK client made with \`resume\` (spec §4.9), so each of its`,
+  '  streams asks to outlive a lost connection; streams only, in the same rounds as the plain one.',
   `- **${HTTP}**: one POST per call (spec §5.6) over keep-alive connections (fetch's pool).`,
   `- **${GRPC}**: \`@grpc/grpc-js\` with the same messages, msgpack-serialised: an equivalent service.`,
   `- **${RAW_WS}**: a raw \`ws\` server sending the same buffer again and again to a client that only`,
@@ -160,6 +165,42 @@ function costGrowth(l: Lookup): string[] {
   ];
 }
 
+/** µs more per item for the resumable stream than for the plain one: the plain stream's time per item and the median ratio. */
+function extraPerItem(unit: string, c: Comparison, itemBytes: number): string {
+  const plain = unit === 'items/s' ? 1e6 / c.peerValue : itemBytes / c.peerValue;
+  const extra = plain * (1 / c.ratio - 1);
+  return `${extra < 0 ? '−' : '+'}${fmt(Math.abs(extra), 2)} µs per item`;
+}
+
+function resumable(l: Lookup): string[] {
+  const stream = ({ label, itemBytes }: StreamSize): string | undefined => {
+    const row = l.row('streaming', label, WEBSOCKET_RESUMABLE);
+    const c = row?.vs.find((v) => v.peer === WEBSOCKET);
+    return given(row, c)((r, plain) => `${label} at ${times(plain)} the plain stream's rate (${extraPerItem(r.unit, plain, itemBytes)})`);
+  };
+  const cutEnd = l.rowsOf('resume', SINCE_CUT_END).find((r) => r.subject === WEBSOCKET_RESUMABLE);
+  const reconnect = l.rowsOf('resume', SINCE_RECONNECT).find((r) => r.subject === WEBSOCKET_RESUMABLE);
+  const fresh = reconnect?.vs.find((c) => c.peer === FRESH_CALL);
+  const heap = l.row('memory', perResumableCall('heap', 'detached'), WEBSOCKET_RESUMABLE);
+  const replay = l.row('memory', perResumableCall('replay kept', 'detached'), WEBSOCKET_RESUMABLE);
+  const lines = present([
+    given(stream(SMALL_ITEMS), stream(LARGE_ITEMS))(
+      (small, large) =>
+        `**The sequence's cost**: the WebSocket's streams asking to outlive a lost connection (every item numbered, kept until acknowledged), interleaved with the plain ones in the same rounds: ${small}; ${large}.`,
+    ),
+    given(cutEnd, reconnect, fresh)(
+      (end, since, c) =>
+        `**Back after a cut**: a TCP relay down in the middle of a resumable stream (\`${end.metric}\`): the first item from after the cut reached the consumer ${valueText(end)} after the relay took connections again, most of it the client's wait between dials (a backoff with jitter, \`src/client/resuming-connection.ts\`), which a cut of another length puts elsewhere. From the relay taking the client's new connection it took ${valueText(since)}: ${times(c)} a fresh connect and first unary call through the same relay (${figure(c.peerValue, 'ms')}), the least a client that starts over without resume pays, and it has lost the call's output besides.`,
+    ),
+    given(heap, heap?.vs.find((c) => c.peer === ATTACHED), replay)(
+      (h, attached, r) =>
+        `**Detached calls**: ${fmt(DETACHED_CALLS)} resumable calls whose connection was lost, each waiting for its caller with one item it had not acknowledged, held ${figure(h.value, 'KiB')} of server heap each (${figure((h.value * DETACHED_CALLS) / 1024, 'MiB')} for the ${fmt(DETACHED_CALLS)}), ${times(attached)} the same calls attached; their replay logs kept ${figure(r.value, 'B')} each, which the replay budget counts (\`services/stats\` \`replayBytes\`).`,
+    ),
+  ]);
+  if (!lines.length) return [];
+  return ['## Resumable calls', '', 'Spec §4.9; how to read these rows: `PROFILE.md`, "Reading the results".', '', ...lines.flatMap((p) => [p, ''])];
+}
+
 /** What share of its own lossless rate each carrier kept at each loss rate. */
 function keptShares(data: LossResults): string[] {
   const carriers = [...new Set(data.results.map((r) => r.carrier))];
@@ -224,5 +265,5 @@ const RUNNING = [
 
 export function resultsPage(results: Results, source: string, lossData?: LossResults): string {
   const l = new Lookup(results.rows);
-  return `${[...header(results, source), ...highlights(l), ...METHOD, ...RUNNING, '## Results', '', ...resultsTables(results.rows), ...notes(l), ...costGrowth(l), ...loss(lossData)].join('\n').trimEnd()}\n`;
+  return `${[...header(results, source), ...highlights(l), ...METHOD, ...RUNNING, '## Results', '', ...resultsTables(results.rows), ...notes(l), ...costGrowth(l), ...resumable(l), ...loss(lossData)].join('\n').trimEnd()}\n`;
 }

@@ -7,12 +7,13 @@ import type { Bench } from '../scenario.js';
 import type { CallwireServer } from '../lineup.js';
 import { untilLiveCalls } from '../stats.js';
 
-interface Memory {
+export interface Memory {
   heapUsed: number;
   rss: number;
 }
-const memoryOf = (server: CallwireServer): Promise<Memory> => server.ws.call<Memory>('bench/memory');
-const KIB = 1024;
+/** The server's memory after a collection. */
+export const memoryOf = (server: CallwireServer): Promise<Memory> => server.ws.call<Memory>('bench/memory');
+export const KIB = 1024;
 export const SUBSCRIPTIONS_PER_CONNECTION = 1000;
 export const LIVE_SUBSCRIPTIONS = [1_000, 10_000, 50_000] as const;
 
@@ -27,7 +28,7 @@ function recordMemory(bench: Bench, metric: string, count: number, deltas: Reado
   }
 }
 
-const delta = (before: Memory, after: Memory): Memory => ({ heapUsed: after.heapUsed - before.heapUsed, rss: after.rss - before.rss });
+export const delta = (before: Memory, after: Memory): Memory => ({ heapUsed: after.heapUsed - before.heapUsed, rss: after.rss - before.rss });
 
 export async function memoryPerConnection(bench: Bench): Promise<void> {
   const n = 1000;

@@ -2,9 +2,13 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { WEBSOCKET, WEBSOCKET_RESUMABLE } from '../../bench/names.js';
 import { writeResultsPage } from '../../bench/report.js';
 import { baselineTable } from '../../bench/report/baseline.js';
+import { resultsPage } from '../../bench/report/page.js';
+import type { Results } from '../../bench/results.js';
 import type { Row } from '../../bench/rows.js';
+import { ATTACHED, FRESH_CALL, FRESH_CALL_METRIC, perResumableCall, SINCE_CUT_END, SINCE_RECONNECT } from '../../bench/scenarios/resume-metrics.js';
 
 const FIXTURES = 'test/bench/fixtures';
 
@@ -47,6 +51,35 @@ describe('bench/RESULTS.md from a results file', () => {
     expect(text).toContain('| 1% | WebSocket | 50.0 | yes | 300 | 206.7 |');
     expect(text).toContain('Every byte arrived on every carrier at every loss rate.');
     expect(text).toContain('WebSocket at 1% loss kept 50% of its lossless subscription rate, and 10% of its rate of calls one after another.');
+  });
+});
+
+describe('the resumable calls\' rows in bench/RESULTS.md', () => {
+  const row = (group: string, metric: string, subject: string, unit: string, value: number, vs: Row['vs'] = []): Row => ({ group, metric, subject, unit, value, vs });
+  const rows: Row[] = [
+    row('streaming', '100 B items', WEBSOCKET_RESUMABLE, 'items/s', 400_000, [{ peer: WEBSOCKET, peerValue: 500_000, ratio: 0.8, ratioMin: 0.7, ratioMax: 0.9 }]),
+    row('streaming', '64 KiB items', WEBSOCKET_RESUMABLE, 'MB/s', 524.288, [{ peer: WEBSOCKET, peerValue: 655.36, ratio: 1.25, ratioMin: 1.25, ratioMax: 1.25 }]),
+    { ...row('resume', `${SINCE_CUT_END} (3 s cut, 100 B items)`, WEBSOCKET_RESUMABLE, 'ms', 750, [{ peer: FRESH_CALL, peerValue: 10, ratio: 75 }]), min: 600, max: 900 },
+    row('resume', `${SINCE_RECONNECT} (3 s cut, 100 B items)`, WEBSOCKET_RESUMABLE, 'ms', 20, [{ peer: FRESH_CALL, peerValue: 10, ratio: 2, ratioMin: 1.5, ratioMax: 2.5 }]),
+    row('resume', FRESH_CALL_METRIC, WEBSOCKET, 'ms', 10),
+    row('memory', perResumableCall('heap', 'detached'), WEBSOCKET_RESUMABLE, 'KiB', 2.5, [{ peer: ATTACHED, peerValue: 2, ratio: 1.25 }]),
+    row('memory', perResumableCall('replay kept', 'detached'), WEBSOCKET_RESUMABLE, 'B', 163, [{ peer: ATTACHED, peerValue: 163, ratio: 1 }]),
+  ];
+  const results = (of: readonly Row[]): Results => ({ date: '2026-01-02T03:04:05.000Z', command: 'npm run bench', machine: { cpu: 'c', cores: 2, memoryGiB: 8, node: 'v20', platform: 'Linux' }, runs: 5, seconds: 1, skipped: [], rows: of });
+
+  it('says what the sequence costs per item, how soon a cut call is back against a fresh call, and what a detached call holds', () => {
+    const text = resultsPage(results(rows), 'r.json');
+    expect(text).toContain('## Resumable calls');
+    // 100 B: 2 µs per plain item, 0.8× the rate: 0.5 µs more. 64 KiB: 100 µs per plain item, 1.25× the rate: 20 µs less.
+    expect(text).toContain("100 B items at 0.80× (0.70–0.90) the plain stream's rate (+0.50 µs per item); 64 KiB items at 1.25× the plain stream's rate (−20.00 µs per item).");
+    expect(text).toContain('the first item from after the cut reached the consumer 750 (600–900) ms after the relay took connections again');
+    expect(text).toContain("From the relay taking the client's new connection it took 20 ms: 2.00× (1.50–2.50) a fresh connect and first unary call through the same relay (10 ms)");
+    expect(text).toContain('held 2.50 KiB of server heap each (2.44 MiB for the 1,000), 1.25× the same calls attached; their replay logs kept 163 B each');
+  });
+
+  it('leaves the section out of a run that measured none of them', () => {
+    expect(resultsPage(results(rows.filter((r) => r.group === 'resume')), 'r.json')).toContain('## Resumable calls');
+    expect(resultsPage(results([]), 'r.json')).not.toContain('## Resumable calls');
   });
 });
 

@@ -3,24 +3,28 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readResults } from '../../bench/results.js';
+import { WEBSOCKET, WEBSOCKET_RESUMABLE } from '../../bench/names.js';
+import { readResults, type Results } from '../../bench/results.js';
+import { ATTACHED, FRESH_CALL, FRESH_CALL_METRIC, perResumableCall, SINCE_CUT_END, SINCE_RECONNECT } from '../../bench/scenarios/resume-metrics.js';
+
+/** `npm run bench -- <args> --out <tmp>`: the real bench against its real servers; its results. */
+async function runBench(args: readonly string[]): Promise<{ results: Results; out: string }> {
+  const out = join(mkdtempSync(join(tmpdir(), 'bench-smoke-')), 'results.json');
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts', ...args, '--out', out], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  expect(code, stderr).toBe(0);
+  return { results: readResults(out), out };
+}
 
 /**
- * `npm run bench -- --quick --only unary`, one round, as the coordinator compares two
- * builds: the real bench against its real servers, with the WebSocket and HTTP unary rows
- * of the same rounds, HTTP's divided by the WebSocket's. What the figures are is no test's
- * business here; that each subject ran and each ratio was taken is.
+ * One-round bench runs, as the coordinator compares two builds: each subject ran and each
+ * ratio was taken. What the figures are is no test's business here.
  */
 describe('a one-round bench run of the unary scenario', () => {
   it('measures every unary subject in the same rounds and gives HTTP its ratio to the WebSocket', async () => {
-    const out = join(mkdtempSync(join(tmpdir(), 'bench-smoke-')), 'results.json');
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--quick', '--only', 'unary', '--runs', '1', '--out', out], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-    expect(code, stderr).toBe(0);
-
-    const results = readResults(out);
+    const { results, out } = await runBench(['--quick', '--only', 'unary', '--runs', '1']);
     expect(results.command).toBe('npm run bench -- --quick --only unary --runs 1 --out ' + out);
     const rates = results.rows.filter((r) => r.metric === 'calls/s @1 in flight');
     expect(rates.map((r) => r.subject).sort()).toEqual(['bare node:http echo (HTTP ceiling)', 'callwire HTTP', 'callwire HTTP (fetch)', 'callwire WebSocket', 'format ceiling', 'grpc-js', 'raw ws']);
@@ -32,5 +36,31 @@ describe('a one-round bench run of the unary scenario', () => {
     const ceiling = rates.find((r) => r.subject === 'bare node:http echo (HTTP ceiling)')!;
     expect(http.vs.find((c) => c.peer === ceiling.subject)).toMatchObject({ peerValue: ceiling.value, ratio: http.value / ceiling.value });
     expect(ws.vs.map((c) => c.peer)).toEqual(['grpc-js', 'raw ws', 'format ceiling']);
+  });
+});
+
+describe('one-round bench runs of resumable calls (spec §4.9)', () => {
+  it('streams resumable beside plain in the same rounds, and divides the one by the other', async () => {
+    const { results } = await runBench(['--quick', '--only', 'stream-100B', '--runs', '1']);
+    const rows = results.rows.filter((r) => r.metric === '100 B items');
+    const plain = rows.find((r) => r.subject === WEBSOCKET)!;
+    const resumable = rows.find((r) => r.subject === WEBSOCKET_RESUMABLE)!;
+    expect(resumable.value).toBeGreaterThan(0);
+    expect(resumable.vs).toEqual([{ peer: WEBSOCKET, peerValue: plain.value, ratio: resumable.value / plain.value, ratioMin: resumable.value / plain.value, ratioMax: resumable.value / plain.value }]);
+  });
+
+  it('times a cut stream back against a fresh connect, and weighs 1,000 detached calls against the same calls attached', async () => {
+    const { results } = await runBench(['--only', 'resume-cut,memory-resumable', '--runs', '1']);
+    const fresh = results.rows.find((r) => r.metric === FRESH_CALL_METRIC && r.subject === WEBSOCKET)!;
+    expect(fresh.value).toBeGreaterThan(0);
+    for (const prefix of [SINCE_CUT_END, SINCE_RECONNECT]) {
+      const row = results.rows.find((r) => r.group === 'resume' && r.metric.startsWith(prefix) && r.subject === WEBSOCKET_RESUMABLE)!;
+      expect(row.value).toBeGreaterThan(0);
+      expect(row.vs).toEqual([expect.objectContaining({ peer: FRESH_CALL, peerValue: fresh.value, ratio: row.value / fresh.value })]);
+    }
+    const held = (part: 'heap' | 'replay kept', state: 'attached' | 'detached') => results.rows.find((r) => r.metric === perResumableCall(part, state) && r.subject === WEBSOCKET_RESUMABLE)!;
+    // Each detached call keeps the one item its caller had not acknowledged.
+    expect(held('replay kept', 'detached').value).toBeGreaterThan(100);
+    expect(held('heap', 'detached').vs).toEqual([expect.objectContaining({ peer: ATTACHED, peerValue: held('heap', 'attached').value })]);
   });
 });

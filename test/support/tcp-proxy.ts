@@ -9,10 +9,16 @@ import type { AddressInfo } from 'node:net';
 export class TcpProxy {
   private server: Server | undefined;
   private readonly sockets = new Set<Socket>();
+  /** Set by `down()`: a new connection is closed as soon as it comes, as if nothing answered. */
+  private isDown = false;
+  /** Hears each connection the relay takes through (none while it is down). */
+  onConnection: (() => void) | undefined;
   port = 0;
 
   async start(targetPort: number): Promise<this> {
     this.server = createServer((client) => {
+      if (this.isDown) return void client.destroy();
+      this.onConnection?.();
       const upstream = connect(targetPort, '127.0.0.1');
       for (const s of [client, upstream]) {
         this.sockets.add(s);
@@ -33,6 +39,16 @@ export class TcpProxy {
 
   cut(): void {
     for (const s of this.sockets) s.destroy();
+  }
+
+  /** Cuts every connection, and every new one until `up()`: a link that stays cut for a while. */
+  down(): void {
+    this.isDown = true;
+    this.cut();
+  }
+
+  up(): void {
+    this.isDown = false;
   }
 
   async stop(): Promise<void> {
