@@ -254,7 +254,7 @@ export class ResumingConnection implements ClientConnection {
 
   private async dialLoop(): Promise<void> {
     const initial = this.options.initialDelayMs ?? 100;
-    const max = this.options.maxDelayMs ?? 2000;
+    const max = this.options.maxDelayMs ?? 1000;
     for (let attempt = 0; !this.closing; attempt++) {
       this.expireGraces();
       if (this.detached().length === 0 && this.waiting.length === 0) return;
