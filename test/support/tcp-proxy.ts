@@ -1,31 +1,50 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 
+/** Which way bytes cross the relay: `down` from the server to the client, `up` the other way. */
+export type Direction = 'down' | 'up';
+
 /**
  * A TCP relay in front of a server, so a test can lose the connection the way a
  * network does: `cut()` destroys both sides at once, with no close handshake from
- * either peer.
+ * either peer; `cutFor(ms)` also turns away every new connection for `ms`, as a
+ * network that is down would; `cutAfterBytes` does that once a given amount of
+ * output has crossed, so the cut lands in the middle of a stream.
  */
 export class TcpProxy {
   private server: Server | undefined;
   private readonly sockets = new Set<Socket>();
-  /** Set by `down()`: a new connection is closed as soon as it comes, as if nothing answered. */
-  private isDown = false;
-  /** Hears each connection the relay takes through (none while it is down). */
-  onConnection: (() => void) | undefined;
+  private refusing = false;
+  private trigger: { direction: Direction; remaining: number; ms: number } | undefined;
   port = 0;
+  /** Connections relayed to the server. */
+  accepted = 0;
+  /** Connections turned away while the relay was cut. */
+  refused = 0;
+  /** Cuts made by `cutFor` and `cutAfterBytes`. */
+  cuts = 0;
+  /** Bytes relayed each way, over every connection. */
+  readonly relayed: Record<Direction, number> = { down: 0, up: 0 };
+  private restored: Promise<void> = Promise.resolve();
 
-  async start(targetPort: number): Promise<this> {
+  async start(targetPort: number, targetHost = '127.0.0.1'): Promise<this> {
     this.server = createServer((client) => {
-      if (this.isDown) return void client.destroy();
-      this.onConnection?.();
-      const upstream = connect(targetPort, '127.0.0.1');
+      if (this.refusing) {
+        this.refused++;
+        client.on('error', () => undefined);
+        // A reset, not a FIN: to the client it is a connection that failed, not one that ended.
+        client.resetAndDestroy();
+        return;
+      }
+      this.accepted++;
+      const upstream = connect(targetPort, targetHost);
       for (const s of [client, upstream]) {
         this.sockets.add(s);
         s.on('close', () => this.sockets.delete(s));
         s.on('error', () => undefined);
       }
-      client.pipe(upstream).pipe(client);
+      this.relay(client, upstream, 'up');
+      this.relay(upstream, client, 'down');
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     this.port = (this.server.address() as AddressInfo).port;
@@ -41,19 +60,59 @@ export class TcpProxy {
     for (const s of this.sockets) s.destroy();
   }
 
-  /** Cuts every connection, and every new one until `up()`: a link that stays cut for a while. */
-  down(): void {
-    this.isDown = true;
+  /** Cuts every connection now and turns new ones away for `ms`; resolves when it accepts again. */
+  cutFor(ms: number): Promise<void> {
+    this.cuts++;
+    this.refusing = true;
     this.cut();
+    this.restored = new Promise<void>((resolve) =>
+      setTimeout(() => {
+        this.refusing = false;
+        resolve();
+      }, ms),
+    );
+    return this.restored;
   }
 
-  up(): void {
-    this.isDown = false;
+  /**
+   * Arms one `cutFor(ms)` for when `bytes` more have crossed `direction` (counted over
+   * every connection). The chunk that reaches the count is not relayed: it is lost
+   * with the connection, as bytes in flight are.
+   */
+  cutAfterBytes(bytes: number, ms: number, direction: Direction = 'down'): void {
+    this.trigger = { direction, remaining: bytes, ms };
+  }
+
+  /** Resolves when the last cut is over (at once when there was none). */
+  whenRestored(): Promise<void> {
+    return this.restored;
   }
 
   async stop(): Promise<void> {
+    this.trigger = undefined;
     this.cut();
     await new Promise((resolve) => this.server?.close(resolve));
+  }
+
+  /** `from` → `to` with the back-pressure of a pipe, counting, and cutting when the trigger's count is reached. */
+  private relay(from: Socket, to: Socket, direction: Direction): void {
+    from.on('data', (chunk: Buffer) => {
+      const trigger = this.trigger;
+      if (trigger?.direction === direction) {
+        trigger.remaining -= chunk.length;
+        if (trigger.remaining <= 0) {
+          this.trigger = undefined;
+          void this.cutFor(trigger.ms);
+          return;
+        }
+      }
+      this.relayed[direction] += chunk.length;
+      if (!to.write(chunk)) {
+        from.pause();
+        to.once('drain', () => from.resume());
+      }
+    });
+    from.on('end', () => to.end());
   }
 }
 
