@@ -13,9 +13,13 @@ export interface CliRun {
   waitFor(pattern: RegExp, stream?: 'stdout' | 'stderr', timeoutMs?: number): Promise<string>;
 }
 
-/** Spawns the real CLI (dist/cli/main.js) as a child process. */
-export function runCli(args: string[], options: { env?: NodeJS.ProcessEnv; stdin?: 'pipe' | 'ignore' } = {}): CliRun {
-  const child = spawn(process.execPath, [cliPath, ...args], { env: { ...process.env, ...options.env }, stdio: 'pipe' });
+/**
+ * Spawns the real CLI (dist/cli/main.js) as a child process; `prefix` is a command
+ * that runs it (`ip netns exec <ns>`), which must exec it so the child is the CLI.
+ */
+export function runCli(args: string[], options: { env?: NodeJS.ProcessEnv; stdin?: 'pipe' | 'ignore'; prefix?: string[] } = {}): CliRun {
+  const [command, ...argv] = [...(options.prefix ?? []), process.execPath, cliPath, ...args] as [string, ...string[]];
+  const child = spawn(command, argv, { env: { ...process.env, ...options.env }, stdio: 'pipe' });
   const run: CliRun = {
     child,
     stdout: '',
