@@ -9,9 +9,9 @@ const unavailable = netnsUnavailable();
 const PORT = 7000;
 
 /** A server that sends a line every 20 ms to whoever connects. */
-const TICKER = `require('net').createServer((s) => { s.on('error', () => {}); const t = setInterval(() => s.write('tick\\n'), 20); s.on('close', () => clearInterval(t)); }).listen(${PORT}, process.argv[1], () => console.log('listening'))`;
+const TICKER = `require('net').createServer((s) => { s.on('error', (e) => console.log('error ' + e.code)); const t = setInterval(() => s.write('tick\\n'), 20); s.on('close', () => clearInterval(t)); }).listen(${PORT}, process.argv[1], () => console.log('listening'))`;
 /** A client that prints what happens to its connection; with "chatty" it also writes every 20 ms. */
-const WATCHER = `const s = require('net').connect(Number(process.argv[2]), process.argv[1]); let n = 0; s.on('connect', () => console.log('connected')); s.on('data', (d) => { n += d.length; console.log('bytes ' + n); }); s.on('error', (e) => console.log('error ' + e.code)); s.on('close', () => console.log('closed')); if (process.argv[3] === 'chatty') setInterval(() => s.writable && s.write('x'), 20);`;
+const WATCHER = `const s = require('net').connect(Number(process.argv[2]), process.argv[1]); let n = 0; s.on('connect', () => console.log('connected')); s.on('data', (d) => { n += d.length; console.log('bytes ' + n + ' at ' + Date.now()); }); s.on('error', (e) => console.log('error ' + e.code)); s.on('close', () => console.log('closed')); if (process.argv[3] === 'chatty') setInterval(() => s.writable && s.write('x'), 20);`;
 
 class Watched {
   out = '';
@@ -21,7 +21,12 @@ class Watched {
     this.child.stdout!.on('data', (d: Buffer) => (this.out += d.toString()));
   }
   bytes(): number {
-    return Number(/bytes (\d+)\n(?![\s\S]*bytes)/.exec(this.out)?.[1] ?? 0);
+    return Number(/bytes (\d+) at \d+\n(?![\s\S]*bytes)/.exec(this.out)?.[1] ?? 0);
+  }
+  /** The longest time between two reads, in ms. */
+  longestSilence(): number {
+    const times = [...this.out.matchAll(/^bytes \d+ at (\d+)$/gm)].map((m) => Number(m[1]));
+    return Math.max(0, ...times.slice(1).map((t, i) => t - times[i]!));
   }
   stop(): void {
     this.child.kill('SIGKILL');
@@ -76,15 +81,19 @@ describe.skipIf(unavailable)(`NetnsLink: two namespaces and a veth pair${unavail
     await link.down(1500);
     const after = c.bytes();
     await until(() => c.bytes() > after + 100, 'ticks after the link came back', 15_000);
+    // A tick every 20 ms, and nothing while the link was down.
+    expect(c.longestSilence()).toBeGreaterThanOrEqual(1000);
     expect(c.out).not.toMatch(/closed|error/);
     expect(c.out.match(/connected/g)).toHaveLength(1);
   });
 
-  it('reject(ms): a connection that sends meanwhile is reset', async () => {
+  it('reject(ms): a connection that sends meanwhile is reset, at both ends', async () => {
     const c = client(link.serverAddress, String(PORT), 'chatty');
     await until(() => c.bytes() > 0, 'first ticks', 10_000);
+    const resetsBefore = server.out.match(/^error ECONNRESET$/gm)?.length ?? 0;
     await link.reject(500);
     await until(() => c.out.includes('closed'), 'the connection closed', 10_000);
     expect(c.out).toMatch(/^error ECONNRESET$/m);
+    await until(() => (server.out.match(/^error ECONNRESET$/gm)?.length ?? 0) > resetsBefore, 'the server end reset', 10_000);
   });
 });
