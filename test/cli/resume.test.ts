@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { cliPath, runCli, type CliRun } from '../support/cli.js';
 import { DockerFixture, dockerHost } from '../support/docker.js';
 import { NetnsLink, netnsUnavailable } from '../support/netns-link.js';
-import { TcpProxy } from '../support/tcp-proxy.js';
+import { TcpProxy, type CutSide } from '../support/tcp-proxy.js';
 import { Tmux } from '../support/tmux.js';
 import { until } from '../support/wait.js';
 
@@ -94,18 +94,20 @@ describe('callwire exec across a cut connection (resume)', () => {
   });
 
   describe('2,000,000 lines of output, the relay cut for 3 s in the middle: stdout byte-identical, the command’s own exit code', () => {
-    const cases = [
-      { codec: 'msgpack', script: `seq 1 ${LINES}`, code: 0 },
-      { codec: 'msgpack', script: `seq 1 ${LINES}; exit 7`, code: 7 },
-      { codec: 'json', script: `seq 1 ${LINES}; exit 7`, code: 7 },
+    const cases: { codec: string; script: string; code: number; side: CutSide }[] = [
+      { codec: 'msgpack', script: `seq 1 ${LINES}`, code: 0, side: 'both' },
+      { codec: 'msgpack', script: `seq 1 ${LINES}; exit 7`, code: 7, side: 'both' },
+      { codec: 'json', script: `seq 1 ${LINES}; exit 7`, code: 7, side: 'both' },
+      { codec: 'msgpack', script: `seq 1 ${LINES}; exit 7`, code: 7, side: 'client' },
     ];
     for (const k of cases) {
-      it(`WebSocket ${k.codec}: sh -c '${k.script.replace(String(LINES), '2000000')}' exits ${k.code}`, async () => {
+      const unnoticed = k.side === 'client' ? ', only the client’s side cut (the resume takes the call from a connection the server still holds)' : '';
+      it(`WebSocket ${k.codec}: sh -c '${k.script.replace(String(LINES), '2000000')}' exits ${k.code}${unnoticed}`, async () => {
         const { proxy, url } = await relay();
         // A third of the way in, counted on the wire.
-        proxy.cutAfterBytes(5_000_000, CUT_MS);
+        proxy.cutAfterBytes(5_000_000, CUT_MS, 'down', k.side);
         const run = cli(['--url', url, '--codec', k.codec, 'exec', c, '--', 'sh', '-c', k.script]);
-        const exit = await exitOf(run, 60_000);
+        const exit = await exitOf(run, 45_000);
         expect(proxy.cuts, 'the relay was cut in the middle of the output').toBe(1);
         expect({ exit, stdout: summary(run.stdout) }, run.stderr).toEqual({ exit: { code: k.code, signal: null }, stdout: summary(SEQ) });
         expect(stderrLines(run)).toEqual([expect.stringMatching(RECONNECTING), expect.stringMatching(RECONNECTED)]);
@@ -114,18 +116,20 @@ describe('callwire exec across a cut connection (resume)', () => {
     }
   });
 
-  it('exec -i: 20 MB of stdin into sha256sum, the relay cut for 3 s while it streams up: every byte read once', async () => {
-    const { proxy, url } = await relay();
-    const input = randomBytes(20_000_000);
-    proxy.cutAfterBytes(8_000_000, CUT_MS, 'up');
-    const run = cli(['--url', url, 'exec', '-i', c, '--', 'sha256sum'], 'pipe');
-    run.child.stdin.end(input);
-    const exit = await exitOf(run, 60_000);
-    expect(proxy.cuts, 'the relay was cut in the middle of the input').toBe(1);
-    expect(exit, run.stderr).toEqual({ code: 0, signal: null });
-    expect(run.stdout).toBe(`${createHash('sha256').update(input).digest('hex')}  -\n`);
-    expect(stderrLines(run)).toEqual([expect.stringMatching(RECONNECTING), expect.stringMatching(RECONNECTED)]);
-  });
+  for (const side of ['both', 'client'] as const) {
+    it(`exec -i: 20 MB of stdin into sha256sum, the relay cut for 3 s while it streams up${side === 'client' ? ' (only the client’s side)' : ''}: every byte read once`, async () => {
+      const { proxy, url } = await relay();
+      const input = randomBytes(20_000_000);
+      proxy.cutAfterBytes(8_000_000, CUT_MS, 'up', side);
+      const run = cli(['--url', url, 'exec', '-i', c, '--', 'sha256sum'], 'pipe');
+      run.child.stdin.end(input);
+      const exit = await exitOf(run, 45_000);
+      expect(proxy.cuts, 'the relay was cut in the middle of the input').toBe(1);
+      expect(exit, run.stderr).toEqual({ code: 0, signal: null });
+      expect(run.stdout).toBe(`${createHash('sha256').update(input).digest('hex')}  -\n`);
+      expect(stderrLines(run)).toEqual([expect.stringMatching(RECONNECTING), expect.stringMatching(RECONNECTED)]);
+    });
+  }
 
   it('exec -it in a real terminal: a shell variable set before a 3 s cut is still set after it; keys typed during the cut run once', async () => {
     const { proxy, url } = await relay();
@@ -232,7 +236,7 @@ describe.skipIf(unavailable)(`callwire exec across a network-namespace link cut 
       await until(() => run.stdout.length > 3_000_000 || run.child.exitCode !== null, 'a fifth of the output', 30_000);
       expect(run.child.exitCode, 'the output outran the cut').toBeNull();
       await k.cut();
-      const exit = await exitOf(run, 60_000);
+      const exit = await exitOf(run, 45_000);
       expect({ exit, stdout: summary(run.stdout) }, run.stderr).toEqual({ exit: { code: 7, signal: null }, stdout: summary(SEQ) });
       if (k.breaks) expect(stderrLines(run)).toEqual([expect.stringMatching(RECONNECTING), expect.stringMatching(RECONNECTED)]);
       else expect(stderrLines(run)).toEqual(run.stderr ? [expect.stringMatching(RECONNECTING), expect.stringMatching(RECONNECTED)] : []);

@@ -2,6 +2,7 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TcpProxy } from './tcp-proxy.js';
+import { until } from './wait.js';
 
 /** What a client of the relay saw: the bytes it read, and how the connection ended. */
 interface Seen {
@@ -37,9 +38,12 @@ function dial(port: number, send?: Buffer): { socket: Socket; seen: Seen } {
 describe('TcpProxy: cuts for a while, and cuts after a byte count', () => {
   let target: Server;
   let targetPort = 0;
+  /** The target's side of every connection, in order. */
+  const targetSides: Socket[] = [];
   beforeAll(async () => {
     // "stream <n>" answers n bytes; "echo …" answers its own line; "count" answers, at the end, how many bytes it read.
     target = createServer((s) => {
+      targetSides.push(s);
       s.on('error', () => undefined);
       let read = 0;
       let first = true;
@@ -77,6 +81,28 @@ describe('TcpProxy: cuts for a while, and cuts after a byte count', () => {
     } finally {
       await proxy.stop();
     }
+  });
+
+  it("cutFor 'client': the client's side ends, the server's stays open (it has not noticed) until the relay stops", async () => {
+    const proxy = await new TcpProxy().start(targetPort);
+    let stale: Socket | undefined;
+    try {
+      const first = targetSides.length;
+      const open = dial(proxy.port, Buffer.from('x'));
+      await until(() => targetSides.length > first, 'the target connected');
+      stale = targetSides[first]!;
+      const restored = proxy.cutFor(300, 'client');
+      await open.seen.ended;
+      await restored;
+      const after = dial(proxy.port, Buffer.from('echo after'));
+      await after.seen.ended;
+      expect(after.seen.text).toBe('echo after');
+      expect(stale.closed || stale.readableEnded, 'the server side of the cut connection ended').toBe(false);
+      expect(proxy.cuts).toBe(1);
+    } finally {
+      await proxy.stop();
+    }
+    await until(() => stale?.closed === true, 'the stale side closed with the relay');
   });
 
   it('cutAfterBytes down: a 4 MB answer stops short of its end and past the count; the relay cuts once, then relays again', async () => {

@@ -5,6 +5,13 @@ import type { AddressInfo } from 'node:net';
 export type Direction = 'down' | 'up';
 
 /**
+ * What a cut ends: `both` sides of every connection; or only the `client`'s, while the
+ * server's side stays open and is no longer read, as when the client's network
+ * changed: the server has not noticed when the client comes back.
+ */
+export type CutSide = 'both' | 'client';
+
+/**
  * A TCP relay in front of a server, so a test can lose the connection the way a
  * network does: `cut()` destroys both sides at once, with no close handshake from
  * either peer; `cutFor(ms)` also turns away every new connection for `ms`, as a
@@ -14,8 +21,10 @@ export type Direction = 'down' | 'up';
 export class TcpProxy {
   private server: Server | undefined;
   private readonly sockets = new Set<Socket>();
+  /** Each client-side socket's upstream. */
+  private readonly upstreams = new Map<Socket, Socket>();
   private refusing = false;
-  private trigger: { direction: Direction; remaining: number; ms: number } | undefined;
+  private trigger: { direction: Direction; remaining: number; ms: number; side: CutSide } | undefined;
   port = 0;
   /** Connections relayed to the server. */
   accepted = 0;
@@ -38,6 +47,8 @@ export class TcpProxy {
       }
       this.accepted++;
       const upstream = connect(targetPort, targetHost);
+      this.upstreams.set(client, upstream);
+      client.on('close', () => this.upstreams.delete(client));
       for (const s of [client, upstream]) {
         this.sockets.add(s);
         s.on('close', () => this.sockets.delete(s));
@@ -60,11 +71,17 @@ export class TcpProxy {
     for (const s of this.sockets) s.destroy();
   }
 
-  /** Cuts every connection now and turns new ones away for `ms`; resolves when it accepts again. */
-  cutFor(ms: number): Promise<void> {
+  /** Cuts every connection now (`side`) and turns new ones away for `ms`; resolves when it accepts again. */
+  cutFor(ms: number, side: CutSide = 'both'): Promise<void> {
     this.cuts++;
     this.refusing = true;
-    this.cut();
+    if (side === 'both') this.cut();
+    else {
+      for (const [client, upstream] of this.upstreams) {
+        upstream.pause();
+        client.destroy();
+      }
+    }
     this.restored = new Promise<void>((resolve) =>
       setTimeout(() => {
         this.refusing = false;
@@ -79,8 +96,8 @@ export class TcpProxy {
    * every connection). The chunk that reaches the count is not relayed: it is lost
    * with the connection, as bytes in flight are.
    */
-  cutAfterBytes(bytes: number, ms: number, direction: Direction = 'down'): void {
-    this.trigger = { direction, remaining: bytes, ms };
+  cutAfterBytes(bytes: number, ms: number, direction: Direction = 'down', side: CutSide = 'both'): void {
+    this.trigger = { direction, remaining: bytes, ms, side };
   }
 
   /** Resolves when the last cut is over (at once when there was none). */
@@ -102,7 +119,7 @@ export class TcpProxy {
         trigger.remaining -= chunk.length;
         if (trigger.remaining <= 0) {
           this.trigger = undefined;
-          void this.cutFor(trigger.ms);
+          void this.cutFor(trigger.ms, trigger.side);
           return;
         }
       }
