@@ -105,6 +105,21 @@ describe('TcpProxy: cuts for a while, and cuts after a byte count', () => {
     await until(() => stale?.closed === true, 'the stale side closed with the relay');
   });
 
+  it('a server that is not there (or goes away) ends the client’s connection through the relay', async () => {
+    const gone = createServer();
+    await new Promise<void>((resolve) => gone.listen(0, '127.0.0.1', resolve));
+    const port = (gone.address() as AddressInfo).port;
+    await new Promise((resolve) => gone.close(resolve));
+    const proxy = await new TcpProxy().start(port);
+    try {
+      const attempt = dial(proxy.port, Buffer.from('echo nobody'));
+      await attempt.seen.ended;
+      expect(attempt.seen.bytes).toBe(0);
+    } finally {
+      await proxy.stop();
+    }
+  });
+
   it('cutAfterBytes down: a 4 MB answer stops short of its end and past the count; the relay cuts once, then relays again', async () => {
     const proxy = await new TcpProxy().start(targetPort);
     try {

@@ -23,6 +23,8 @@ export class TcpProxy {
   private readonly sockets = new Set<Socket>();
   /** Each client-side socket's upstream. */
   private readonly upstreams = new Map<Socket, Socket>();
+  /** Upstreams left open by a cut of the client's side only. */
+  private readonly held = new Set<Socket>();
   private refusing = false;
   private trigger: { direction: Direction; remaining: number; ms: number; side: CutSide } | undefined;
   port = 0;
@@ -48,7 +50,15 @@ export class TcpProxy {
       this.accepted++;
       const upstream = connect(targetPort, targetHost);
       this.upstreams.set(client, upstream);
-      client.on('close', () => this.upstreams.delete(client));
+      // One side gone (the server refused, died, or a cut) ends the other, unless a cut holds it open.
+      client.on('close', () => {
+        this.upstreams.delete(client);
+        if (!this.held.has(upstream)) upstream.destroy();
+      });
+      upstream.on('close', () => {
+        this.held.delete(upstream);
+        client.destroy();
+      });
       for (const s of [client, upstream]) {
         this.sockets.add(s);
         s.on('close', () => this.sockets.delete(s));
@@ -78,6 +88,7 @@ export class TcpProxy {
     if (side === 'both') this.cut();
     else {
       for (const [client, upstream] of this.upstreams) {
+        this.held.add(upstream);
         upstream.pause();
         client.destroy();
       }
