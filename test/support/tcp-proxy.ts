@@ -14,9 +14,10 @@ export type CutSide = 'both' | 'client';
 /**
  * A TCP relay in front of a server, so a test can lose the connection the way a
  * network does: `cut()` destroys both sides at once, with no close handshake from
- * either peer; `cutFor(ms)` also turns away every new connection for `ms`, as a
- * network that is down would; `cutAfterBytes` does that once a given amount of
- * output has crossed, so the cut lands in the middle of a stream.
+ * either peer; `down()` also turns away every new connection until `up()`, as a
+ * network that is down would, and `cutFor(ms)` does both for `ms`; `cutAfterBytes`
+ * does that once a given amount of output has crossed, so the cut lands in the
+ * middle of a stream.
  */
 export class TcpProxy {
   private server: Server | undefined;
@@ -32,8 +33,10 @@ export class TcpProxy {
   accepted = 0;
   /** Connections turned away while the relay was cut. */
   refused = 0;
-  /** Cuts made by `cutFor` and `cutAfterBytes`. */
+  /** Cuts made by `down`, `cutFor` and `cutAfterBytes`. */
   cuts = 0;
+  /** Hears each connection the relay takes through (none while it is down). */
+  onConnection: (() => void) | undefined;
   /** Bytes relayed each way, over every connection. */
   readonly relayed: Record<Direction, number> = { down: 0, up: 0 };
   private restored: Promise<void> = Promise.resolve();
@@ -48,6 +51,7 @@ export class TcpProxy {
         return;
       }
       this.accepted++;
+      this.onConnection?.();
       const upstream = connect(targetPort, targetHost);
       this.upstreams.set(client, upstream);
       // One side gone (the server refused, died, or a cut) ends the other, unless a cut holds it open.
@@ -81,21 +85,28 @@ export class TcpProxy {
     for (const s of this.sockets) s.destroy();
   }
 
-  /** Cuts every connection now (`side`) and turns new ones away for `ms`; resolves when it accepts again. */
-  cutFor(ms: number, side: CutSide = 'both'): Promise<void> {
+  /** Cuts every connection (`side`), and turns every new one away until `up()`: a link that stays cut for a while. */
+  down(side: CutSide = 'both'): void {
     this.cuts++;
     this.refusing = true;
-    if (side === 'both') this.cut();
-    else {
-      for (const [client, upstream] of this.upstreams) {
-        this.held.add(upstream);
-        upstream.pause();
-        client.destroy();
-      }
+    if (side === 'both') return this.cut();
+    for (const [client, upstream] of this.upstreams) {
+      this.held.add(upstream);
+      upstream.pause();
+      client.destroy();
     }
+  }
+
+  up(): void {
+    this.refusing = false;
+  }
+
+  /** `down(side)` for `ms`; resolves when it accepts again. */
+  cutFor(ms: number, side: CutSide = 'both'): Promise<void> {
+    this.down(side);
     this.restored = new Promise<void>((resolve) =>
       setTimeout(() => {
-        this.refusing = false;
+        this.up();
         resolve();
       }, ms),
     );
