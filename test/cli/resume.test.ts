@@ -250,8 +250,8 @@ const unavailable = netnsUnavailable();
  * The same 2,000,000 lines with the cut below TCP: the server in one network
  * namespace, the CLI in another, the link between them down for 3 s. A silent loss
  * that short may not break the connection at all (TCP retransmits); with the
- * server's keepalive at 1 s it does break, and a reset breaks it at once. Either
- * way the output is byte-identical and the exit code the command's.
+ * server's keepalive at 1 s the server drops it; resets break it for the side that
+ * sends. Either way the output is byte-identical and the exit code the command's.
  */
 describe.skipIf(unavailable)(`callwire exec across a network-namespace link cut for 3 s${unavailable ? ` (skipped: ${unavailable})` : ''}`, () => {
   const docker = new DockerFixture();
@@ -287,8 +287,8 @@ describe.skipIf(unavailable)(`callwire exec across a network-namespace link cut 
   const cases = [
     { name: 'link down 3 s (TCP may carry the connection through)', url: () => steady, cut: () => link.down(CUT_MS), breaks: false, typing: false },
     { name: 'link down 3 s, the server’s keepalive at 1 s (the server drops the connection)', url: () => quick, cut: () => link.down(CUT_MS), breaks: true, typing: false },
-    // The client's side is reset only by a segment it sends: with -i it sends its stdin all along.
-    { name: 'every segment reset for 3 s, while the client sends stdin (both ends see the connection reset)', url: () => steady, cut: () => link.reject(CUT_MS), breaks: true, typing: true },
+    // A side is reset only by a segment it sends: with -i the client sends its stdin all along, so its side surely breaks.
+    { name: 'every segment reset for 3 s, while the client sends stdin (the client’s side of the connection is reset)', url: () => steady, cut: () => link.reject(CUT_MS), breaks: true, typing: true },
   ];
 
   // Pinned: the client has no liveness check of its own; only the server's pings tell a connection is alive, and it only answers them.
