@@ -120,6 +120,22 @@ describe('callwire exec across a cut connection (resume)', () => {
     }
   });
 
+  // Pinned: resume rides WebSocket only so far; over WebTransport the server hands out a token, then ends the call when the
+  // session is lost (exit 123 with 4,878,304 of 14,888,896 bytes, after "reconnected; the call resumed").
+  it.skip('WebTransport over HTTP/2 msgpack, the same 2,000,000 lines and cut (skipped: resume over WebTransport is not implemented yet)', async () => {
+    const wt = runCli(['serve', '--port', '0', '--wt-port', '0', '--no-http3'], { env: { DOCKER_HOST: dockerHost }, stdin: 'ignore' });
+    runs.push(wt);
+    const wtUrl = (await wt.waitFor(/https:\/\/127\.0\.0\.1:\d+\/callwire/, 'stdout', 15_000)).trim();
+    const certHash = /sha256 ([0-9a-f]{64})/.exec(await wt.waitFor(/sha256 [0-9a-f]{64}/, 'stdout'))![1]!;
+    const { proxy, url } = await relayTo(wtUrl);
+    proxy.cutAfterBytes(5_000_000, CUT_MS);
+    const run = cli(['--url', url, '--cert-hash', certHash, '--transport', 'h2', 'exec', c, '--', 'sh', '-c', `seq 1 ${LINES}; exit 7`]);
+    const exit = await exitOf(run, 45_000);
+    expect(proxy.cuts, 'the relay was cut in the middle of the output').toBe(1);
+    expect({ exit, stdout: summary(run.stdout) }, run.stderr).toEqual({ exit: { code: 7, signal: null }, stdout: summary(SEQ) });
+    expect(stderrLines(run)).toEqual([expect.stringMatching(RECONNECTING), expect.stringMatching(RECONNECTED)]);
+  });
+
   for (const side of ['both', 'client'] as const) {
     it(`exec -i: 20 MB of stdin into sha256sum, the relay cut for 3 s while it streams up${side === 'client' ? ' (only the client’s side)' : ''}: every byte read once`, async () => {
       const { proxy, url } = await relay();
