@@ -5,8 +5,8 @@ import type { CallChannel, CallSink, ClientConnection } from './connection.js';
 export type ConnectionEvent =
   /** The connection was lost; `calls` resumable calls wait to be taken up again. */
   | { readonly type: 'reconnecting'; readonly calls: number; readonly reason: string }
-  /** A new connection is up and every call that could be resumed has been asked for again. */
-  | { readonly type: 'resumed'; readonly calls: number };
+  /** The server took call `id` up again on a new connection (its `call.resumed`): it goes on. */
+  | { readonly type: 'resumed'; readonly id: string };
 
 export interface ResumingOptions {
   /** Makes a new connection to the same server, with the same codec. */
@@ -239,6 +239,7 @@ export class ResumingConnection implements ClientConnection {
     call.inputCredit = credit;
     // The input pump counts credit by grants: one (possibly negative) grant brings it to the callee's count.
     if (change !== 0) call.sink.frame(envelopes.credit(call.id, change), 0);
+    this.onEvent?.({ type: 'resumed', id: call.id });
   }
 
   private detached(): Tracked[] {
@@ -272,12 +273,10 @@ export class ResumingConnection implements ClientConnection {
       }
       if (this.closing) return void connection.close();
       this.adopt(connection);
-      const detached = this.detached();
-      for (const call of detached) this.resume(connection, call);
+      for (const call of this.detached()) this.resume(connection, call);
       const waiting = this.waiting;
       this.waiting = [];
       for (const call of waiting) call.channel = connection.startCall(call.request, this.sinkFor(call));
-      this.onEvent?.({ type: 'resumed', calls: detached.length });
       return;
     }
   }

@@ -236,7 +236,7 @@ describe('callwire exec across a cut connection (resume)', () => {
   });
 
   // Pinned: the CLI prints "reconnected; the call resumed" once it has dialled again and sent the resume, before the server answers it (the SDK's `resumed` event), so a refused resume shows both lines.
-  it.skip('a refused resume never says "the call resumed": one line that it reconnects, then the reason (skipped: the CLI says it before the server accepts)', async () => {
+  it('a refused resume never says "the call resumed": one line that it reconnects, then the reason', async () => {
     const own = await restartable();
     const run = cli(['--url', own.url, 'exec', own.container, '--', 'sh', '-c', 'echo started; exec sleep 4325']);
     await run.waitFor(/started/, 'stdout');
@@ -309,7 +309,7 @@ describe.skipIf(unavailable)(`callwire exec across a network-namespace link cut 
 
   // Pinned: the client has no liveness check of its own; only the server's pings tell a connection is alive, and it only answers them.
   // The same happens mid-output when the client sends nothing while the resets last (why the reset case above sends stdin).
-  it.skip('an idle connection reset for 3 s that only the server sees (its ping is reset; the client hears nothing): the client finds out by itself and resumes (skipped: the CLI waits forever)', async () => {
+  it('an idle connection reset for 3 s that only the server sees (its ping is reset; the client hears nothing): the client finds out by itself and resumes', async () => {
     const run = runCli(['--url', quick, '--token', TOKEN, 'exec', c, '--', 'sh', '-c', `echo started; sleep 6; seq 1 ${LINES}; exit 7`], { stdin: 'ignore', prefix: link.inClient });
     runs.push(run);
     await run.waitFor(/started/, 'stdout', 15_000);
