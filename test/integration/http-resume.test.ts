@@ -111,6 +111,19 @@ describe('plain HTTP: resuming a stream', () => {
     expect(numbers([...first.records, ...rest.records].slice(0, -1))).toEqual(Array.from({ length: 200 }, (_, n) => n));
   });
 
+  it('a resume takes the call from a request still answering it: that answer ends there, the new one goes on', async () => {
+    let resumed: ReturnType<typeof readStream> | undefined;
+    const first = await readStream(direct('/call/test/ticker'), { headers: { ...as(ALICE), 'x-callwire-resume-ms': '10000' }, body: JSON.stringify({ count: 300, intervalMs: 2 }) }, (records, headers) => {
+      if (records.length === 5) resumed = readStream(direct('/call/test/ticker'), { headers: { ...as(ALICE), 'x-callwire-resume': String(headers['x-callwire-resume-token']), 'x-callwire-resume-after': '5' } });
+      return false;
+    });
+    expect(first.complete).toBe(false);
+    const rest = await resumed!;
+    expect(rest.complete).toBe(true);
+    // The first answer may have written a few more values before it was ended: the second starts after the fifth.
+    expect(numbers([...first.records.slice(0, 5), ...rest.records.slice(0, -1)])).toEqual(Array.from({ length: 300 }, (_, n) => n));
+  });
+
   it('a resume after the grace is refused with 404, and the call was cancelled when its grace ended', async () => {
     const aborts = fx.probe.aborts;
     const first = await readStream(via('/call/test/ticker'), { headers: { ...as(ALICE), 'x-callwire-resume-ms': '300' }, body: JSON.stringify({ count: 100_000, intervalMs: 5 }) }, (records) => {

@@ -22,7 +22,7 @@ export interface StreamRead {
  * HTTP client. `stop`, asked after each record, ends the read there (the caller cuts
  * the connection in it, or it is destroyed): what a reader has when its connection is lost.
  */
-export function readStream(url: string, init: { headers?: Record<string, string>; body?: string }, stop?: (records: readonly StreamRecord[]) => boolean): Promise<StreamRead> {
+export function readStream(url: string, init: { headers?: Record<string, string>; body?: string }, stop?: (records: readonly StreamRecord[], headers: IncomingMessage['headers']) => boolean): Promise<StreamRead> {
   return new Promise((resolve, reject) => {
     const req = request(url, { method: 'POST', headers: { ...(init.body === undefined ? {} : { 'content-type': 'application/json' }), ...init.headers } });
     req.on('error', reject);
@@ -46,7 +46,7 @@ export function readStream(url: string, init: { headers?: Record<string, string>
         for (let at = pending.indexOf(separator); at >= 0; at = pending.indexOf(separator)) {
           records.push(sse ? parseEvent(pending.slice(0, at)) : { data: pending.slice(0, at) });
           pending = pending.slice(at + separator.length);
-          if (stop?.(records)) {
+          if (stop?.(records, res.headers)) {
             finish(false);
             req.destroy();
             return;
