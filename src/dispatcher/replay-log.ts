@@ -1,6 +1,9 @@
 import type { Sized } from './call-outlet.js';
 import type { ReplayBudget, RoomWaiter } from './replay-budget.js';
 
+/** What a sliding log keeps of its bound when it lets go (HTTP-8). */
+const SLID_TO = 0.75;
+
 interface Entry {
   readonly seq: number;
   readonly output: unknown;
@@ -107,11 +110,17 @@ export class ReplayLog {
     this.drop(this.entries.length);
   }
 
-  /** Lets go of the oldest sent items while the log, or the budget it draws on, is over its bound. */
+  /**
+   * Once the log, or the budget it draws on, is over its bound: lets go of the oldest sent
+   * items, down to three quarters of the log's bound (and below the budget's). Letting go
+   * of one item at a time would move every item kept, for every item sent.
+   */
   private slide(): void {
+    if (!this.full) return;
+    const keep = this.maxBytes * SLID_TO;
     let count = 0;
     let bytes = 0;
-    while (count < this.unsent && (this.heldBytes - bytes >= this.maxBytes || this.budget.exhausted(this.subject, bytes))) bytes += this.entries[count++]!.size;
+    while (count < this.unsent && (this.heldBytes - bytes > keep || this.budget.exhausted(this.subject, bytes))) bytes += this.entries[count++]!.size;
     this.drop(count);
   }
 
