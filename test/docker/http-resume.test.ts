@@ -105,6 +105,9 @@ describe('plain HTTP: an exec resumed after its connection is cut', () => {
     expect(parseEnvelope(records.at(-1)!.data)).toMatchObject({ command: 'exec', outcome: 'operation_failure', exit_code: 3, exec: { exit_code: 3, stdout_bytes: SEQ_OUTPUT.length } });
     expect(rest.headers['x-callwire-exit-code']).toBe('3');
     expect(await docker.processes(c)).toEqual(['sleep 1000000']);
+    // The reader has it all: the id of the terminal event lets the call go at once.
+    const release = await fetch(`${base}/call/docker/container/exec`, { method: 'POST', headers: { authorization: `Bearer ${ALICE}`, 'last-event-id': records.at(-1)!.id! } });
+    expect(release.status).toBe(204);
   }, 60_000);
 
   it('NDJSON with curl: X-Callwire-Resume and X-Callwire-Resume-After (lines received) give the rest once, and the exit code', async () => {
@@ -126,6 +129,8 @@ describe('plain HTTP: an exec resumed after its connection is cut', () => {
     expect(stdoutOf(records) === SEQ_OUTPUT).toBe(true);
     expect(parseEnvelope(records.at(-1)!.data)).toMatchObject({ command: 'exec', outcome: 'operation_failure', exit_code: 7 });
     expect(header(rest.headers, 'x-callwire-exit-code')).toBe('7');
+    const release = await fetch(`${base}/call/docker/container/exec`, { method: 'POST', headers: { authorization: `Bearer ${ALICE}`, 'x-callwire-resume': token, 'x-callwire-resume-after': 'end' } });
+    expect(release.status).toBe(204);
   }, 60_000);
 
   it('a resume after the grace: the command was killed when the grace ended, and the resume is refused (404, exit code 123)', async () => {
@@ -144,12 +149,18 @@ describe('plain HTTP: an exec resumed after its connection is cut', () => {
     // The server keeps what it wrote last, up to WINDOW: a reader that has been given three
     // times as much since cannot have the first line again.
     let received = 0;
+    let kept = 0;
+    const before = fx.server.resumable.budget.bytes;
     const first = await readStream(via('/call/docker/container/exec'), { headers: { authorization: `Bearer ${ALICE}`, 'x-callwire-resume-ms': '20000' }, body: exec('exec yes callwire') }, (records) => {
       received += records.at(-1)!.data.length;
       if (received < 3 * WINDOW) return false;
+      // A producer that never stops, and what is kept stays within the window (and one chunk).
+      kept = fx.server.resumable.budget.bytes - before;
       proxy.cut();
       return true;
     });
+    expect(kept).toBeGreaterThan(WINDOW / 2);
+    expect(kept).toBeLessThanOrEqual(WINDOW + 256 * 1024);
     expect(await docker.processes(c)).toContainEqual(expect.stringContaining('yes callwire'));
     const gone = await fetch(`${base}/call/docker/container/exec`, { method: 'POST', headers: { authorization: `Bearer ${ALICE}`, 'x-callwire-resume': first.headers['x-callwire-resume-token']!, 'x-callwire-resume-after': '1' } });
     expect(gone.status).toBe(410);
