@@ -29,6 +29,8 @@ export interface HttpAnswer {
   readonly records: unknown[];
   /** Whether the last record came as an SSE `terminal` event. */
   readonly sseTerminal: boolean;
+  /** The `id:` of the last SSE event that had one (what `Last-Event-ID` says on a reconnect). */
+  readonly lastEventId: string | undefined;
   readonly closedEarly: boolean;
 }
 
@@ -81,7 +83,7 @@ export function sendHttp(baseUrl: string, codec: CodecName, step: HttpStep, time
         const got = records.records.length;
         if (step.closeAfterLines !== undefined && got >= step.closeAfterLines) {
           req.destroy();
-          settle(() => resolve({ status: res.statusCode ?? 0, headers: flat(res.headers), records: records.records, sseTerminal: false, closedEarly: true }));
+          settle(() => resolve({ status: res.statusCode ?? 0, headers: flat(res.headers), records: records.records, sseTerminal: false, lastEventId: records.lastEventId, closedEarly: true }));
           return;
         }
         if (step.slowReader !== undefined && !slowed && got >= step.slowReader.afterRecords) {
@@ -101,7 +103,7 @@ export function sendHttp(baseUrl: string, codec: CodecName, step: HttpStep, time
       });
       res.on('end', () => {
         records.end();
-        settle(() => resolve({ status: res.statusCode ?? 0, headers: { ...flat(res.headers), ...flat(res.trailers) }, records: records.records, sseTerminal: records.sseTerminal, closedEarly: false }));
+        settle(() => resolve({ status: res.statusCode ?? 0, headers: { ...flat(res.headers), ...flat(res.trailers) }, records: records.records, sseTerminal: records.sseTerminal, lastEventId: records.lastEventId, closedEarly: false }));
       });
     });
     if (step.stallAfterBytes !== undefined) {
@@ -126,6 +128,7 @@ function flat(headers: IncomingMessage['headers'] | NodeJS.Dict<string>): Record
 class RecordReader {
   readonly records: unknown[] = [];
   sseTerminal = false;
+  lastEventId: string | undefined;
   private pending = '';
 
   constructor(private readonly sse: boolean) {}
@@ -151,6 +154,8 @@ class RecordReader {
     if (!this.sse) return void this.records.push(json(text));
     const lines = text.split('\n');
     if (lines.some((l) => l === 'event: terminal')) this.sseTerminal = true;
+    const id = lines.find((l) => l.startsWith('id: '));
+    if (id !== undefined) this.lastEventId = id.slice('id: '.length);
     this.records.push(json(lines.filter((l) => l.startsWith('data: ')).map((l) => l.slice('data: '.length)).join('\n')));
   }
 }

@@ -103,6 +103,8 @@ export async function runScenario(area: string, scenario: Scenario, options: Run
 class ScenarioRun {
   private readonly nonce = randomUUID().slice(0, 8);
   private readonly connections = new Map<string, RawPeer>();
+  /** What `http` steps with `saveAs` remembered of their answers (§5.6's resume). */
+  private readonly resumes = new Map<string, { token: string; values: number; lastEventId: string }>();
   private container: string | undefined;
   /** Values `expect` steps captured by name (a resume token), for `$captured:name`. */
   private readonly captured = new Map<string, unknown>();
@@ -326,11 +328,15 @@ class ScenarioRun {
   }
 
   private async http(step: Extract<Step, { http: unknown }>): Promise<void> {
-    const { token, ...request } = step.http;
+    const { token, saveAs, ...request } = step.http;
     const headers = { ...request.headers, ...(token && this.options.token ? { authorization: `Bearer ${this.options.token}` } : {}) };
     const check = request.slowReader?.sideCall;
     const answer = await sendHttp(this.options.url, this.options.codec, { ...request, headers }, step.timeoutMs ?? 30_000, check && (() => this.sideCall(check)));
     const where = `${request.method} ${request.path}`;
+    if (saveAs !== undefined) {
+      const values = answer.closedEarly ? answer.records.length : answer.records.length - 1;
+      this.resumes.set(saveAs, { token: answer.headers['x-callwire-resume-token'] ?? '', values, lastEventId: answer.lastEventId ?? '' });
+    }
     if (answer.status !== step.expectStatus) throw new ScenarioFailure(`${where}: status ${answer.status}, expected ${step.expectStatus} (body: ${JSON.stringify(answer.records).slice(0, 300)})`);
     const headerMismatch = step.expectHeaders === undefined ? undefined : mismatch(step.expectHeaders, answer.headers);
     if (headerMismatch) throw new ScenarioFailure(`${where}: headers: ${headerMismatch}`);
@@ -397,6 +403,11 @@ class ScenarioRun {
       if (s.startsWith('$captured:')) return this.captured.get(s.slice('$captured:'.length)) ?? s;
       if (s === '$origin') return pageOrigin(this.options.url);
       s = s.replace(/\$id:([\w-]+)/g, (_m, name: string) => `${this.scenario.id}-${name}-${this.nonce}`);
+      s = s.replace(/\$resume:([\w-]+)(?:\.(values|lastEventId))?/g, (_m, name: string, field?: 'values' | 'lastEventId') => {
+        const saved = this.resumes.get(name);
+        if (!saved) throw new ScenarioFailure(`$resume:${name}: no earlier http step saved it`);
+        return field === undefined ? saved.token : String(saved[field]);
+      });
       return s;
     }
     if (Array.isArray(value)) return value.map((v) => this.substitute(v, index));

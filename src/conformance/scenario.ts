@@ -84,6 +84,8 @@ const step = z.union([
       slowReader: z.strictObject({ afterRecords: z.number().int().min(1), forMs: z.number(), sideCall: sideCall.optional() }).optional(),
       /** Send the run's token as `Authorization: Bearer`. */
       token: z.boolean().optional(),
+      /** Remember the answer's resume token, values and last SSE id for later steps: `$resume:name`, `$resume:name.values`, `$resume:name.lastEventId` (§5.6). */
+      saveAs: z.string().optional(),
     }),
     expectStatus: z.number().int(),
     /** Matchers for response headers and trailers, by lower-case name. */

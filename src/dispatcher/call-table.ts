@@ -28,6 +28,8 @@ export interface CallTableOptions {
   readonly resume?: ResumeRegistry;
   /** Told of each call refused at admission (audit). */
   readonly observeRefusals?: ObserveRefusals;
+  /** The connection's callers never acknowledge output (plain HTTP, §5.6): a resumable call keeps the last of what it sent. */
+  readonly unacknowledgedOutput?: boolean;
   /** Called once, when the table has closed. */
   readonly onClose?: () => void;
 }
@@ -103,7 +105,7 @@ export class CallTable implements CallHost {
     }
     // §4.9: a stream under credit may outlive its connection; its caller hears the token first.
     const asked = request.payload.resume?.grace_ms;
-    if (asked !== undefined && call.takesCredit && this.options.resume?.enabled) this.options.resume.offer(call, admitted.identity, asked);
+    if (asked !== undefined && call.takesCredit && this.options.resume?.enabled) this.options.resume.offer(call, admitted.identity, asked, this.options.unacknowledgedOutput);
     // An input stream's first grant, or a 0 grant to a stream that asked for credit, says the call is admitted.
     if (op.inputStream || call.takesCredit) call.admitted(limits.maxBufferedBytesPerCall);
     const tableLogger = this.options.logger;
@@ -165,6 +167,12 @@ export class CallTable implements CallHost {
     if (!registry) return RpcError.of('NOT_FOUND', 'this connection cannot resume calls');
     const call = registry.claim(payload.token, id, identity);
     if (call instanceof RpcError) return call;
+    if (!call.replaysAfter(payload.seq)) {
+      // Never a silent gap (§4.9): a caller that can no longer have what follows its position loses the call.
+      registry.forget(call);
+      call.cancel();
+      return new RpcError('UNAVAILABLE', `the output after item ${payload.seq} is no longer kept; the call was ended`, { retryable: false });
+    }
     call.leaveHost();
     if (call.ended) this.draining.set(id, call);
     else this.live.set(id, call);

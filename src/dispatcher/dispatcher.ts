@@ -47,8 +47,9 @@ export interface Dispatcher {
   /**
    * A new connection's calls. `congested`: how the transport says its one channel is
    * over its bound (BP-4), none for a transport whose calls have their own flow.
+   * `unacknowledgedOutput`: its callers never acknowledge output (plain HTTP, §5.6).
    */
-  connect(congested?: () => boolean): CallTable;
+  connect(congested?: () => boolean, options?: { readonly unacknowledgedOutput?: boolean }): CallTable;
   /** A frame session over a new connection; `identity` defaults to the anonymous identity. */
   open(transport: SessionTransport, identity?: Identity | null): Session;
   /** Refuses new calls, lets live ones end within `graceMs`, then ends the rest with UNAVAILABLE. */
@@ -67,7 +68,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   };
   const resumable = new ResumeRegistry(limits, logger, options.validateOutput ?? true);
   let accepting = true;
-  const connect = (congested?: () => boolean): CallTable => {
+  const connect = (congested?: () => boolean, connectOptions: { readonly unacknowledgedOutput?: boolean } = {}): CallTable => {
     if (!accepting) throw new RpcError('UNAVAILABLE', 'the server is shutting down');
     const table: CallTable = new CallTable({
       rules,
@@ -78,6 +79,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       ...(options.observe ? { observe: options.observe } : {}),
       ...(options.observeRefusals ? { observeRefusals: options.observeRefusals } : {}),
       ...(congested ? { congested } : {}),
+      ...(connectOptions.unacknowledgedOutput ? { unacknowledgedOutput: true } : {}),
       onClose: () => connections.delete(table),
     });
     connections.add(table);

@@ -184,6 +184,11 @@ export class LiveCall {
     if (!this.mustWait) this.wakeWaiters();
   }
 
+  /** Whether a caller that has received up to output `seq` can be given everything after it (§4.9). */
+  replaysAfter(seq: number): boolean {
+    return this.replay?.keepsAfter(seq) ?? false;
+  }
+
   /** The call is about to be resumed elsewhere: whatever holds it now lets it go, without cancelling it. */
   leaveHost(): void {
     this.host.handOver(this);

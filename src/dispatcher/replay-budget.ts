@@ -22,8 +22,9 @@ export class ReplayBudget {
     return this.total;
   }
 
-  exhausted(subject: string | null): boolean {
-    return this.total >= this.maxTotal || (this.perIdentity.get(subject) ?? 0) >= this.maxPerIdentity;
+  /** Over a bound, or still over it once `releasing` bytes of `subject` are given back. */
+  exhausted(subject: string | null, releasing = 0): boolean {
+    return this.total - releasing >= this.maxTotal || (this.perIdentity.get(subject) ?? 0) - releasing >= this.maxPerIdentity;
   }
 
   take(subject: string | null, bytes: number): void {

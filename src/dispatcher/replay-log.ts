@@ -1,6 +1,9 @@
 import type { Sized } from './call-outlet.js';
 import type { ReplayBudget, RoomWaiter } from './replay-budget.js';
 
+/** What a sliding log keeps of its bound when it lets go (HTTP-8). */
+const SLID_TO = 0.75;
+
 interface Entry {
   readonly seq: number;
   readonly output: unknown;
@@ -14,6 +17,11 @@ interface Entry {
  * first its caller has not acknowledged, sent or not. `unsent` marks where the
  * current connection is; a resume moves it back to the first item after the
  * caller's last seq. Its bytes count against the call's bound and the budget.
+ *
+ * A log that `slides` is for callers that never acknowledge (plain HTTP, §5.6): what
+ * was sent is let go, oldest first, as soon as the log is over a bound, so it keeps
+ * the last items sent rather than stopping the producer; what was never sent is
+ * never let go.
  */
 export class ReplayLog {
   private readonly entries: Entry[] = [];
@@ -26,6 +34,7 @@ export class ReplayLog {
     private readonly maxBytes: number,
     private readonly budget: ReplayBudget,
     private readonly subject: string | null,
+    private readonly slides = false,
   ) {}
 
   /** No more items may be kept until the caller acknowledges some (the producer waits). */
@@ -73,6 +82,13 @@ export class ReplayLog {
 
   markSent(): void {
     this.unsent++;
+    if (this.slides) this.slide();
+  }
+
+  /** Whether everything after `seq` is still kept: a caller that has received up to `seq` can be given the rest. */
+  keepsAfter(seq: number): boolean {
+    const first = this.entries[0]?.seq ?? this.lastSeq + 1;
+    return seq >= first - 1 && seq <= this.lastSeq;
   }
 
   /** The caller has received everything up to `seq`: those are never sent again. Only sent items can be acknowledged. */
@@ -92,6 +108,20 @@ export class ReplayLog {
   /** The call is forgotten: its bytes go back to the budget. */
   clear(): void {
     this.drop(this.entries.length);
+  }
+
+  /**
+   * Once the log, or the budget it draws on, is over its bound: lets go of the oldest sent
+   * items, down to three quarters of the log's bound (and below the budget's). Letting go
+   * of one item at a time would move every item kept, for every item sent.
+   */
+  private slide(): void {
+    if (!this.full) return;
+    const keep = this.maxBytes * SLID_TO;
+    let count = 0;
+    let bytes = 0;
+    while (count < this.unsent && (this.heldBytes - bytes > keep || this.budget.exhausted(this.subject, bytes))) bytes += this.entries[count++]!.size;
+    this.drop(count);
   }
 
   private drop(count: number): void {

@@ -53,15 +53,18 @@ export class ResumeRegistry implements CallHost {
     return n;
   }
 
-  /** Makes `call` resumable for the grace its caller asked, capped at `maxResumeMs` (RSM-1). */
-  offer(call: LiveCall, identity: Identity | null, askedMs: number): void {
+  /**
+   * Makes `call` resumable for the grace its caller asked, capped at `maxResumeMs` (RSM-1).
+   * `unacknowledged`: its caller never acknowledges output (plain HTTP, §5.6): its log slides.
+   */
+  offer(call: LiveCall, identity: Identity | null, askedMs: number, unacknowledged = false): void {
     const graceMs = Math.min(askedMs, this.limits.maxResumeMs);
     const token = newToken();
     const subject = identity?.subject ?? null;
     const record: ResumeRecord = { token, call, subject, graceMs, timer: undefined };
     this.byToken.set(token, record);
     this.byCall.set(call, record);
-    call.makeResumable(new ReplayLog(this.limits.maxReplayBytesPerCall, this.budget, subject), token, graceMs);
+    call.makeResumable(new ReplayLog(this.limits.maxReplayBytesPerCall, this.budget, subject, unacknowledged), token, graceMs);
   }
 
   /** Its connection is lost: the call waits for its caller for its grace, then is cancelled (RSM-6). */
@@ -70,6 +73,15 @@ export class ResumeRegistry implements CallHost {
     if (!record) return call.cancel();
     call.detach(this);
     this.arm(record);
+  }
+
+  /**
+   * The call `token` names, unchecked: for a transport whose callers name a call by its
+   * token alone (plain HTTP, §5.6). It must still resume it through `claim`, which checks
+   * the identity: what this returns is never shown to the caller.
+   */
+  named(token: string): LiveCall | undefined {
+    return this.byToken.get(token)?.call;
   }
 
   /** The call `token` names, for a caller of `identity` resuming it as `id`; the same refusal for every mismatch (RSM-4). */

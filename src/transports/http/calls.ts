@@ -1,14 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { checkAccess, type CallOutlet, type CallTable, type CommandEnd, type Dispatcher, type Identity } from '../../dispatcher/index.js';
-import { ENVELOPE_LEVELS, jsonText, RpcError } from '../../protocol/index.js';
-import { CallerInputError, classify, envelope, errorFields, execEnvelope, type Classified, type TerminalEnvelope } from '../../outcome/index.js';
+import { checkAccess, type CallTable, type Dispatcher, type Identity, type LiveCall } from '../../dispatcher/index.js';
+import { ENVELOPE_LEVELS, RpcError } from '../../protocol/index.js';
+import { CallerInputError, classify, envelope, type Classified } from '../../outcome/index.js';
 import { bearerToken } from '../auth.js';
 import { requestPath } from '../request-path.js';
 import { checkBrowserRequest, SAME_ORIGIN_ONLY, type OriginPolicy } from '../origin.js';
 import { BodyRefusal, readInput } from './body.js';
+import { HttpAnswer, HttpCall } from './answer.js';
 import { Responder, streamFormat, EXIT_CODE_HEADER, CALL_ID_HEADER } from './responder.js';
+import { LAST_EVENT_ID_HEADER, parseResumeMs, parseResumePosition, RESUME_AFTER_HEADER, RESUME_HEADER, RESUME_MS_HEADER, RESUME_TOKEN_HEADER, type ResumePosition } from './resume.js';
 
 export interface HttpCallsOptions {
   readonly dispatcher: Dispatcher;
@@ -48,7 +50,8 @@ export function createHttpCalls(options: HttpCallsOptions): (req: IncomingMessag
     if (!verdict.ok) return refuse(403, { outcome: 'forbidden', boundary: 'validation' }, 'FORBIDDEN', verdict.reason);
     const cors = corsHeaders(req);
     if (req.method === 'OPTIONS') {
-      res.writeHead(204, { ...cors, 'access-control-allow-methods': 'POST', 'access-control-allow-headers': `content-type, authorization, accept, ${DEADLINE_HEADER}`, 'access-control-max-age': '600' }).end();
+      const allowed = ['content-type', 'authorization', 'accept', DEADLINE_HEADER, RESUME_MS_HEADER, RESUME_HEADER, RESUME_AFTER_HEADER, LAST_EVENT_ID_HEADER].join(', ');
+      res.writeHead(204, { ...cors, 'access-control-allow-methods': 'POST', 'access-control-allow-headers': allowed, 'access-control-max-age': '600' }).end();
       return true;
     }
     if (req.method !== 'POST') return refuse(405, { outcome: 'invalid_input', boundary: 'input' }, 'METHOD_NOT_ALLOWED', `use POST ${CALL_PATH}<operation>`, { allow: 'POST, OPTIONS', ...cors });
@@ -63,8 +66,14 @@ export function createHttpCalls(options: HttpCallsOptions): (req: IncomingMessag
     }
     const deadline = parseDeadline(req.headers[DEADLINE_HEADER.toLowerCase()]);
     if (deadline instanceof CallerInputError) return refuse(400, { outcome: 'invalid_input', boundary: 'input' }, 'INVALID_INPUT', deadline.message, cors);
+    const resumeMs = parseResumeMs(req.headers);
+    if (resumeMs instanceof CallerInputError) return refuse(400, { outcome: 'invalid_input', boundary: 'input' }, 'INVALID_INPUT', resumeMs.message, cors);
+    const position = parseResumePosition(req.headers);
+    if (position instanceof CallerInputError) return refuse(400, { outcome: 'invalid_input', boundary: 'input' }, 'INVALID_INPUT', position.message, cors);
+    // HTTP-7: a resume is decided by its headers alone; its body is never read.
+    if (position) return guarded(dispatcher, res, operationId, cors, refuse, () => resumeCall(dispatcher, req, res, { operationId, identity, cors, position }, refuse));
 
-    const call = { operationId, deadline, identity, cors };
+    const call = { operationId, deadline, resumeMs, identity, cors };
     // HTTP-5: a call that the path and the identity refuse (REQ-2, REQ-4 come before its input is
     // looked at) is answered with its body unread, as if its input were null: a caller without a
     // token never has a byte of its body parsed.
@@ -95,158 +104,157 @@ interface CallRequest {
   /** The body's size; readInput held it to maxInputBytes. */
   readonly bytes: number;
   readonly deadline: number | undefined;
+  /** The grace the caller asks its stream to outlive its connection by (HTTP-6). */
+  readonly resumeMs: number | undefined;
   readonly identity: Identity | null;
   readonly cors: Record<string, string>;
   /** The body was never read: the connection cannot carry another request. */
   readonly bodyUnread: boolean;
 }
 
+interface ResumeRequest {
+  readonly operationId: string;
+  readonly identity: Identity | null;
+  readonly cors: Record<string, string>;
+  readonly position: ResumePosition;
+}
+
 type Refuse = (status: number, classified: Classified, code: string, message: string, headers?: Record<string, string>) => true;
 
 /** Runs a call; whatever its start throws (the server began shutting down meanwhile) ends this request, never the server. */
 function startCall(dispatcher: Dispatcher, req: IncomingMessage, res: ServerResponse, call: CallRequest, refuse: Refuse): true {
+  return guarded(dispatcher, res, call.operationId, call.cors, refuse, () => runCall(dispatcher, req, res, call));
+}
+
+function guarded(dispatcher: Dispatcher, res: ServerResponse, operationId: string, cors: Record<string, string>, refuse: Refuse, run: () => void): true {
   try {
-    runCall(dispatcher, req, res, call);
+    run();
   } catch (thrown) {
     const error = thrown instanceof RpcError ? thrown : new RpcError('INTERNAL', thrown instanceof Error ? thrown.message : String(thrown));
-    dispatcher.logger?.warn('an HTTP call failed to start', { operation: call.operationId, error: error.message });
+    dispatcher.logger?.warn('an HTTP call failed to start', { operation: operationId, error: error.message });
     if (res.headersSent) res.destroy();
-    else refuse(error.code === 'UNAVAILABLE' ? 503 : 500, classify(error), error.code, error.message, call.cors);
+    else refuse(error.code === 'UNAVAILABLE' ? 503 : 500, classify(error), error.code, error.message, cors);
   }
   return true;
 }
 
-/** The answer a call's events become: a stream's line, or what the terminal record needs. */
-type Piece =
-  | { readonly byteLength: number; readonly line: Buffer }
-  | { readonly byteLength: 0; readonly end: Ending }
-  | { readonly byteLength: 0 };
-
-/** A call's last record: the error that ended it, if one did, and the envelope, with its text. */
-interface Ending {
-  readonly error: RpcError | undefined;
-  readonly terminal: TerminalEnvelope;
-  readonly text: string;
-}
+/**
+ * HTTP answers output as the socket takes it (HTTP-2), never waiting for a credit it
+ * has no way to be sent; a resumable call is a stream under credit (§4.9), so an
+ * HTTP one is granted all of it.
+ */
+const ALL_CREDIT = Number.POSITIVE_INFINITY;
 
 const tables = new WeakMap<Socket, CallTable>();
+/** The HTTP side of each call HTTP started: what a request that resumes it needs (HTTP-7). */
+const httpCalls = new WeakMap<LiveCall, HttpCall>();
 
 /**
  * The calls of one HTTP connection: a keep-alive connection carries its requests' calls
  * one after another, as a WebSocket carries its calls, and its closing cancels any left.
+ * HTTP has no close that says the caller is done (HTTP-10): a closed connection is a
+ * lost one, whose resumable calls wait for their grace.
  */
 function callsOf(dispatcher: Dispatcher, socket: Socket): CallTable {
   const known = tables.get(socket);
   if (known && !known.isClosed) return known;
-  const table = dispatcher.connect();
+  // HTTP-8: an HTTP reader never acknowledges output.
+  const table = dispatcher.connect(undefined, { unacknowledgedOutput: true });
   tables.set(socket, table);
-  socket.once('close', () => table.close());
+  socket.once('close', () => table.close('lost'));
   return table;
 }
 
-/** Runs one request as a call, straight on the call engine (no frames), and answers it. */
-function runCall(dispatcher: Dispatcher, req: IncomingMessage, res: ServerResponse, call: CallRequest): void {
-  const { operationId, cors } = call;
-  const id = randomUUID();
-  const op = dispatcher.registry.lookup(operationId);
-  const streaming = op?.kind === 'subscription';
-  // An operation that runs a command reports its exit status, as the CLI does.
-  const commandEnd = op?.commandEnd;
-  const command = commandEnd ? 'exec' : 'call';
+/** Sets the headers every answer of a call carries: CORS, and which of them a page may read. */
+function setCors(res: ServerResponse, cors: Record<string, string>): void {
   for (const [name, value] of Object.entries(cors)) res.setHeader(name, value);
-  if (Object.keys(cors).length > 0) res.setHeader('access-control-expose-headers', `${EXIT_CODE_HEADER}, ${CALL_ID_HEADER}`);
-  const responder = new Responder(res, streamFormat(req.headers.accept), id);
-  let events = 0;
-  let done = false;
-  let ended: CommandEnd | undefined;
-
-  /** The call's last record, as text now: an answer JSON cannot carry fails here, as the call's INTERNAL error. */
-  const ending = (error: RpcError | undefined, output?: unknown): Ending => {
-    const base = { command, operation: operationId, call_id: id, events_seen: events } as const;
-    let terminal: TerminalEnvelope;
-    if (commandEnd) {
-      // As the CLI and the Lab: one envelope rule for a command's end.
-      terminal = execEnvelope({ ...base, end: ended, failure: error ? { classified: classify(error), error } : undefined });
-    } else if (error) {
-      const classified = classify(error);
-      terminal = envelope({ ...base, outcome: classified.outcome, failure_boundary: classified.boundary, ...errorFields(error, classified.outcome) });
-    } else {
-      terminal = envelope({ ...base, outcome: 'success', failure_boundary: 'none', ...(streaming ? {} : { output }) });
-    }
-    return { error, terminal, text: jsonText(terminal) };
-  };
-
-  const finish = ({ error, terminal, text }: Ending): void => {
-    if (done) return;
-    done = true;
-    if (responder.headersSent) return responder.endStream(terminal, text);
-    const status = statusOf(error, call.identity);
-    responder.whole(status, terminal, { ...retryAfter(error), ...(status === 401 ? { 'www-authenticate': 'Bearer' } : {}), ...(call.bodyUnread ? { connection: 'close' } : {}) }, text);
-  };
-
-  const NOTHING: Piece = { byteLength: 0 };
-  const outlet: CallOutlet<Piece> = {
-    encode(event) {
-      switch (event.type) {
-        case 'credit':
-        case 'resumable':
-        case 'resumed':
-          return NOTHING; // the body was the whole input; nothing to grant; HTTP calls are not resumed by frames
-        case 'output': {
-          events++;
-          if (event.final) return { byteLength: 0, end: ending(undefined, event.output) };
-          ended = commandEnd?.(event.output) ?? ended;
-          const line = responder.line(event.output);
-          return { byteLength: line.byteLength, line };
-        }
-        case 'completed':
-          return { byteLength: 0, end: ending(undefined) };
-        case 'error':
-          return { byteLength: 0, end: ending(event.error) };
-      }
-    },
-    send(piece) {
-      if (done) return Promise.resolve();
-      try {
-        if ('line' in piece) return responder.write(piece.line);
-        if ('end' in piece) finish(piece.end);
-      } catch (error) {
-        // Writing to a response that broke under us: it ends this request, not the server.
-        dispatcher.logger?.warn('an HTTP answer could not be written', { operation: operationId, error: String(error) });
-        res.destroy();
-      }
-      return Promise.resolve();
-    },
-  };
-  const request = { id, payload: { operationId, input: call.input, ...(call.deadline === undefined ? {} : { deadline_ms: call.deadline }) }, sizeBytes: call.bytes };
-  const started = callsOf(dispatcher, req.socket).start(request, call.identity, outlet);
-  if (started instanceof RpcError) return finish(ending(started));
-  // A client that goes away aborts its call, as a closed WebSocket does: an exec's process is killed.
-  res.on('close', () => {
-    if (!done) {
-      done = true;
-      started.cancel();
-    }
-  });
-  // The body was the whole input: an operation that also takes an input stream gets its end at once.
-  if (started.input) started.endInput();
-  if (streaming && !done) responder.startStream();
+  if (Object.keys(cors).length > 0) res.setHeader('access-control-expose-headers', [EXIT_CODE_HEADER, CALL_ID_HEADER, RESUME_TOKEN_HEADER, RESUME_MS_HEADER].join(', '));
 }
 
 /**
- * 200 for every outcome the operation's call produced; the refusals of the server's
- * own machinery keep their HTTP meaning (spec §5.6).
+ * A request whose answer has not ended goes away: HTTP-4 aborts its call, unless the
+ * call is resumable (HTTP-10): then its connection is lost, and the call waits for a
+ * resume within its grace.
  */
-function statusOf(error: RpcError | undefined, identity: Identity | null): number {
-  if (!error) return 200;
-  if (error.code === 'FORBIDDEN') return identity === null ? 401 : 403;
-  if (error.code === 'UNAVAILABLE') return 503;
-  if (error.code === 'LIMIT_EXCEEDED') return 429;
-  return 200;
+function watch(res: ServerResponse, answer: HttpAnswer, call: LiveCall, table: CallTable): void {
+  res.on('close', () => {
+    if (!answer.close()) return;
+    if (call.resumable) table.close('lost');
+    else call.cancel();
+  });
 }
 
-function retryAfter(error: RpcError | undefined): Record<string, string> {
-  return error?.retryable && (error.code === 'UNAVAILABLE' || error.code === 'LIMIT_EXCEEDED') ? { 'retry-after': '1' } : {};
+/** Runs one request as a call, straight on the call engine (no frames), and answers it. */
+function runCall(dispatcher: Dispatcher, req: IncomingMessage, res: ServerResponse, request: CallRequest): void {
+  const { operationId, cors } = request;
+  const op = dispatcher.registry.lookup(operationId);
+  const call = new HttpCall(randomUUID(), operationId, op?.kind === 'subscription', op?.commandEnd);
+  setCors(res, cors);
+  const answer = new HttpAnswer(call, res, { format: streamFormat(req.headers.accept), identity: request.identity, logger: dispatcher.logger, bodyUnread: request.bodyUnread, resumed: false });
+  const payload = {
+    operationId,
+    input: request.input,
+    ...(request.deadline === undefined ? {} : { deadline_ms: request.deadline }),
+    ...(request.resumeMs === undefined ? {} : { resume: { grace_ms: request.resumeMs }, credit: ALL_CREDIT }),
+  };
+  const table = callsOf(dispatcher, req.socket);
+  const started = table.start({ id: call.id, payload, sizeBytes: request.bytes }, request.identity, answer.outlet);
+  if (started instanceof RpcError) return answer.finish(call.ending(started));
+  httpCalls.set(started, call);
+  call.abandon = () => answer.abandon();
+  watch(res, answer, started, table);
+  // The body was the whole input: an operation that also takes an input stream gets its end at once (numbered, on a resumable call).
+  if (started.input) started.endInput(started.resumable ? 1 : undefined);
+  if (call.streaming && !answer.ended) answer.responder.startStream();
+}
+
+/** How a refused resume ends, whatever the reason: as a connection lost for good (the CLI's exit 123 for an exec). */
+const LOST: Classified = { outcome: 'infrastructure_failure', boundary: 'connect' };
+
+/**
+ * HTTP-7: takes up a resumable call after the values its caller has, on this request:
+ * the values after them, the terminal event and the envelope. HTTP-11: `end` says the
+ * caller wants nothing more; its call is let go (aborted, when it still runs).
+ */
+function resumeCall(dispatcher: Dispatcher, req: IncomingMessage, res: ServerResponse, request: ResumeRequest, refuse: Refuse): void {
+  const { operationId, identity, cors, position } = request;
+  const registry = dispatcher.resumable;
+  const named = registry.named(position.token);
+  // Only a call HTTP started, on the path it was started on. No call has the empty id, so
+  // any other token is refused below exactly as an unknown one is (HTTP-9).
+  const call = named && named.op.name === operationId ? httpCalls.get(named) : undefined;
+  const id = call?.id ?? '';
+  const refused = (error: RpcError): void => {
+    if (error.code === 'NOT_FOUND') void refuse(404, LOST, error.code, error.message, cors);
+    // The engine's one refusal of a known call that is not retryable: what follows the position is gone (HTTP-8).
+    else if (error.code === 'UNAVAILABLE' && !error.retryable) {
+      void refuse(410, LOST, error.code, `${error.message}: an HTTP reader is given again at most the last ${dispatcher.limits.maxReplayBytesPerCall} bytes written to it`, cors);
+    } else void refuse(error.code === 'LIMIT_EXCEEDED' ? 429 : 503, classify(error), error.code, error.message, { 'retry-after': '1', ...cors });
+  };
+  if (position.after === 'end') {
+    const claimed = registry.claim(position.token, id, identity);
+    if (claimed instanceof RpcError) return refused(claimed);
+    registry.forget(claimed);
+    claimed.cancel();
+    call?.abandon?.();
+    res.writeHead(204, { ...cors, 'cache-control': 'no-store', connection: 'close' }).end();
+    return;
+  }
+  setCors(res, cors);
+  const answer = new HttpAnswer(call ?? new HttpCall(id, operationId, true, undefined), res, { format: streamFormat(req.headers.accept), identity, logger: dispatcher.logger, bodyUnread: true, resumed: true });
+  const previous = call?.abandon;
+  const table = callsOf(dispatcher, req.socket);
+  const resumed = table.resume(id, { token: position.token, seq: position.after, credit: ALL_CREDIT }, identity, answer.outlet);
+  if (resumed instanceof RpcError) {
+    // A call that could not be given what its caller lacks was ended: whatever request still answers it ends too.
+    if (resumed.code === 'UNAVAILABLE' && !resumed.retryable) previous?.();
+    return refused(resumed);
+  }
+  // The request that answered the call until now has lost it: if its reader is still there, it hears nothing more.
+  previous?.();
+  if (call) call.abandon = () => answer.abandon();
+  watch(res, answer, resumed, table);
+  if (!answer.ended) answer.responder.startStream();
 }
 
 function parseDeadline(header: string | string[] | undefined): number | undefined | CallerInputError {

@@ -27,6 +27,8 @@ export class Responder {
     private readonly res: ServerResponse,
     private readonly format: StreamFormat,
     private readonly callId: string,
+    /** More headers for a stream, read when it starts (a resumable call's token, §5.6). */
+    private readonly streamHeaders: () => Record<string, string> = () => ({}),
   ) {}
 
   get headersSent(): boolean {
@@ -43,14 +45,16 @@ export class Responder {
       'x-content-type-options': 'nosniff',
       [CALL_ID_HEADER]: this.callId,
       trailer: EXIT_CODE_HEADER,
+      ...this.streamHeaders(),
     });
     // Headers now, not with the first value: a caller sees at once that its call runs.
     this.res.flushHeaders();
   }
 
-  /** One streamed value as it goes on the wire: a line, or an event. */
-  line(value: unknown): Buffer {
-    return Buffer.from(this.format === 'sse' ? `data: ${jsonText(value)}\n\n` : `${jsonText(value)}\n`);
+  /** One streamed value as it goes on the wire: a line, or an event (with its `id:` when it has one, HTTP-6). */
+  line(value: unknown, eventId?: string): Buffer {
+    if (this.format === 'ndjson') return Buffer.from(`${jsonText(value)}\n`);
+    return Buffer.from(`${eventId === undefined ? '' : `id: ${eventId}\n`}data: ${jsonText(value)}\n\n`);
   }
 
   /** Writes a line; resolves when the socket has taken it (the consumer's credit, §4.8). */
@@ -59,9 +63,10 @@ export class Responder {
     return new Promise((resolve) => this.res.write(line, () => resolve()));
   }
 
-  /** The last record of a stream. */
-  endStream(terminal: TerminalEnvelope, text = jsonText(terminal)): void {
-    this.res.write(this.format === 'sse' ? `event: terminal\ndata: ${text}\n\n` : `${text}\n`);
+  /** The last record of a stream; a stream that has sent nothing yet starts with it (a resume that has only the end to give). */
+  endStream(terminal: TerminalEnvelope, text = jsonText(terminal), eventId?: string): void {
+    this.startStream();
+    this.res.write(this.format === 'sse' ? `event: terminal\n${eventId === undefined ? '' : `id: ${eventId}\n`}data: ${text}\n\n` : `${text}\n`);
     this.res.addTrailers({ [EXIT_CODE_HEADER]: String(terminal.exit_code) });
     this.res.end();
   }
