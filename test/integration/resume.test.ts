@@ -1,20 +1,26 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type ConnectionEvent } from '../../src/client/index.js';
-import { ServerFixture, transportCases } from '../support/server-fixture.js';
+import { hasHttp3, ServerFixture, transportCases, type TransportCase } from '../support/server-fixture.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
+import { UdpProxy } from '../support/udp-proxy.js';
 import { until } from '../support/wait.js';
 
-// §4.9 over real sockets: a stream through a relay that is cut in its middle goes on
-// with every item once, in order.
-for (const transport of transportCases.filter((t) => t.name.startsWith('WebSocket'))) {
+/** A relay that loses the connections through it (TCP: destroyed; QUIC: silenced) and lets the next one through. */
+function relayFor(transport: TransportCase): TcpProxy | UdpProxy {
+  return transport.server?.http3 === true ? new UdpProxy() : new TcpProxy();
+}
+
+// §4.9 over real sockets, over every carrier: a call through a relay that is cut in its
+// middle goes on over a new connection with every item once, in order.
+for (const transport of transportCases.filter((t) => t.server?.http3 !== true && hasHttp3 !== undefined)) {
   describe(`resumable calls over ${transport.name}`, () => {
     const fx = new ServerFixture();
-    beforeAll(() => fx.start(transport.server).then(() => undefined));
+    beforeAll(() => fx.start({ ...transport.server, conformance: true }).then(() => undefined));
     afterAll(() => fx.stop());
 
     it('a stream cut in its middle resumes with every item once, in order', async () => {
       const url = transport.url(fx.server);
-      const proxy = await new TcpProxy().start(Number(new URL(url).port));
+      const proxy = await relayFor(transport).start(Number(new URL(url).port));
       try {
         const client = await connect(proxy.via(url), { ...transport.options(fx.server), resume: { graceMs: 10_000 } });
         const events: ConnectionEvent[] = [];
@@ -30,6 +36,41 @@ for (const transport of transportCases.filter((t) => t.name.startsWith('WebSocke
           }
         }
         expect(seen).toEqual(Array.from({ length: 1500 }, (_, n) => n));
+        expect(events.map((e) => e.type)).toEqual(['reconnecting', 'resumed']);
+        await client.close();
+        await until(() => fx.server.resumable.size === 0, 'the server forgot the call');
+      } finally {
+        await proxy.stop();
+      }
+    });
+
+    it('an input stream cut in its middle: every input item is processed once, in order', async () => {
+      const url = transport.url(fx.server);
+      const proxy = await relayFor(transport).start(Number(new URL(url).port));
+      try {
+        const client = await connect(proxy.via(url), { ...transport.options(fx.server), resume: { graceMs: 10_000 } });
+        const events: ConnectionEvent[] = [];
+        client.on('reconnecting', (e) => events.push(e));
+        client.on('resumed', (e) => events.push(e));
+        const total = 600;
+        let cutDone!: () => void;
+        const afterCut = new Promise<void>((resolve) => (cutDone = resolve));
+        // Half the input goes before the cut; the rest is produced while, and after, the connection is down.
+        async function* input(): AsyncGenerator<{ n: number }> {
+          for (let n = 0; n < total; n++) {
+            if (n === total / 2) await afterCut;
+            yield { n };
+          }
+        }
+        const seen: number[] = [];
+        for await (const item of client.iterate<{ n: number }>('conformance/collect', {}, { input: input() })) {
+          seen.push(item.n / 2);
+          if (seen.length === total / 2 - 50) {
+            proxy.cut();
+            cutDone();
+          }
+        }
+        expect(seen).toEqual(Array.from({ length: total }, (_, n) => n));
         expect(events.map((e) => e.type)).toEqual(['reconnecting', 'resumed']);
         await client.close();
         await until(() => fx.server.resumable.size === 0, 'the server forgot the call');
