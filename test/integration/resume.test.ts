@@ -44,6 +44,20 @@ for (const transport of transportCases.filter((t) => hasHttp3 || t.server?.http3
       }
     });
 
+    it('a connection the caller closes ends its resumable call at once (ABT-4): cancelled, its record gone', async () => {
+      const client = await connect(transport.url(fx.server), { ...transport.options(fx.server), resume: { graceMs: 60_000 } });
+      const aborts = fx.probe.aborts;
+      const seen: number[] = [];
+      const subscription = client.subscribe<{ n: number }>('test/ticker', { count: 1_000_000, intervalMs: 5 }).subscribe({ next: (item) => seen.push(item.n), error: () => undefined });
+      try {
+        await until(() => seen.length >= 5 && fx.server.resumable.size === 1, 'the call is under way');
+        await client.close();
+        await until(() => fx.probe.aborts === aborts + 1 && fx.server.resumable.size === 0, 'the server cancelled the call and forgot it');
+      } finally {
+        subscription.unsubscribe();
+      }
+    });
+
     it('an input stream cut in its middle: every input item is processed once, in order', async () => {
       const url = transport.url(fx.server);
       const proxy = await relayFor(transport).start(Number(new URL(url).port));
