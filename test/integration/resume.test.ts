@@ -1,13 +1,30 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type ConnectionEvent } from '../../src/client/index.js';
+import type { RunningServer } from '../../src/server/index.js';
 import { hasHttp3, ServerFixture, transportCases, type TransportCase } from '../support/server-fixture.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 import { UdpProxy } from '../support/udp-proxy.js';
 import { until } from '../support/wait.js';
 
-/** A relay that loses the connections through it (TCP: destroyed; QUIC: silenced) and lets the next one through. */
-function relayFor(transport: TransportCase): TcpProxy | UdpProxy {
-  return transport.server?.http3 === true ? new UdpProxy() : new TcpProxy();
+/** A relay that loses the connections through it and lets the next one through. */
+interface Relay {
+  via(url: string): string;
+  /** Loses the connections open now. */
+  cut(): void;
+  stop(): Promise<void>;
+}
+
+/**
+ * TCP: both sides hear the loss at once. QUIC: only the client's datagrams stop, so the
+ * server's keepalive finds the loss before the client's idle timeout does, and the call
+ * waits detached on the server until the client comes back (not taken from a session the
+ * server has not yet found gone).
+ */
+async function relayFor(transport: TransportCase, server: RunningServer): Promise<Relay> {
+  const port = Number(new URL(transport.url(server)).port);
+  if (transport.server?.http3 !== true) return new TcpProxy().start(port);
+  const udp = await new UdpProxy().start(port);
+  return { via: (url) => udp.via(url), cut: () => udp.cut('from-client'), stop: () => udp.stop() };
 }
 
 // §4.9 over real sockets, over every carrier: a call through a relay that is cut in its
@@ -20,9 +37,9 @@ for (const transport of transportCases.filter((t) => hasHttp3 || t.server?.http3
 
     it('a stream cut in its middle resumes with every item once, in order', async () => {
       const url = transport.url(fx.server);
-      const proxy = await relayFor(transport).start(Number(new URL(url).port));
+      const proxy = await relayFor(transport, fx.server);
       try {
-        const client = await connect(proxy.via(url), { ...transport.options(fx.server), resume: { graceMs: 10_000 } });
+        const client = await connect(proxy.via(url), { ...transport.options(fx.server), resume: { graceMs: 30_000 } });
         const events: ConnectionEvent[] = [];
         client.on('reconnecting', (e) => events.push(e));
         client.on('resumed', (e) => events.push(e));
@@ -60,9 +77,9 @@ for (const transport of transportCases.filter((t) => hasHttp3 || t.server?.http3
 
     it('an input stream cut in its middle: every input item is processed once, in order', async () => {
       const url = transport.url(fx.server);
-      const proxy = await relayFor(transport).start(Number(new URL(url).port));
+      const proxy = await relayFor(transport, fx.server);
       try {
-        const client = await connect(proxy.via(url), { ...transport.options(fx.server), resume: { graceMs: 10_000 } });
+        const client = await connect(proxy.via(url), { ...transport.options(fx.server), resume: { graceMs: 30_000 } });
         const events: ConnectionEvent[] = [];
         client.on('reconnecting', (e) => events.push(e));
         client.on('resumed', (e) => events.push(e));

@@ -12,8 +12,8 @@ import { withPort } from './tcp-proxy.js';
 export class UdpProxy {
   private front: Socket | undefined;
   private readonly upstreams = new Map<string, Socket>();
-  /** Client addresses whose flows were cut. */
-  private readonly silenced = new Set<string>();
+  /** Client addresses whose flows were cut: nothing passes from them, nor (unless cut one way only) to them. */
+  private readonly silenced = new Map<string, 'both' | 'from-client'>();
   private stopped = false;
   port = 0;
 
@@ -27,7 +27,7 @@ export class UdpProxy {
       if (!up) {
         up = createSocket('udp4');
         up.on('message', (answer) => {
-          if (!this.stopped && !this.silenced.has(key)) front.send(answer, from.port, from.address);
+          if (!this.stopped && this.silenced.get(key) !== 'both') front.send(answer, from.port, from.address);
         });
         this.upstreams.set(key, up);
       }
@@ -43,8 +43,12 @@ export class UdpProxy {
     return withPort(url, this.port);
   }
 
-  cut(): void {
-    for (const key of this.upstreams.keys()) this.silenced.add(key);
+  /**
+   * `from-client`: only the client's datagrams stop, so the server finds the loss first (its
+   * keepalive) and the client only once the server has gone quiet too.
+   */
+  cut(direction: 'both' | 'from-client' = 'both'): void {
+    for (const key of this.upstreams.keys()) this.silenced.set(key, direction);
   }
 
   async stop(): Promise<void> {
