@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type ConnectionEvent } from '../../src/client/index.js';
+import { codecs, encodeFrame, envelopes, FrameDecoder } from '../../src/protocol/index.js';
 import type { RunningServer } from '../../src/server/index.js';
+import { openWebTransport } from '../../src/webtransport/index.js';
 import { hasHttp3, ServerFixture, transportCases, type TransportCase } from '../support/server-fixture.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 import { UdpProxy } from '../support/udp-proxy.js';
@@ -111,3 +113,112 @@ for (const transport of transportCases.filter((t) => hasHttp3 || t.server?.http3
     });
   });
 }
+
+// The other ways a connection is lost: a silent peer found by the server's keepalive (§5.5),
+// and a QUIC connection that times out under the client's HTTP/3 edge.
+describe('losses the server or the client finds on its own', () => {
+  const fx = new ServerFixture();
+  beforeAll(() => fx.start({ keepaliveMs: 300, ...(hasHttp3 ? { http3: true } : {}) }).then(() => undefined));
+  afterAll(() => fx.stop());
+
+  for (const transport of transportCases.filter((t) => t.name.endsWith('msgpack') && t.server?.http3 !== true)) {
+    it(`${transport.name}: a connection the keepalive finds silent detaches its resumable call, which the caller then resumes, every item once`, async () => {
+      const url = transport.url(fx.server);
+      const proxy = await new TcpProxy().start(Number(new URL(url).port));
+      try {
+        const client = await connect(proxy.via(url), { ...transport.options(fx.server), resume: { graceMs: 30_000 } });
+        const seen: number[] = [];
+        let frozen = false;
+        for await (const item of client.iterate<{ n: number }>('test/ticker', { count: 1000, intervalMs: 2 })) {
+          seen.push(item.n);
+          if (!frozen && seen.length === 200) {
+            frozen = true;
+            proxy.freeze();
+            // The client hears nothing and suspects nothing: only the server's keepalive can find this loss.
+            await until(() => fx.server.resumable.detached === 1, 'the server detached the call');
+            proxy.cut();
+          }
+        }
+        expect(seen).toEqual(Array.from({ length: 1000 }, (_, n) => n));
+        await client.close();
+        await until(() => fx.server.resumable.size === 0, 'the server forgot the call');
+      } finally {
+        await proxy.stop();
+      }
+    });
+  }
+
+  it.skipIf(!hasHttp3)('HTTP/3: a connection that times out under the client\'s edge leaves the other HTTP/3 sessions of the process working', async () => {
+    const h3 = transportCases.find((t) => t.name === 'WebTransport HTTP/3 msgpack')!;
+    const url = h3.url(fx.server);
+    const proxy = await new UdpProxy().start(Number(new URL(url).port));
+    const lost = await connect(proxy.via(url), h3.options(fx.server));
+    const other = await connect(url, h3.options(fx.server));
+    try {
+      const seen: number[] = [];
+      let failed: unknown;
+      const subscription = other.subscribe<{ n: number }>('test/ticker', { count: 1_000_000, intervalMs: 5 }).subscribe({ next: (item) => seen.push(item.n), error: (error: unknown) => (failed = error) });
+      const pending = lost.call('test/sleep', { ms: 60_000 }).catch((error: unknown) => error);
+      await until(() => seen.length > 0 && fx.liveCalls() === 2, 'both calls under way');
+      proxy.cut();
+      expect(await pending).toMatchObject({ code: 'UNAVAILABLE' });
+      const after = seen.length;
+      expect(await other.call('test/echo', { text: 'still here' })).toEqual({ text: 'still here' });
+      await until(() => seen.length > after + 20, 'the other session streams on');
+      expect(failed).toBeUndefined();
+      subscription.unsubscribe();
+    } finally {
+      await lost.close();
+      await other.close();
+      await proxy.stop();
+    }
+  });
+});
+
+// WT-2 for a resumable call: the caller resetting its one stream is an abort, not a loss.
+describe('a resumable call over WebTransport HTTP/2 whose stream the caller resets', () => {
+  const fx = new ServerFixture();
+  beforeAll(() => fx.start().then(() => undefined));
+  afterAll(() => fx.stop());
+
+  it('is aborted at once (WT-2), not detached; the session serves on', async () => {
+    const { session } = await openWebTransport(`${fx.server.wtUrl!}/msgpack`, { certHash: fx.server.certHash!, transport: 'h2' });
+    await session.ready;
+    try {
+      const codec = codecs.msgpack;
+      const stream = await session.createBidirectionalStream();
+      const writer = stream.writable.getWriter();
+      const request = envelopes.requested('r1', { operationId: 'test/forever', input: null, credit: 1 << 20, resume: { grace_ms: 60_000 } });
+      await writer.write(encodeFrame(codec.encode(request)));
+      // Its first frames: the token, then items.
+      const reader = stream.readable.getReader();
+      const decoder = new FrameDecoder();
+      const types: string[] = [];
+      while (!types.includes('call.responded')) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error('the stream ended');
+        for (const body of decoder.push(value)) types.push((codec.decode(body) as { type: string }).type);
+      }
+      expect(types[0]).toBe('call.resumable');
+      const teardowns = fx.probe.teardowns;
+      await writer.abort(new Error('the caller resets its stream'));
+      await until(() => fx.probe.teardowns === teardowns + 1 && fx.liveCalls() === 0, 'the server aborted the call');
+      expect(fx.server.resumable.detached).toBe(0);
+      // The session itself is untouched: another call on it is answered.
+      const other = await session.createBidirectionalStream();
+      const otherWriter = other.writable.getWriter();
+      await otherWriter.write(encodeFrame(codec.encode(envelopes.requested('r2', { operationId: 'test/echo', input: { text: 'on' } }))));
+      const otherReader = other.readable.getReader();
+      const answer = new FrameDecoder();
+      let first: { type: string } | undefined;
+      while (!first) {
+        const { value, done } = await otherReader.read();
+        if (done) break;
+        first = answer.push(value).map((body) => codec.decode(body) as { type: string })[0];
+      }
+      expect(first?.type).toBe('call.responded');
+    } finally {
+      session.close();
+    }
+  });
+});

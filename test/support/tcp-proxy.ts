@@ -4,11 +4,12 @@ import type { AddressInfo } from 'node:net';
 /**
  * A TCP relay in front of a server, so a test can lose the connection the way a
  * network does: `cut()` destroys both sides at once, with no close handshake from
- * either peer.
+ * either peer; `freeze()` silences them. Connections made later pass.
  */
 export class TcpProxy {
   private server: Server | undefined;
   private readonly sockets = new Set<Socket>();
+  private readonly pairs = new Set<readonly [Socket, Socket]>();
   port = 0;
 
   async start(targetPort: number): Promise<this> {
@@ -19,6 +20,9 @@ export class TcpProxy {
         s.on('close', () => this.sockets.delete(s));
         s.on('error', () => undefined);
       }
+      const pair = [client, upstream] as const;
+      this.pairs.add(pair);
+      client.on('close', () => this.pairs.delete(pair));
       client.pipe(upstream).pipe(client);
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
@@ -33,6 +37,19 @@ export class TcpProxy {
 
   cut(): void {
     for (const s of this.sockets) s.destroy();
+  }
+
+  /**
+   * Stops passing bytes either way on the connections open now, and closes nothing: a
+   * peer gone silent (a frozen laptop, a pulled cable), found only by a keepalive.
+   */
+  freeze(): void {
+    for (const [client, upstream] of this.pairs) {
+      client.unpipe(upstream);
+      upstream.unpipe(client);
+      client.pause();
+      upstream.pause();
+    }
   }
 
   async stop(): Promise<void> {
