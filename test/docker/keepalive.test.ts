@@ -21,7 +21,7 @@ const KEEPALIVE_MS = 300;
  * A peer that vanishes without a close (spec §5.5): the CLI (and its HTTP/3 edge, if
  * any) is frozen with SIGSTOP, as a laptop lid closing freezes it. The kernel still acknowledges TCP, so only
  * the protocol's keepalive can tell: the server must drop the connection and kill
- * the exec it was running.
+ * the exec it was running (one that did not ask to be resumed).
  */
 describe('keepalive drops a silent peer and kills its exec', () => {
   const docker = new DockerFixture();
@@ -46,7 +46,8 @@ describe('keepalive drops a silent peer and kills its exec', () => {
   for (const [i, c] of cases.entries()) {
     it(c.name, async () => {
       const marker = `sleep ${2000 + i}`;
-      const cli = runCli([...c.args(), 'exec', containerId, '--', 'sleep', String(2000 + i)], { stdin: 'ignore' });
+      // --no-resume: this is the kill-at-once policy; a resumable exec outlives its connection for its grace (§4.9).
+      const cli = runCli([...c.args(), 'exec', '--no-resume', containerId, '--', 'sleep', String(2000 + i)], { stdin: 'ignore' });
       try {
         await expect.poll(async () => (await docker.processes(containerId)).filter((p) => p === marker), { timeout: 10_000 }).toHaveLength(1);
         // Alive and answering: a few intervals pass and nothing is dropped.
