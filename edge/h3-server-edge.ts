@@ -55,21 +55,31 @@ async function serveSession(conn: Deno.QuicConn, wt: Awaited<ReturnType<typeof D
   const writers = new Map<number, WritableStreamDefaultWriter<Uint8Array>>();
   const readers = new Map<number, ReadableStreamDefaultReader<Uint8Array>>();
   let closed = false;
-  const closeAll = (): void => {
+  // A session closed by either side settles `closed`; a lost one (its QUIC connection timed
+  // out or broke) rejects it, and the server hears `lost` first: its resumable calls wait (§4.9).
+  const lost = wt.closed.then(
+    () => false,
+    () => true,
+  );
+  const closeAll = (wasLost = false): void => {
     if (closed) return;
     closed = true;
-    try {
-      control.close();
-    } catch {
-      // already closed
-    }
     try {
       wt.close();
     } catch {
       // already closed
     }
+    void (wasLost ? writeAll(control, line<'lost'>({ type: 'lost' })) : Promise.resolve())
+      .catch(() => undefined)
+      .finally(() => {
+        try {
+          control.close();
+        } catch {
+          // already closed
+        }
+      });
   };
-  void wt.closed.catch(() => undefined).then(closeAll);
+  void lost.then(closeAll);
   // Control lines from the server: a stream it reset, or the session's close. A line that
   // fails its schema ends the session.
   void eachMessage(control, early, ['reset', 'close'], (message) => {
@@ -81,7 +91,7 @@ async function serveSession(conn: Deno.QuicConn, wt: Awaited<ReturnType<typeof D
     }
   })
     .catch((error: unknown) => console.error(JSON.stringify({ event: 'bridge message refused', error: String(error) })))
-    .finally(closeAll);
+    .finally(() => closeAll());
 
   // The session's streams are taken from the QUIC connection itself, not from
   // `wt.incomingBidirectionalStreams`: Deno 2.9.6 wraps each WebTransport stream so that
@@ -91,7 +101,8 @@ async function serveSession(conn: Deno.QuicConn, wt: Awaited<ReturnType<typeof D
   const incoming = conn.incomingBidirectionalStreams.getReader();
   for (let n = 0; ; n++) {
     const next = await incoming.read().catch(() => ({ done: true as const, value: undefined }));
-    if (next.done) return closeAll();
+    // The connection's streams end with it: how the session ended says the rest.
+    if (next.done) return void lost.then(closeAll);
     void serveStream(next.value, id, n, control, writers, readers).catch(() => undefined);
   }
 }

@@ -45,7 +45,8 @@ export async function openH3Session(url: URL, certHash: Uint8Array | undefined, 
     const settings = concat(...SETTINGS.flatMap(([id, value]) => [encodeVarint(id), encodeVarint(value)]));
     const writer = control.getWriter();
     await writer.write(concat(encodeVarint(CONTROL_STREAM), encodeVarint(FRAME_SETTINGS), encodeVarint(settings.byteLength), settings));
-    void drainPeerStreams(conn);
+    // A lost connection fails this loop too: that is the session's end, never this process's.
+    void drainPeerStreams(conn).catch(() => undefined);
 
     const connect = await conn.createBidirectionalStream();
     const connectWriter = connect.writable.getWriter();

@@ -142,7 +142,10 @@ export function streamHeader(bytes: Uint8Array): { value: { type: number; sessio
  * A stream's bytes into its bridge socket, one write at a time (a side that stops reading
  * the socket stops this loop), then the socket's FIN. A stream that fails was reset: that
  * is said on the session's control connection before the socket closes, so the other side
- * does not read the close as an end (WT-2).
+ * does not read the close as an end (WT-2). A stream that fails because its connection is
+ * gone was reset by no one, and its socket is left open: a FIN there would read as the
+ * caller's end of input. The other side closes it once the session's control connection has
+ * said how the session ended (§4.9: a lost connection keeps resumable calls).
  */
 export async function streamToSocket(reader: ReadableStreamDefaultReader<Uint8Array>, conn: Deno.Conn, control: Deno.Conn, n: number): Promise<void> {
   try {
@@ -152,7 +155,8 @@ export async function streamToSocket(reader: ReadableStreamDefaultReader<Uint8Ar
       await writeAll(conn, value);
     }
     await conn.closeWrite();
-  } catch {
+  } catch (error) {
+    if (error instanceof Deno.errors.NotConnected) return;
     await writeAll(control, line<'reset'>({ type: 'reset', n })).catch(() => undefined);
     try {
       conn.close();

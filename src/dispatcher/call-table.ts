@@ -202,7 +202,11 @@ export class CallTable implements CallHost {
     this.retained.clear();
     for (const call of [...this.live.values()]) {
       if (how === 'lost' && call.resumable && registry) registry.detach(call);
-      else call.cancel();
+      else {
+        call.cancel();
+        // Cancelled, it has nothing more to send: a resume must not find it (its record would outlive the call by its grace).
+        if (call.resumable) registry?.forget(call);
+      }
     }
     this.live.clear();
     for (const call of ended) {

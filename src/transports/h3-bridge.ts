@@ -181,15 +181,20 @@ function listenBridge(socketPath: string, secret: string, options: H3BridgeOptio
     control.on('data', (chunk: Buffer) => {
       pending += chunk.toString('utf8');
       for (let at = pending.indexOf('\n'); at >= 0; at = pending.indexOf('\n')) {
-        let message: BridgeMessage<'reset'>;
+        let message: BridgeMessage<'reset' | 'lost'>;
         try {
-          message = parseBridgeLine(pending.slice(0, at), ['reset']);
+          message = parseBridgeLine(pending.slice(0, at), ['reset', 'lost']);
         } catch (error) {
           // An edge that speaks nonsense loses its session, never the server.
           dispatcher.logger?.warn('ended an HTTP/3 session: its bridge sent a message that fails its schema', { error: String(error) });
           return void control.destroy();
         }
         pending = pending.slice(at + 1);
+        // The QUIC connection was lost, not closed: resumable calls wait for their caller (§4.9).
+        if (message.type === 'lost') {
+          session.lost();
+          continue;
+        }
         // The caller reset a stream: that call is aborted (WT-2).
         streams.get(message.n)?.destroy(new Error('reset by the caller'));
       }
@@ -201,7 +206,9 @@ function listenBridge(socketPath: string, secret: string, options: H3BridgeOptio
     control.on('close', () => {
       leave();
       sessions.delete(id);
-      session.close(); // ABT-4: the session's calls end with it
+      session.close(); // ABT-4: the session's calls end with it (unless it said `lost` first)
+      // Streams its lost QUIC connection left open (edge/wire.ts streamToSocket) end now, after their calls were decided.
+      for (const stream of streams.values()) stream.destroy();
     });
   }
 

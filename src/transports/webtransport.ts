@@ -6,6 +6,7 @@ import { closeCodes, codecs, limits, type Codec } from '../protocol/index.js';
 import { pumpCallStream } from './call-stream.js';
 import type { ConnectionGuard } from './connection-guard.js';
 import { startHttp2Keepalive } from './keepalive.js';
+import { watchHttp2SessionEnd, type SessionEndWatch } from './wt-session-end.js';
 import { checkBrowserRequest, SAME_ORIGIN_ONLY, type OriginPolicy } from './origin.js';
 import { callStreamsAllowed, loadWebTransport, webTransportWindows, type WtServer, type WtSession, type WtSessionAnswer } from '../webtransport/index.js';
 
@@ -122,7 +123,7 @@ export async function listenWebTransport(options: WebTransportServerOptions): Pr
     servers.push(http3);
   }
 
-  const wtSessions = new Set<WtSession>();
+  const wtSessions = new Map<WtSession, SessionEndWatch>();
   for (const server of servers) {
     for (const [path, codec] of Object.entries(PATHS)) {
       void acceptSessions(server.sessionStream(path), codec);
@@ -144,20 +145,22 @@ export async function listenWebTransport(options: WebTransportServerOptions): Pr
 
   async function serveSession(wt: WtSession, codec: Codec): Promise<void> {
     await wt.ready;
-    wtSessions.add(wt);
     const transport: SessionTransport = {
       codec,
       // Every frame of a call goes on its own stream; nothing is sent on the session itself.
       send: () => Promise.reject(new Error('WebTransport frames travel on their call\'s stream')),
-      close: (code, reason) => wt.close({ closeCode: code, reason }),
+      close: (code, reason) => closeSession(wt, code, reason),
     };
     const session = dispatcher.open(transport);
-    void wt.closed
-      .catch(() => undefined)
-      .then(() => {
+    // A session either side closed ends its calls (ABT-4); a lost one leaves its resumable calls to their caller (§4.9).
+    wtSessions.set(
+      wt,
+      watchHttp2SessionEnd(wt, (how) => {
         wtSessions.delete(wt);
-        session.close(); // ABT-4
-      });
+        if (how === 'lost') session.lost();
+        else session.close();
+      }),
+    );
 
     const streams = wt.incomingBidirectionalStreams.getReader();
     for (;;) {
@@ -167,12 +170,18 @@ export async function listenWebTransport(options: WebTransportServerOptions): Pr
     }
   }
 
+  /** Our own close of a session: a clean end for its calls, whatever becomes of its stream. */
+  function closeSession(wt: WtSession, code: number, reason: string): void {
+    wtSessions.get(wt)?.closing();
+    wt.close({ closeCode: code, reason });
+  }
+
   return {
     port,
     http3: probe.ok,
     http3Reason: probe.reason,
     async close() {
-      for (const wt of wtSessions) wt.close({ closeCode: closeCodes.GOING_AWAY, reason: 'server shutting down' });
+      for (const wt of [...wtSessions.keys()]) closeSession(wt, closeCodes.GOING_AWAY, 'server shutting down');
       for (const server of servers) server.stopServer();
     },
   };

@@ -12,7 +12,9 @@
 //   either, per stream:     stream {session, n}          -> then the stream's bytes both ways; a half-close is FIN.
 // After `accepted`, a session's connection carries control lines both ways: reset {n} (the
 // stream was reset by the side that sends it, or by its peer) and close {code, reason}
-// (the session ends so). Either end closing the connection ends the session.
+// (the session ends so); from the server's edge, lost {} before it closes the connection
+// of a session whose QUIC connection was lost (no close: §4.9). Either end closing the
+// connection ends the session.
 // An edge says it is up with one `ready` line on its standard output.
 
 /** A message that fails its schema: the connection that carried it is ended, nothing else. */
@@ -98,6 +100,8 @@ export const bridgeMessages = {
   refused: message('refused', { status: optional(integer(100, 599)), reason }),
   /** Stream `n` was reset: the sender reset it, or learned that its peer did. */
   reset: message('reset', { n: streamNumber }),
+  /** The session's QUIC connection was lost, not closed (idle timeout, keepalive): its resumable calls wait for their caller (§4.9). */
+  lost: message('lost', {}),
   /** The session ends with this code and reason (spec §5.4 close codes). */
   close: message('close', { code: integer(0, 2 ** 32 - 1), reason }),
   /** The edge's first line on its standard output: it is up (the server's edge says on which UDP port). */

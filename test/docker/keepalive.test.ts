@@ -21,7 +21,7 @@ const KEEPALIVE_MS = 300;
  * A peer that vanishes without a close (spec §5.5): the CLI (and its HTTP/3 edge, if
  * any) is frozen with SIGSTOP, as a laptop lid closing freezes it. The kernel still acknowledges TCP, so only
  * the protocol's keepalive can tell: the server must drop the connection and kill
- * the exec it was running.
+ * the exec it was running (one that did not ask to be resumed).
  */
 describe('keepalive drops a silent peer and kills its exec', () => {
   const docker = new DockerFixture();

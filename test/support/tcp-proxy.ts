@@ -17,7 +17,7 @@ export type CutSide = 'both' | 'client';
  * either peer; `down()` also turns away every new connection until `up()`, as a
  * network that is down would, and `cutFor(ms)` does both for `ms`; `cutAfterBytes`
  * does that once a given amount of output has crossed, so the cut lands in the
- * middle of a stream.
+ * middle of a stream; `freeze()` silences the connections open now.
  */
 export class TcpProxy {
   private server: Server | undefined;
@@ -125,6 +125,19 @@ export class TcpProxy {
   /** Resolves when the last cut is over (at once when there was none). */
   whenRestored(): Promise<void> {
     return this.restored;
+  }
+
+  /**
+   * Stops passing bytes either way on the connections open now, and closes nothing: a
+   * peer gone silent (a frozen laptop, a pulled cable), found only by a keepalive.
+   */
+  freeze(): void {
+    for (const [client, upstream] of this.upstreams) {
+      for (const socket of [client, upstream]) {
+        socket.removeAllListeners('data');
+        socket.pause();
+      }
+    }
   }
 
   async stop(): Promise<void> {

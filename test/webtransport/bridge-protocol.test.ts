@@ -11,6 +11,13 @@ describe('the HTTP/3 bridge protocol (both sides parse with it)', () => {
     expect(parseBridgeLine(bridgeLine<'stream'>(stream).trimEnd(), ['session', 'stream'])).toEqual(stream);
   });
 
+  it('a session\'s control lines from the server\'s edge: `lost` carries nothing, and a `lost` with fields is refused', () => {
+    expect(parseBridgeLine(bridgeLine<'lost'>({ type: 'lost' }).trimEnd(), ['reset', 'lost'])).toEqual({ type: 'lost' });
+    expect(() => parseBridgeLine(JSON.stringify({ type: 'lost', n: 1 }), ['reset', 'lost'])).toThrow(BridgeMessageError);
+    // Where only resets are expected (the client's side hears `close`, never `lost`), it is refused.
+    expect(() => parseBridgeLine(JSON.stringify({ type: 'lost' }), ['reset', 'close'])).toThrow(BridgeMessageError);
+  });
+
   it.each([
     ['not JSON', '{"type":"reset"'],
     ['a kind not allowed here', JSON.stringify({ type: 'close', code: 0, reason: '' })],
