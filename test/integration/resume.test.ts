@@ -226,35 +226,35 @@ describe('a resumable call over WebTransport HTTP/2 whose stream the caller rese
 
 // A server killed (not shut down) and started again has no call to resume: the call fails, never ends as if complete.
 describe('a resumable call whose server was killed and restarted', () => {
-    it('a call the server no longer has (it was killed and restarted) fails UNAVAILABLE, saying it could not be resumed, never ending as if complete', async () => {
-      const serve = (port: number) => runCli(['serve', '--port', String(port), '--no-webtransport', '--conformance'], { stdin: 'ignore', env: { DOCKER_HOST: 'unix:///nonexistent' } });
-      const first = serve(0);
-      const url = (await first.waitFor(/ws:\/\/127\.0\.0\.1:\d+\/callwire/, 'stdout', 15_000)).trim();
-      let second: ReturnType<typeof serve> | undefined;
-      const client = await connect(url, { ...{ codec: 'msgpack' as const }, resume: { graceMs: 10_000 } });
-      const events: string[] = [];
-      client.on('reconnecting', () => events.push('reconnecting'));
-      try {
-        let seen = 0;
-        const outcome = await (async () => {
-          for await (const _item of client.iterate('conformance/count', { count: 100_000, intervalMs: 5 })) {
-            if (++seen === 20) {
-              first.child.kill('SIGKILL');
-              await first.exited;
-              second = serve(Number(new URL(url).port));
-              await second.waitFor(/ws:\/\/127\.0\.0\.1:\d+\/callwire/, 'stdout', 15_000);
-            }
+  it('a call the server no longer has (it was killed and restarted) fails UNAVAILABLE, saying it could not be resumed, never ending as if complete', async () => {
+    const serve = (port: number) => runCli(['serve', '--port', String(port), '--no-webtransport', '--conformance'], { stdin: 'ignore', env: { DOCKER_HOST: 'unix:///nonexistent' } });
+    const first = serve(0);
+    const url = (await first.waitFor(/ws:\/\/127\.0\.0\.1:\d+\/callwire/, 'stdout', 15_000)).trim();
+    let second: ReturnType<typeof serve> | undefined;
+    const client = await connect(url, { ...{ codec: 'msgpack' as const }, resume: { graceMs: 10_000 } });
+    const events: string[] = [];
+    client.on('reconnecting', () => events.push('reconnecting'));
+    try {
+      let seen = 0;
+      const outcome = await (async () => {
+        for await (const _item of client.iterate('conformance/count', { count: 100_000, intervalMs: 5 })) {
+          if (++seen === 20) {
+            first.child.kill('SIGKILL');
+            await first.exited;
+            second = serve(Number(new URL(url).port));
+            await second.waitFor(/ws:\/\/127\.0\.0\.1:\d+\/callwire/, 'stdout', 15_000);
           }
-          return 'completed';
-        })().catch((error: unknown) => error);
-        expect(outcome).toBeInstanceOf(RpcError);
-        expect(outcome).toMatchObject({ code: 'UNAVAILABLE', message: expect.stringMatching(/could not be resumed/) });
-        expect(events).toEqual(['reconnecting']);
-      } finally {
-        await client.close();
-        first.child.kill('SIGKILL');
-        second?.child.kill('SIGKILL');
-        await Promise.all([first.exited, second?.exited]);
-      }
-    });
+        }
+        return 'completed';
+      })().catch((error: unknown) => error);
+      expect(outcome).toBeInstanceOf(RpcError);
+      expect(outcome).toMatchObject({ code: 'UNAVAILABLE', message: expect.stringMatching(/could not be resumed/) });
+      expect(events).toEqual(['reconnecting']);
+    } finally {
+      await client.close();
+      first.child.kill('SIGKILL');
+      second?.child.kill('SIGKILL');
+      await Promise.all([first.exited, second?.exited]);
+    }
+  });
 });
