@@ -271,6 +271,8 @@ export class LiveCall {
     this.forgetReplay();
     this.observed({ kind: 'cancelled' });
     this.host.ended(this);
+    // A cancelled call has nothing left for anyone: its token dies now, not after a grace (RSM-4, RSM-6).
+    if (this.replay) this.host.discarded(this);
   }
 
   // What the caller sends -----------------------------------------------------

@@ -81,10 +81,13 @@ export class ResumeRegistry implements CallHost {
     return record.call;
   }
 
-  /** An ended call is kept for its grace, for a caller that may not have its terminal event yet (RSM-8). */
+  /**
+   * An ended call is kept for its grace, for a caller that may not have its terminal event yet (RSM-8).
+   * The grace runs once that event has gone, or the connection has: a caller still reading its tail, however slowly, gets it all.
+   */
   keep(call: LiveCall): void {
     const record = this.byCall.get(call);
-    if (record && record.timer === undefined) this.arm(record);
+    if (record && record.timer === undefined && (call.settled || !call.isAttached)) this.arm(record);
   }
 
   /** The call's record goes: its token dies and its replay's bytes go back. */

@@ -1,0 +1,96 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rawConnect } from '../../src/conformance/raw-connection.js';
+import type { RawPeer } from '../../src/conformance/raw-peer.js';
+import type { Envelope } from '../../src/protocol/index.js';
+import { startServer, type RunningServer } from '../../src/server/index.js';
+import { sleep, until } from '../support/wait.js';
+
+/**
+ * §4.9 against hostile and careless callers, over real WebSockets with the raw peer:
+ * whatever order a caller does things in, a call it gave up is gone, a call it still
+ * reads is never dropped, and what the server keeps for it is bounded.
+ */
+describe('resumable calls against hostile callers', () => {
+  let server: RunningServer;
+  const peers: RawPeer[] = [];
+  /** The server's cap, long enough for a test's steps; calls that must outlive their grace ask less. */
+  const MAX_RESUME_MS = 5000;
+  const SHORT_GRACE_MS = 300;
+
+  beforeAll(async () => {
+    server = await startServer({ port: 0, webTransportPort: 0, docker: false, http3: false, conformance: true, limits: { maxResumeMs: MAX_RESUME_MS, maxCallsInFlight: 64 } });
+  });
+  afterAll(async () => {
+    await Promise.all(peers.map((p) => p.close()));
+    await server.close();
+  });
+
+  async function peer(): Promise<RawPeer> {
+    const p = await rawConnect(server.wsUrl, { codec: 'msgpack' });
+    peers.push(p);
+    return p;
+  }
+
+  /** Starts a resumable call and returns its token once the callee has offered one. */
+  async function resumable(p: RawPeer, id: string, operationId: string, input: unknown, credit = 1 << 20, graceMs = MAX_RESUME_MS): Promise<string> {
+    p.request(id, operationId, input, { credit, resume: { grace_ms: graceMs } });
+    const offer = await p.next((e) => e.id === id && e.type === 'call.resumable');
+    return (offer.payload as { token: string }).token;
+  }
+
+  const resume = (p: RawPeer, id: string, token: string, seq = 0, credit = 1 << 20): void =>
+    p.sendValue({ type: 'call.resume', id, payload: { token, seq, credit } });
+
+  /** A round trip on `p`: everything it sent before has been handled. */
+  async function roundTrip(p: RawPeer): Promise<void> {
+    const id = `rt-${Math.random()}`;
+    p.request(id, 'conformance/echo', { value: 1 });
+    await p.next((e) => e.id === id && e.type === 'call.responded');
+  }
+
+  const answerTo = (p: RawPeer, id: string): Promise<Envelope> => p.next((e) => e.id === id && (e.type === 'call.resumed' || e.type === 'call.error'));
+
+  it('a call its caller aborted cannot be resumed: the token dies with it (RSM-4, ABT-2)', async () => {
+    const a = await peer();
+    const token = await resumable(a, 'ab', 'conformance/hold', { tag: 'hostile-abort' });
+    await a.next((e) => e.id === 'ab' && e.type === 'call.responded');
+    a.abort('ab');
+    await roundTrip(a);
+    expect(server.resumable.size).toBe(0);
+    const b = await peer();
+    resume(b, 'ab', token);
+    expect(await answerTo(b, 'ab')).toMatchObject({ type: 'call.error', payload: { code: 'NOT_FOUND' } });
+  });
+
+  it('a call whose connection closed cleanly cannot be resumed (RSM-6)', async () => {
+    const a = await peer();
+    const token = await resumable(a, 'cl', 'conformance/hold', { tag: 'hostile-close' });
+    await a.next((e) => e.id === 'cl' && e.type === 'call.responded');
+    await a.close();
+    await until(() => server.connections().size === peers.length - 1, 'the closed connection gone');
+    expect(server.resumable.size).toBe(0);
+    const b = await peer();
+    resume(b, 'cl', token);
+    expect(await answerTo(b, 'cl')).toMatchObject({ type: 'call.error', payload: { code: 'NOT_FOUND' } });
+  });
+
+  it('a caller still connected but slow to read gets the tail and the terminal event, however long after the end (RSM-8)', async () => {
+    const a = await peer();
+    // A 1-byte window: one item per grant, so the call ends with most of its items unsent.
+    await resumable(a, 'slow', 'conformance/count', { count: 30 }, 1, SHORT_GRACE_MS);
+    const first = await a.next((e) => e.id === 'slow' && e.type === 'call.responded');
+    expect(first.payload).toMatchObject({ output: { n: 0 }, seq: 1 });
+    await sleep(SHORT_GRACE_MS * 3);
+    a.sendValue({ type: 'call.credit', id: 'slow', payload: { bytes: 1 << 20, seq: 1 } });
+    const rest: unknown[] = [];
+    for (;;) {
+      const e = await a.next((f) => f.id === 'slow' && f.type !== 'call.credit');
+      if (e.type !== 'call.responded') {
+        expect(e.type).toBe('call.completed');
+        break;
+      }
+      rest.push((e.payload as { output: { n: number } }).output.n);
+    }
+    expect(rest).toEqual(Array.from({ length: 29 }, (_, n) => n + 1));
+  });
+});
