@@ -12,6 +12,8 @@ interface ResumeRecord {
   readonly subject: string | null;
   readonly graceMs: number;
   timer: ReturnType<typeof setTimeout> | undefined;
+  /** Gives back the call's place under its identity's caps (LIM-3), once the record goes. */
+  readonly release: (() => void) | undefined;
 }
 
 /** One answer for every refused resume: whether the call exists is not revealed (§4.9, RSM-4). */
@@ -58,7 +60,10 @@ export class ResumeRegistry implements CallHost {
     const graceMs = Math.min(askedMs, this.limits.maxResumeMs);
     const token = newToken();
     const subject = identity?.subject ?? null;
-    const record: ResumeRecord = { token, call, subject, graceMs, timer: undefined };
+    // LIM-3: a kept call holds its identity's place until it is forgotten, ended or not, so the
+    // calls a caller never lets go are bounded as live ones are.
+    const record: ResumeRecord = { token, call, subject, graceMs, timer: undefined, release: call.releaseAdmission };
+    call.releaseAdmission = undefined;
     this.byToken.set(token, record);
     this.byCall.set(call, record);
     call.makeResumable(new ReplayLog(this.limits.maxReplayBytesPerCall, this.budget, subject), token, graceMs);
@@ -98,6 +103,7 @@ export class ResumeRegistry implements CallHost {
     this.byToken.delete(record.token);
     this.byCall.delete(call);
     call.forgetReplay();
+    record.release?.();
   }
 
   /** The server stops: every kept call is cancelled, its process killed. */

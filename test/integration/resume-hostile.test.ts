@@ -16,9 +16,10 @@ describe('resumable calls against hostile callers', () => {
   /** The server's cap, long enough for a test's steps; calls that must outlive their grace ask less. */
   const MAX_RESUME_MS = 5000;
   const SHORT_GRACE_MS = 300;
+  const CALLS_PER_IDENTITY = 16;
 
   beforeAll(async () => {
-    server = await startServer({ port: 0, webTransportPort: 0, docker: false, http3: false, conformance: true, limits: { maxResumeMs: MAX_RESUME_MS, maxCallsInFlight: 64 } });
+    server = await startServer({ port: 0, webTransportPort: 0, docker: false, http3: false, conformance: true, limits: { maxResumeMs: MAX_RESUME_MS, maxCallsPerIdentity: CALLS_PER_IDENTITY } });
   });
   afterAll(async () => {
     await Promise.all(peers.map((p) => p.close()));
@@ -92,5 +93,37 @@ describe('resumable calls against hostile callers', () => {
       rest.push((e.payload as { output: { n: number } }).output.n);
     }
     expect(rest).toEqual(Array.from({ length: 29 }, (_, n) => n + 1));
+  });
+
+  /** Starts `count` resumable calls that end at once, and waits for each one's terminal event, which it never acknowledges. */
+  async function endedAndKept(p: RawPeer, prefix: string, count: number, graceMs = MAX_RESUME_MS): Promise<void> {
+    for (let i = 0; i < count; i++) p.request(`${prefix}${i}`, 'conformance/count', { count: 1 }, { credit: 1 << 16, resume: { grace_ms: graceMs } });
+    for (let i = 0; i < count; i++) await p.next((e) => e.id === `${prefix}${i}` && e.type === 'call.completed');
+  }
+
+  const echo = async (p: RawPeer, id: string): Promise<Envelope> => {
+    p.request(id, 'conformance/echo', { value: id });
+    return p.next((e) => e.id === id && (e.type === 'call.responded' || e.type === 'call.error'));
+  };
+
+  it("ended calls kept for a caller that never lets them go hold their identity's places until forgotten: their number is bounded (LIM-3, RSM-8)", async () => {
+    await until(() => server.resumable.size === 0, 'the earlier tests forgotten');
+    const a = await peer();
+    await endedAndKept(a, 'kept', CALLS_PER_IDENTITY);
+    expect(server.resumable.size).toBe(CALLS_PER_IDENTITY);
+    expect(await echo(a, 'over')).toMatchObject({ type: 'call.error', payload: { code: 'LIMIT_EXCEEDED' } });
+    for (let i = 0; i < CALLS_PER_IDENTITY; i++) a.abort(`kept${i}`);
+    expect(await echo(a, 'freed')).toMatchObject({ type: 'call.responded' });
+    expect(server.resumable.size).toBe(0);
+  });
+
+  it('so do those of a lost connection, until their grace ends (LIM-3, RSM-6)', async () => {
+    const a = await peer();
+    await endedAndKept(a, 'lost', CALLS_PER_IDENTITY, SHORT_GRACE_MS);
+    await a.drop();
+    const b = await peer();
+    expect(await echo(b, 'over')).toMatchObject({ type: 'call.error', payload: { code: 'LIMIT_EXCEEDED' } });
+    await until(() => server.resumable.size === 0, 'the lost calls forgotten after their grace');
+    expect(await echo(b, 'freed')).toMatchObject({ type: 'call.responded' });
   });
 });
