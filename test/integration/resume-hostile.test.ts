@@ -67,8 +67,9 @@ describe('resumable calls against hostile callers', () => {
     const a = await peer();
     const token = await resumable(a, 'cl', 'conformance/hold', { tag: 'hostile-close' });
     await a.next((e) => e.id === 'cl' && e.type === 'call.responded');
+    const open = server.connections().size;
     await a.close();
-    await until(() => server.connections().size === peers.length - 1, 'the closed connection gone');
+    await until(() => server.connections().size === open - 1, 'the closed connection gone');
     expect(server.resumable.size).toBe(0);
     const b = await peer();
     resume(b, 'cl', token);
@@ -125,5 +126,20 @@ describe('resumable calls against hostile callers', () => {
     expect(await echo(b, 'over')).toMatchObject({ type: 'call.error', payload: { code: 'LIMIT_EXCEEDED' } });
     await until(() => server.resumable.size === 0, 'the lost calls forgotten after their grace');
     expect(await echo(b, 'freed')).toMatchObject({ type: 'call.responded' });
+  });
+
+  it('a clean close while output flows ends the call at once, never detaches it (RSM-6)', async () => {
+    const open = server.connections().size;
+    const a = await peer();
+    await resumable(a, 'flow', 'conformance/flood', { items: 1e9, itemBytes: 100, mode: 'iterable' });
+    // Acknowledged as it arrives, so the call's output never stops while the close crosses it.
+    for (let n = 1; n <= 2000; n++) {
+      const item = await a.next((e) => e.id === 'flow' && e.type === 'call.responded');
+      if (n % 100 === 0) a.sendValue({ type: 'call.credit', id: 'flow', payload: { bytes: 1 << 20, seq: (item.payload as { seq: number }).seq } });
+    }
+    await a.close();
+    await until(() => server.connections().size === open, 'the closed connection gone');
+    expect(server.resumable.detached).toBe(0);
+    expect(server.resumable.size).toBe(0);
   });
 });
