@@ -95,10 +95,13 @@ export function createWebSocketTransport(options: WebSocketTransportOptions, ser
     const batched = writeBatcher(req.socket);
     // A send fails once the socket is closing, before its close event says how: a close frame ends every
     // call, a broken socket leaves resumable ones waiting for their caller (§4.9). A failed send is
-    // reported after that event, so it never decides it.
+    // reported after that event, so it never decides it; when the close is ours, it is clean at once.
     const closed = new Promise<void>((resolve) => ws.once('close', () => resolve()));
-    const failAfterClose = (reject: (error: Error) => void, error: Error): void => void closed.then(() => reject(error));
     let closeFrameSent = false;
+    const failAfterClose = (reject: (error: Error) => void, error: Error): void => {
+      if (closeFrameSent) session.close();
+      void closed.then(() => reject(error));
+    };
     const transport: { -readonly [K in keyof SessionTransport]: SessionTransport[K] } = {
       codec: negotiated ?? codecs.msgpack,
       congested: () => outbound.congested,
