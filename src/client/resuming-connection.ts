@@ -61,6 +61,8 @@ export class ResumingConnection implements ClientConnection {
   private waiting: Tracked[] = [];
   private reconnecting = false;
   private closing = false;
+  /** Ends the wait before the next dial at once (the client closed). */
+  private backoff: (() => void) | undefined;
   /** Hears `reconnecting` and `resumed` (the client that rides this connection). */
   onEvent: ((event: ConnectionEvent) => void) | undefined;
   private closedResolve: () => void = () => undefined;
@@ -120,9 +122,11 @@ export class ResumingConnection implements ClientConnection {
 
   async close(): Promise<void> {
     this.closing = true;
+    this.backoff?.();
     const current = this.current;
     if (current) await current.close();
-    this.failWaiting(new RpcError('CANCELLED', 'the client closed its connection'));
+    // Calls waiting for a connection, to start or to be taken up again, end with the client.
+    this.failAll(new RpcError('CANCELLED', 'the client closed its connection'));
     this.closedResolve();
   }
 
@@ -217,9 +221,11 @@ export class ResumingConnection implements ClientConnection {
       this.calls.delete(call.id);
       return;
     }
-    // No connection: the call is aborted once one is up (or its grace ends it at the callee).
-    call.abortPending = true;
+    // No connection: the call is aborted once one is up (or its grace ends it at the callee);
+    // one that never started is simply dropped.
     this.waiting = this.waiting.filter((c) => c !== call);
+    if (call.token === undefined) this.calls.delete(call.id);
+    else call.abortPending = true;
   }
 
   private acknowledged(call: Tracked, seq: number): void {
@@ -260,7 +266,7 @@ export class ResumingConnection implements ClientConnection {
       if (this.detached().length === 0 && this.waiting.length === 0) return;
       // Full jitter over half the step: many clients cut at once do not all come back at once.
       const step = Math.min(max, initial * 2 ** attempt);
-      await sleep(step / 2 + Math.random() * (step / 2));
+      await this.pause(step / 2 + Math.random() * (step / 2));
       if (this.closing) return;
       let connection: ClientConnection;
       try {
@@ -298,6 +304,16 @@ export class ResumingConnection implements ClientConnection {
     }
   }
 
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.backoff = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+
   /** Calls whose grace has passed are gone at the callee: they fail here, never end as if complete. */
   private expireGraces(): void {
     const now = Date.now();
@@ -328,8 +344,4 @@ export class ResumingConnection implements ClientConnection {
 /** A resumable call is a stream: it ends with one of these (§4.3, §4.5). */
 function isTerminal(envelope: Envelope): boolean {
   return envelope.type === 'call.completed' || envelope.type === 'call.error';
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connect } from '../../src/client/index.js';
 import { rawConnect } from '../../src/conformance/raw-connection.js';
 import type { RawPeer } from '../../src/conformance/raw-peer.js';
 import type { Envelope } from '../../src/protocol/index.js';
 import { startServer, type RunningServer } from '../../src/server/index.js';
+import { TcpProxy } from '../support/tcp-proxy.js';
 import { sleep, until } from '../support/wait.js';
 
 /**
@@ -141,5 +143,22 @@ describe('resumable calls against hostile callers', () => {
     await until(() => server.connections().size === open, 'the closed connection gone');
     expect(server.resumable.detached).toBe(0);
     expect(server.resumable.size).toBe(0);
+  });
+
+  it('the SDK: a client closed while it reconnects fails the calls it was taking up, never leaves their consumers waiting', async () => {
+    const proxy = await new TcpProxy().start(Number(new URL(server.wsUrl).port));
+    const client = await connect(proxy.via(server.wsUrl), { codec: 'msgpack', resume: { graceMs: MAX_RESUME_MS } });
+    const reconnecting = new Promise<void>((resolve) => client.on('reconnecting', () => resolve()));
+    let seen = 0;
+    const outcome = (async () => {
+      for await (const _item of client.iterate('conformance/count', { count: 1_000_000, intervalMs: 5 })) {
+        // The relay stops taking new connections too: the client dials in vain until it is closed.
+        if (++seen === 3) void proxy.stop();
+      }
+      return 'completed';
+    })().catch((error: unknown) => (error as { code?: string }).code ?? String(error));
+    await reconnecting;
+    await client.close();
+    expect(await Promise.race([outcome, sleep(3000).then(() => 'still waiting')])).toBe('CANCELLED');
   });
 });
