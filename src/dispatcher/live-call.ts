@@ -352,6 +352,7 @@ export class LiveCall {
 
   /** The connection drained below its bound (BP-4), or the replay budget has room (§4.9). */
   roomOnConnection(): void {
+    if (this.endedFlag) return;
     if (!this.mustWait) this.wakeWaiters();
     else this.listenForRoom();
   }
@@ -515,6 +516,7 @@ export class LiveCall {
     release?.();
     this.runTeardown();
     this.wakeWaiters();
+    this.replay?.stopWaiting(this);
   }
 
   private observed(outcome: CallOutcome): void {

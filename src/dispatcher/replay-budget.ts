@@ -22,6 +22,11 @@ export class ReplayBudget {
     return this.total;
   }
 
+  /** Calls waiting for room. */
+  get waiting(): number {
+    return this.waiters.size;
+  }
+
   exhausted(subject: string | null): boolean {
     return this.total >= this.maxTotal || (this.perIdentity.get(subject) ?? 0) >= this.maxPerIdentity;
   }

@@ -52,6 +52,11 @@ export class ReplayLog {
     this.budget.wait(waiter);
   }
 
+  /** `waiter` has ended: it waits for nothing any more. */
+  stopWaiting(waiter: RoomWaiter): void {
+    this.budget.forget(waiter);
+  }
+
   get hasUnsent(): boolean {
     return this.unsent < this.entries.length;
   }

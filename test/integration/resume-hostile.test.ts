@@ -162,3 +162,34 @@ describe('resumable calls against hostile callers', () => {
     expect(await Promise.race([outcome, sleep(3000).then(() => 'still waiting')])).toBe('CANCELLED');
   });
 });
+
+describe('the replay budget against a caller that churns calls while it is full', () => {
+  let server: RunningServer;
+  beforeAll(async () => {
+    server = await startServer({ port: 0, webTransportPort: 0, docker: false, http3: false, conformance: true, limits: { maxReplayBytesPerIdentity: 64 * 1024 } });
+  });
+  afterAll(() => server.close());
+
+  it('a call that ended while waiting for replay room is not kept waiting for it (RSM-3)', async () => {
+    const p = await rawConnect(server.wsUrl, { codec: 'msgpack' });
+    try {
+      const flood = (id: string): void => p.request(id, 'conformance/flood', { items: 1e9, itemBytes: 1000, mode: 'iterable' }, { credit: 1 << 30, resume: { grace_ms: 5000 } });
+      // Never acknowledged: it fills its identity's budget, and waits.
+      flood('fill');
+      await until(() => server.resumable.budget.bytes >= 64 * 1024, "the identity's budget full");
+      for (let i = 0; i < 50; i++) {
+        flood(`churn${i}`);
+        await p.next((e) => e.id === `churn${i}` && e.type === 'call.resumable');
+        p.abort(`churn${i}`);
+      }
+      await until(() => server.resumable.size === 1, 'the churned calls forgotten');
+      // Only the call that still runs waits; the 50 that ended hold nothing, not even a place in line.
+      expect(server.resumable.budget.waiting).toBe(1);
+      p.abort('fill');
+      await until(() => server.resumable.size === 0, 'every call forgotten');
+      expect(server.resumable.budget.waiting).toBe(0);
+    } finally {
+      await p.close();
+    }
+  });
+});
