@@ -161,6 +161,7 @@ export class LiveCall {
   detach(host: CallHost): void {
     this.attached = false;
     this.host = host;
+    this.replay?.forgetFrames();
     // A source that waited for the lost connection to drain may now fill the replay instead.
     if (!this.mustWait) this.wakeWaiters();
   }
@@ -205,7 +206,7 @@ export class LiveCall {
     if (frame instanceof RpcError) return this.terminate(frame);
     this.observer?.output?.(output, frame.byteLength);
     if (this.replay) {
-      this.replay.append(output, frame);
+      this.replay.append(output, frame, this.attached);
       return this.flushReplay();
     }
     this.queue(frame, false);

@@ -193,3 +193,35 @@ describe('the replay budget against a caller that churns calls while it is full'
     }
   });
 });
+
+describe('the memory of detached calls', () => {
+  const MIB = 1024 * 1024;
+  const SLACK = 6 * MIB; // codec buffers, closures, bookkeeping
+  let server: RunningServer;
+  beforeAll(async () => {
+    server = await startServer({ port: 0, webTransportPort: 0, docker: false, http3: false, conformance: true });
+  });
+  afterAll(() => server.close());
+
+  function memory(): number {
+    (globalThis as { gc?: () => void }).gc?.();
+    const m = process.memoryUsage();
+    return m.heapUsed + m.arrayBuffers;
+  }
+
+  it('is about the replay bytes it counts (RSM-3): an output is kept once, not beside its encoding', async () => {
+    expect((globalThis as { gc?: unknown }).gc, 'tests run with --expose-gc').toBeTypeOf('function');
+    const calls = 24;
+    const p = await rawConnect(server.wsUrl, { codec: 'msgpack' });
+    const before = memory();
+    // A 1-byte window: one item reaches the caller, the rest of each call's replay stays at the server.
+    for (let i = 0; i < calls; i++) p.request(`m${i}`, 'conformance/flood', { items: 1e9, itemBytes: 4000, mode: 'iterable' }, { credit: 1, resume: { grace_ms: 10_000 } });
+    for (let i = 0; i < calls; i++) await p.next((e) => e.id === `m${i}` && e.type === 'call.responded');
+    await p.drop();
+    await until(() => server.resumable.budget.bytes >= calls * MIB, 'every replay full');
+    const kept = server.resumable.budget.bytes;
+    const extra = memory() - before;
+    server.resumable.close();
+    expect(extra).toBeLessThan(kept * 1.25 + SLACK);
+  });
+});
