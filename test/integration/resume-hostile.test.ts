@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Observable } from 'rxjs';
+import { z } from 'zod';
 import { connect } from '../../src/client/index.js';
+import { defineOperation } from '../../src/dispatcher/index.js';
 import { rawConnect } from '../../src/conformance/raw-connection.js';
 import type { RawPeer } from '../../src/conformance/raw-peer.js';
 import type { Envelope } from '../../src/protocol/index.js';
@@ -145,6 +148,39 @@ describe('resumable calls against hostile callers', () => {
     expect(server.resumable.size).toBe(0);
   });
 
+  it('a call taken back and forth between two live connections 100 times: every item once, in order, and nothing left behind (RSM-5)', async () => {
+    const sides = [await peer(), await peer()];
+    const token = await resumable(sides[0]!, 'pp', 'conformance/count', { count: 1_000_000, intervalMs: 1 });
+    let last = 0;
+    const seen: number[] = [];
+    const take = (p: RawPeer): void => {
+      for (const e of p.framesFor('pp')) {
+        const seq = e.type === 'call.responded' ? (e.payload as { seq: number }).seq : 0;
+        if (seq > last) {
+          seen.push((e.payload as { output: { n: number } }).output.n);
+          last = seq;
+        }
+      }
+    };
+    for (let round = 1; round <= 100; round++) {
+      const from = sides[(round - 1) % 2]!;
+      const to = sides[round % 2]!;
+      await from.next((e) => e.id === 'pp' && e.type === 'call.responded' && (e.payload as { seq: number }).seq > last);
+      take(from);
+      resume(to, 'pp', token, last);
+      expect(await answerTo(to, 'pp')).toMatchObject({ type: 'call.resumed' });
+    }
+    const final = sides[100 % 2]!;
+    await final.next((e) => e.id === 'pp' && e.type === 'call.responded' && (e.payload as { seq: number }).seq > last + 5);
+    take(final);
+    expect(seen).toEqual(Array.from({ length: seen.length }, (_, n) => n));
+    final.abort('pp');
+    await roundTrip(final);
+    expect(server.resumable.size).toBe(0);
+    expect(server.resumable.budget.bytes).toBe(0);
+    expect(server.resumable.budget.waiting).toBe(0);
+  });
+
   it('the SDK: a client closed while it reconnects fails the calls it was taking up, never leaves their consumers waiting', async () => {
     const proxy = await new TcpProxy().start(Number(new URL(server.wsUrl).port));
     const client = await connect(proxy.via(server.wsUrl), { codec: 'msgpack', resume: { graceMs: MAX_RESUME_MS } });
@@ -223,5 +259,38 @@ describe('the memory of detached calls', () => {
     const extra = memory() - before;
     server.resumable.close();
     expect(extra).toBeLessThan(kept * 1.25 + SLACK);
+  });
+});
+
+describe('a server that stops with calls waiting for their callers', () => {
+  it('tears every one of them down, and a resume on the way in is refused', async () => {
+    let running = 0;
+    const held = defineOperation({
+      name: 'test/held',
+      kind: 'subscription',
+      input: z.null(),
+      output: z.object({ n: z.number() }),
+      handler: () =>
+        new Observable<{ n: number }>((subscriber) => {
+          running++;
+          subscriber.next({ n: 0 });
+          return () => running--;
+        }),
+    });
+    const server = await startServer({ port: 0, webTransportPort: 0, docker: false, http3: false, operations: [held] });
+    const a = await rawConnect(server.wsUrl, { codec: 'msgpack' });
+    for (let i = 0; i < 5; i++) a.request(`h${i}`, 'test/held', null, { credit: 1 << 16, resume: { grace_ms: 60_000 } });
+    const offer = await a.next((e) => e.id === 'h4' && e.type === 'call.resumable');
+    await a.next((e) => e.id === 'h4' && e.type === 'call.responded');
+    await a.drop();
+    await until(() => server.resumable.detached === 5, 'the calls waiting for their caller');
+    const b = await rawConnect(server.wsUrl, { codec: 'msgpack' });
+    const closing = server.close();
+    b.sendValue({ type: 'call.resume', id: 'h4', payload: { token: (offer.payload as { token: string }).token, seq: 1, credit: 1 << 16 } });
+    await closing;
+    expect(running).toBe(0);
+    expect(server.resumable.size).toBe(0);
+    expect(b.framesFor('h4').map((e) => e.type)).not.toContain('call.resumed');
+    await b.close();
   });
 });
