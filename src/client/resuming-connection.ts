@@ -36,6 +36,9 @@ interface Tracked {
   lostAt: number | undefined;
   /** The last output sequence number received (§4.9). */
   lastSeq: number;
+  /** The last one the callee has been told of; an acknowledgement of the rest is on its way while `ackTimer` runs. */
+  ackedSeq: number;
+  ackTimer: ReturnType<typeof setTimeout> | undefined;
   inputSeq: number;
   /** Input the callee has not yet acknowledged, sent again after a resume. */
   readonly unacked: SentInput[];
@@ -98,6 +101,8 @@ export class ResumingConnection implements ClientConnection {
       graceMs: 0,
       lostAt: undefined,
       lastSeq: 0,
+      ackedSeq: 0,
+      ackTimer: undefined,
       inputSeq: 0,
       unacked: [],
       inputCredit: 0,
@@ -169,6 +174,7 @@ export class ResumingConnection implements ClientConnection {
         if (seq !== undefined) {
           if (seq <= call.lastSeq) return; // sent again after a resume: the consumer has it
           call.lastSeq = seq;
+          this.acknowledgeSoon(call);
           return call.sink.frame(envelope, bytes);
         }
         break;
@@ -210,9 +216,25 @@ export class ResumingConnection implements ClientConnection {
     if (envelope.type === 'call.credit') {
       // A resume asks for a whole window afresh: a grant for a connection that is gone means nothing.
       if (!call.channel || call.resuming) return 0;
+      call.ackedSeq = call.lastSeq;
       return call.channel.send({ ...envelope, payload: { bytes: envelope.payload.bytes, seq: call.lastSeq } });
     }
     return call.channel?.send(envelope) ?? 0;
+  }
+
+  /**
+   * §4.9: the callee keeps every item until told it arrived, within bounds that may be smaller
+   * than what a consumer takes before it grants again (§4.8): received items are acknowledged
+   * as they arrive, once per burst, or a full replay would wait for a grant that cannot come.
+   */
+  private acknowledgeSoon(call: Tracked): void {
+    if (call.ackTimer !== undefined) return;
+    call.ackTimer = setTimeout(() => {
+      call.ackTimer = undefined;
+      if (!call.channel || call.resuming || call.token === undefined || call.lastSeq <= call.ackedSeq) return;
+      call.ackedSeq = call.lastSeq;
+      call.channel.send({ type: 'call.credit', id: call.id, payload: { bytes: 0, seq: call.lastSeq } });
+    }, 0);
   }
 
   private abort(call: Tracked): void {

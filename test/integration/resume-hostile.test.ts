@@ -294,3 +294,28 @@ describe('a server that stops with calls waiting for their callers', () => {
     await b.close();
   });
 });
+
+describe('replay bounds smaller than what a caller consumes before it grants again', () => {
+  let server: RunningServer;
+  beforeAll(async () => {
+    // A caller renews its credit after half a window (1 MiB by default): these bounds fill first.
+    server = await startServer({ port: 0, webTransportPort: 0, docker: false, http3: false, conformance: true, limits: { maxReplayBytesPerCall: 128 * 1024, maxReplayBytesPerIdentity: 384 * 1024 } });
+  });
+  afterAll(() => server.close());
+
+  const drain = async (client: Awaited<ReturnType<typeof connect>>, items: number): Promise<number> => {
+    let n = 0;
+    for await (const _item of client.iterate('conformance/flood', { items, itemBytes: 1000, mode: 'iterable' })) n++;
+    return n;
+  };
+
+  it('the SDK acknowledges what it receives, not only what its consumer takes, so a full replay never waits for a grant that cannot come (RSM-3)', async () => {
+    const client = await connect(server.wsUrl, { codec: 'msgpack', resume: { graceMs: 10_000 } });
+    try {
+      const streams = Promise.all([drain(client, 2000), drain(client, 2000), drain(client, 2000), drain(client, 2000)]);
+      expect(await Promise.race([streams, sleep(8000).then(() => 'stuck')])).toEqual([2000, 2000, 2000, 2000]);
+    } finally {
+      await client.close();
+    }
+  });
+});
