@@ -181,6 +181,24 @@ describe('resumable calls against hostile callers', () => {
     expect(server.resumable.budget.waiting).toBe(0);
   });
 
+  it('a resume on the connection the call is live on is DUPLICATE_CALL_ID, one naming another id is NOT_FOUND, and callee events from the caller are ignored (RSM-4, DIR-1): the call runs on undisturbed', async () => {
+    const a = await peer();
+    const token = await resumable(a, 'dup', 'conformance/count', { count: 1_000_000, intervalMs: 2 });
+    resume(a, 'dup', token);
+    expect(await answerTo(a, 'dup')).toMatchObject({ type: 'call.error', payload: { code: 'DUPLICATE_CALL_ID' } });
+    resume(a, 'other-id', token);
+    expect(await answerTo(a, 'other-id')).toMatchObject({ type: 'call.error', payload: { code: 'NOT_FOUND' } });
+    a.sendValue({ type: 'call.resumed', id: 'dup', payload: { input_seq: 0, input_credit: 1 << 30 } });
+    a.sendValue({ type: 'call.resumable', id: 'dup', payload: { token: 'mine-now', grace_ms: 1 } });
+    await roundTrip(a);
+    const seqs = (): number[] => a.framesFor('dup').flatMap((e) => (e.type === 'call.responded' ? [(e.payload as { seq: number }).seq] : []));
+    const before = seqs().length;
+    await a.next((e) => e.id === 'dup' && e.type === 'call.responded' && (e.payload as { seq: number }).seq > before + 3);
+    expect(seqs()).toEqual(Array.from({ length: seqs().length }, (_, n) => n + 1));
+    expect(a.framesFor('dup').filter((e) => e.type === 'call.error')).toHaveLength(1); // the DUPLICATE_CALL_ID beside it, nothing more
+    a.abort('dup');
+  });
+
   it('the SDK: a client closed while it reconnects fails the calls it was taking up, never leaves their consumers waiting', async () => {
     const proxy = await new TcpProxy().start(Number(new URL(server.wsUrl).port));
     const client = await connect(proxy.via(server.wsUrl), { codec: 'msgpack', resume: { graceMs: MAX_RESUME_MS } });
