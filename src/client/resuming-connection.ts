@@ -118,7 +118,8 @@ export class ResumingConnection implements ClientConnection {
     return {
       abort: () => this.abort(call),
       done: () => {
-        this.calls.delete(call.id);
+        // An abort that could not be sent is sent on the next connection: the callee ends the call then, not after its grace.
+        if (!call.abortPending) this.calls.delete(call.id);
         call.channel?.done();
       },
       send: (envelope) => this.send(call, envelope),

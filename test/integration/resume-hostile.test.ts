@@ -19,7 +19,7 @@ describe('resumable calls against hostile callers', () => {
   let server: RunningServer;
   const peers: RawPeer[] = [];
   /** The server's cap, long enough for a test's steps; calls that must outlive their grace ask less. */
-  const MAX_RESUME_MS = 5000;
+  const MAX_RESUME_MS = 30_000;
   const SHORT_GRACE_MS = 300;
   const CALLS_PER_IDENTITY = 16;
 
@@ -197,6 +197,28 @@ describe('resumable calls against hostile callers', () => {
     expect(seqs()).toEqual(Array.from({ length: seqs().length }, (_, n) => n + 1));
     expect(a.framesFor('dup').filter((e) => e.type === 'call.error')).toHaveLength(1); // the DUPLICATE_CALL_ID beside it, nothing more
     a.abort('dup');
+  });
+
+  it('the SDK: a call aborted while its connection is known lost is aborted at the server once a connection is up, not left to its grace (RSM-6)', async () => {
+    const proxy = await new TcpProxy().start(Number(new URL(server.wsUrl).port));
+    const client = await connect(proxy.via(server.wsUrl), { codec: 'msgpack', resume: { graceMs: MAX_RESUME_MS } });
+    const abort = new AbortController();
+    // The first dial waits at least 50 ms: the abort comes before it.
+    client.on('reconnecting', () => abort.abort());
+    const kept = server.resumable.size;
+    try {
+      let seen = 0;
+      const outcome = (async () => {
+        for await (const _item of client.iterate('conformance/count', { count: 1_000_000, intervalMs: 5 }, { signal: abort.signal })) {
+          if (++seen === 3) proxy.cut();
+        }
+      })().catch((error: unknown) => (error as { code?: string }).code);
+      expect(await outcome).toBe('CANCELLED');
+      await until(() => server.resumable.size === kept, 'the aborted call gone at the server', 10_000);
+    } finally {
+      await client.close();
+      await proxy.stop();
+    }
   });
 
   it('the SDK: a client closed while it reconnects fails the calls it was taking up, never leaves their consumers waiting', async () => {
