@@ -36,6 +36,9 @@ interface Tracked {
   lostAt: number | undefined;
   /** The last output sequence number received (§4.9). */
   lastSeq: number;
+  /** The last one the callee has been told of; an acknowledgement of the rest is on its way while `ackTimer` runs. */
+  ackedSeq: number;
+  ackTimer: ReturnType<typeof setTimeout> | undefined;
   inputSeq: number;
   /** Input the callee has not yet acknowledged, sent again after a resume. */
   readonly unacked: SentInput[];
@@ -61,6 +64,8 @@ export class ResumingConnection implements ClientConnection {
   private waiting: Tracked[] = [];
   private reconnecting = false;
   private closing = false;
+  /** Ends the wait before the next dial at once (the client closed). */
+  private backoff: (() => void) | undefined;
   /** Hears `reconnecting` and `resumed` (the client that rides this connection). */
   onEvent: ((event: ConnectionEvent) => void) | undefined;
   private closedResolve: () => void = () => undefined;
@@ -96,6 +101,8 @@ export class ResumingConnection implements ClientConnection {
       graceMs: 0,
       lostAt: undefined,
       lastSeq: 0,
+      ackedSeq: 0,
+      ackTimer: undefined,
       inputSeq: 0,
       unacked: [],
       inputCredit: 0,
@@ -111,7 +118,8 @@ export class ResumingConnection implements ClientConnection {
     return {
       abort: () => this.abort(call),
       done: () => {
-        this.calls.delete(call.id);
+        // An abort that could not be sent is sent on the next connection: the callee ends the call then, not after its grace.
+        if (!call.abortPending) this.calls.delete(call.id);
         call.channel?.done();
       },
       send: (envelope) => this.send(call, envelope),
@@ -120,9 +128,11 @@ export class ResumingConnection implements ClientConnection {
 
   async close(): Promise<void> {
     this.closing = true;
+    this.backoff?.();
     const current = this.current;
     if (current) await current.close();
-    this.failWaiting(new RpcError('CANCELLED', 'the client closed its connection'));
+    // Calls waiting for a connection, to start or to be taken up again, end with the client.
+    this.failAll(new RpcError('CANCELLED', 'the client closed its connection'));
     this.closedResolve();
   }
 
@@ -165,6 +175,7 @@ export class ResumingConnection implements ClientConnection {
         if (seq !== undefined) {
           if (seq <= call.lastSeq) return; // sent again after a resume: the consumer has it
           call.lastSeq = seq;
+          this.acknowledgeSoon(call);
           return call.sink.frame(envelope, bytes);
         }
         break;
@@ -206,9 +217,25 @@ export class ResumingConnection implements ClientConnection {
     if (envelope.type === 'call.credit') {
       // A resume asks for a whole window afresh: a grant for a connection that is gone means nothing.
       if (!call.channel || call.resuming) return 0;
+      call.ackedSeq = call.lastSeq;
       return call.channel.send({ ...envelope, payload: { bytes: envelope.payload.bytes, seq: call.lastSeq } });
     }
     return call.channel?.send(envelope) ?? 0;
+  }
+
+  /**
+   * §4.9: the callee keeps every item until told it arrived, within bounds that may be smaller
+   * than what a consumer takes before it grants again (§4.8): received items are acknowledged
+   * as they arrive, once per burst, or a full replay would wait for a grant that cannot come.
+   */
+  private acknowledgeSoon(call: Tracked): void {
+    if (call.ackTimer !== undefined) return;
+    call.ackTimer = setTimeout(() => {
+      call.ackTimer = undefined;
+      if (!call.channel || call.resuming || call.token === undefined || call.lastSeq <= call.ackedSeq) return;
+      call.ackedSeq = call.lastSeq;
+      call.channel.send({ type: 'call.credit', id: call.id, payload: { bytes: 0, seq: call.lastSeq } });
+    }, 0);
   }
 
   private abort(call: Tracked): void {
@@ -217,9 +244,11 @@ export class ResumingConnection implements ClientConnection {
       this.calls.delete(call.id);
       return;
     }
-    // No connection: the call is aborted once one is up (or its grace ends it at the callee).
-    call.abortPending = true;
+    // No connection: the call is aborted once one is up (or its grace ends it at the callee);
+    // one that never started is simply dropped.
     this.waiting = this.waiting.filter((c) => c !== call);
+    if (call.token === undefined) this.calls.delete(call.id);
+    else call.abortPending = true;
   }
 
   private acknowledged(call: Tracked, seq: number): void {
@@ -261,7 +290,7 @@ export class ResumingConnection implements ClientConnection {
       if (this.detached().length === 0 && this.waiting.length === 0) return;
       // Full jitter over half the step: many clients cut at once do not all come back at once.
       const step = Math.min(max, initial * 2 ** attempt);
-      await sleep(step / 2 + Math.random() * (step / 2));
+      await this.pause(step / 2 + Math.random() * (step / 2));
       if (this.closing) return;
       let connection: ClientConnection;
       try {
@@ -297,6 +326,16 @@ export class ResumingConnection implements ClientConnection {
     }
   }
 
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.backoff = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+
   /** Calls whose grace has passed are gone at the callee: they fail here, never end as if complete. */
   private expireGraces(): void {
     const now = Date.now();
@@ -327,8 +366,4 @@ export class ResumingConnection implements ClientConnection {
 /** A resumable call is a stream: it ends with one of these (§4.3, §4.5). */
 function isTerminal(envelope: Envelope): boolean {
   return envelope.type === 'call.completed' || envelope.type === 'call.error';
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -270,7 +270,9 @@ export class CallTable implements CallHost {
   settled(call: LiveCall): void {
     if (this.draining.get(call.id) !== call) return;
     this.draining.delete(call.id);
-    if (call.resumable && !this.closed) this.retained.set(call.id, call);
+    if (!call.resumable || this.closed) return;
+    this.retained.set(call.id, call);
+    this.options.resume?.keep(call);
   }
 
   lost(error: unknown): void {

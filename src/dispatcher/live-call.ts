@@ -161,6 +161,7 @@ export class LiveCall {
   detach(host: CallHost): void {
     this.attached = false;
     this.host = host;
+    this.replay?.forgetFrames();
     // A source that waited for the lost connection to drain may now fill the replay instead.
     if (!this.mustWait) this.wakeWaiters();
   }
@@ -210,7 +211,7 @@ export class LiveCall {
     if (frame instanceof RpcError) return this.terminate(frame);
     this.observer?.output?.(output, frame.byteLength);
     if (this.replay) {
-      this.replay.append(output, frame);
+      this.replay.append(output, frame, this.attached);
       return this.flushReplay();
     }
     this.queue(frame, false);
@@ -276,6 +277,8 @@ export class LiveCall {
     this.forgetReplay();
     this.observed({ kind: 'cancelled' });
     this.host.ended(this);
+    // A cancelled call has nothing left for anyone: its token dies now, not after a grace (RSM-4, RSM-6).
+    if (this.replay) this.host.discarded(this);
   }
 
   // What the caller sends -----------------------------------------------------
@@ -355,6 +358,7 @@ export class LiveCall {
 
   /** The connection drained below its bound (BP-4), or the replay budget has room (§4.9). */
   roomOnConnection(): void {
+    if (this.endedFlag) return;
     if (!this.mustWait) this.wakeWaiters();
     else this.listenForRoom();
   }
@@ -518,6 +522,7 @@ export class LiveCall {
     release?.();
     this.runTeardown();
     this.wakeWaiters();
+    this.replay?.stopWaiting(this);
   }
 
   private observed(outcome: CallOutcome): void {

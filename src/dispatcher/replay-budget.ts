@@ -22,6 +22,11 @@ export class ReplayBudget {
     return this.total;
   }
 
+  /** Calls waiting for room. */
+  get waiting(): number {
+    return this.waiters.size;
+  }
+
   /** Over a bound, or still over it once `releasing` bytes of `subject` are given back. */
   exhausted(subject: string | null, releasing = 0): boolean {
     return this.total - releasing >= this.maxTotal || (this.perIdentity.get(subject) ?? 0) - releasing >= this.maxPerIdentity;

@@ -8,7 +8,7 @@ interface Entry {
   readonly seq: number;
   readonly output: unknown;
   readonly size: number;
-  /** The entry as the current connection's outlet encodes it; dropped when the call moves. */
+  /** The entry as the current connection's outlet encodes it, until sent; dropped when the call moves. */
   frame: Sized | undefined;
 }
 
@@ -61,14 +61,23 @@ export class ReplayLog {
     this.budget.wait(waiter);
   }
 
+  /** `waiter` has ended: it waits for nothing any more. */
+  stopWaiting(waiter: RoomWaiter): void {
+    this.budget.forget(waiter);
+  }
+
   get hasUnsent(): boolean {
     return this.unsent < this.entries.length;
   }
 
-  /** Keeps one output, encoded with `nextSeq`; returns its sequence number. */
-  append(output: unknown, frame: Sized): number {
+  /**
+   * Keeps one output, encoded with `nextSeq`; returns its sequence number. `attached`: a
+   * connection may send the frame as is; without one it is not kept (a resume encodes anew),
+   * so what the log holds is about the bytes it counts, not twice them.
+   */
+  append(output: unknown, frame: Sized, attached: boolean): number {
     const seq = ++this.lastSeq;
-    this.entries.push({ seq, output, size: frame.byteLength, frame });
+    this.entries.push({ seq, output, size: frame.byteLength, frame: attached ? frame : undefined });
     this.heldBytes += frame.byteLength;
     this.budget.take(this.subject, frame.byteLength);
     return seq;
@@ -80,7 +89,9 @@ export class ReplayLog {
     return (entry.frame ??= encode(entry.output, entry.seq));
   }
 
+  /** The next item went to the connection, which holds its frame until written: the log keeps only the output. */
   markSent(): void {
+    this.entries[this.unsent]!.frame = undefined;
     this.unsent++;
     if (this.slides) this.slide();
   }
@@ -102,6 +113,11 @@ export class ReplayLog {
   rewind(seq: number): void {
     this.ack(seq);
     this.unsent = 0;
+    this.forgetFrames();
+  }
+
+  /** The connection is gone: its encodings are of no use to the next one. */
+  forgetFrames(): void {
     for (const entry of this.entries) entry.frame = undefined;
   }
 

@@ -12,6 +12,8 @@ interface ResumeRecord {
   readonly subject: string | null;
   readonly graceMs: number;
   timer: ReturnType<typeof setTimeout> | undefined;
+  /** Gives back the call's place under its identity's caps (LIM-3), once the record goes. */
+  readonly release: (() => void) | undefined;
 }
 
 /** One answer for every refused resume: whether the call exists is not revealed (§4.9, RSM-4). */
@@ -61,7 +63,10 @@ export class ResumeRegistry implements CallHost {
     const graceMs = Math.min(askedMs, this.limits.maxResumeMs);
     const token = newToken();
     const subject = identity?.subject ?? null;
-    const record: ResumeRecord = { token, call, subject, graceMs, timer: undefined };
+    // LIM-3: a kept call holds its identity's place until it is forgotten, ended or not, so the
+    // calls a caller never lets go are bounded as live ones are.
+    const record: ResumeRecord = { token, call, subject, graceMs, timer: undefined, release: call.releaseAdmission };
+    call.releaseAdmission = undefined;
     this.byToken.set(token, record);
     this.byCall.set(call, record);
     call.makeResumable(new ReplayLog(this.limits.maxReplayBytesPerCall, this.budget, subject, unacknowledged), token, graceMs);
@@ -93,10 +98,13 @@ export class ResumeRegistry implements CallHost {
     return record.call;
   }
 
-  /** An ended call is kept for its grace, for a caller that may not have its terminal event yet (RSM-8). */
+  /**
+   * An ended call is kept for its grace, for a caller that may not have its terminal event yet (RSM-8).
+   * The grace runs once that event has gone, or the connection has: a caller still reading its tail, however slowly, gets it all.
+   */
   keep(call: LiveCall): void {
     const record = this.byCall.get(call);
-    if (record && record.timer === undefined) this.arm(record);
+    if (record && record.timer === undefined && (call.settled || !call.isAttached)) this.arm(record);
   }
 
   /** The call's record goes: its token dies and its replay's bytes go back. */
@@ -107,6 +115,7 @@ export class ResumeRegistry implements CallHost {
     this.byToken.delete(record.token);
     this.byCall.delete(call);
     call.forgetReplay();
+    record.release?.();
   }
 
   /** The server stops: every kept call is cancelled, its process killed. */

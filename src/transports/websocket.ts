@@ -93,22 +93,34 @@ export function createWebSocketTransport(options: WebSocketTransportOptions, ser
       session.drained();
     });
     const batched = writeBatcher(req.socket);
+    // A send fails once the socket is closing, before its close event says how: a close frame ends every
+    // call, a broken socket leaves resumable ones waiting for their caller (§4.9). A failed send is
+    // reported after that event, so it never decides it; when the close is ours, it is clean at once.
+    const closed = new Promise<void>((resolve) => ws.once('close', () => resolve()));
+    let closeFrameSent = false;
+    const failAfterClose = (reject: (error: Error) => void, error: Error): void => {
+      if (closeFrameSent) session.close();
+      void closed.then(() => reject(error));
+    };
     const transport: { -readonly [K in keyof SessionTransport]: SessionTransport[K] } = {
       codec: negotiated ?? codecs.msgpack,
       congested: () => outbound.congested,
       send: (frame) =>
         new Promise<void>((resolve, reject) => {
-          if (ws.readyState !== ws.OPEN) return reject(new Error('socket closed'));
+          if (ws.readyState !== ws.OPEN) return failAfterClose(reject, new Error('socket closed'));
           if (outbound.add(frame.byteLength)) ws.pause();
           batched(frame.byteLength, () =>
             ws.send(frame, { binary: true }, (error) => {
               outbound.taken(frame.byteLength);
-              if (error) reject(error);
+              if (error) failAfterClose(reject, error);
               else resolve();
             }),
           );
         }),
-      close: (code, reason) => ws.close(code, reason),
+      close: (code, reason) => {
+        closeFrameSent = true;
+        ws.close(code, reason);
+      },
     };
     const session = dispatcher.open(transport, identity);
     keepalive.track(ws, req.socket);
@@ -128,8 +140,9 @@ export function createWebSocketTransport(options: WebSocketTransportOptions, ser
       keepalive.untrack(ws);
       sockets.delete(ws);
       // 1006: no close frame (the socket broke, or keepalive dropped a silent peer): resumable calls
-      // wait for their caller (§4.9). A close frame, from either side, ends every call (ABT-4).
-      if (code === closeCodes.ABNORMAL) session.lost();
+      // wait for their caller (§4.9). A close frame, from either side, ends every call (ABT-4), also
+      // one the peer never answered (its close reports 1006).
+      if (code === closeCodes.ABNORMAL && !closeFrameSent) session.lost();
       else session.close();
     });
     ws.on('error', (error) => dispatcher.logger?.debug('websocket error', { error: error.message }));
