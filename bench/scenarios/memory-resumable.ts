@@ -1,8 +1,9 @@
 /**
  * The server's memory per resumable call (spec §4.9) whose connection was lost: 1,000
- * calls on one connection through a TCP relay, each with one item its caller has not yet
- * acknowledged, measured attached, then again once the relay has gone down and every call
- * waits for its caller; and the bytes their replay logs hold (`services/stats`).
+ * calls on one connection through a TCP relay, each with one item delivered (its caller
+ * acknowledges on arrival, RSM-3), measured attached, then again once the relay has gone
+ * down and every call waits for its caller; and the bytes their replay logs hold
+ * (`services/stats`).
  */
 import { TcpProxy } from '../../test/support/tcp-proxy.js';
 import { RESUME_GRACE_MS, type CallwireServer } from '../lineup.js';

@@ -122,7 +122,7 @@ describe('callwire exec across a cut connection (resume)', () => {
 
   // Pinned: resume rides WebSocket only so far; over WebTransport the server hands out a token, then ends the call when the
   // session is lost (exit 123 with 4,878,304 of 14,888,896 bytes, after "reconnected; the call resumed").
-  it.skip('WebTransport over HTTP/2 msgpack, the same 2,000,000 lines and cut (skipped: resume over WebTransport is not implemented yet)', async () => {
+  it('WebTransport over HTTP/2 msgpack, the same 2,000,000 lines and cut', async () => {
     const wt = runCli(['serve', '--port', '0', '--wt-port', '0', '--no-http3'], { env: { DOCKER_HOST: dockerHost }, stdin: 'ignore' });
     runs.push(wt);
     const wtUrl = (await wt.waitFor(/https:\/\/127\.0\.0\.1:\d+\/callwire/, 'stdout', 15_000)).trim();
