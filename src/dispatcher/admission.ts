@@ -43,12 +43,8 @@ export function admit(rules: AdmissionRules, request: CallRequest, connectionIde
   }
   const op = rules.registry.visible(payload.operationId);
   if (!op) return RpcError.of('NOT_FOUND', `unknown operation: ${truncate(payload.operationId, 200)}`);
-  let identity = connectionIdentity;
-  if (payload.auth_token !== undefined) {
-    const fromToken = rules.authenticate?.(payload.auth_token);
-    if (!fromToken) return RpcError.of('FORBIDDEN', 'invalid token');
-    identity = fromToken;
-  }
+  const identity = callerIdentity(rules, payload.auth_token, connectionIdentity);
+  if (identity instanceof RpcError) return identity;
   const denied = checkAccess(op.access, identity);
   if (denied) return denied;
   const shape = isUnary(op) ? 'unary' : 'stream';
@@ -62,6 +58,12 @@ export function admit(rules: AdmissionRules, request: CallRequest, connectionIde
   const release = rules.ledger.take(identity, op.commandEnd !== undefined);
   if (release instanceof RpcError) return release;
   return { op, input: input.data, identity, release };
+}
+
+/** Who makes a call: the identity of its `auth_token` when it carries one (§10), else its connection's. */
+export function callerIdentity(rules: AdmissionRules, authToken: string | undefined, connectionIdentity: Identity | null): Identity | null | RpcError {
+  if (authToken === undefined) return connectionIdentity;
+  return rules.authenticate?.(authToken) ?? RpcError.of('FORBIDDEN', 'invalid token'); // AUTH-1
 }
 
 export function truncate(text: string, max: number): string {

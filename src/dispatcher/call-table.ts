@@ -1,5 +1,5 @@
 import { RpcError, type ResumePayload } from '../protocol/index.js';
-import { admit, duplicateCallId, type AdmissionRules, type CallRequest } from './admission.js';
+import { admit, callerIdentity, duplicateCallId, type AdmissionRules, type CallRequest } from './admission.js';
 import type { ObserveCalls, ObserveRefusals } from './call-observer.js';
 import type { CallOutlet } from './call-outlet.js';
 import { bindLogger, type Identity, type Logger } from './identity.js';
@@ -76,14 +76,8 @@ export class CallTable implements CallHost {
   start(request: CallRequest, identity: Identity | null, outlet: CallOutlet): LiveCall | RpcError {
     const { id } = request;
     const limits = this.options.rules.limits;
-    if (this.live.has(id)) return duplicateCallId(id); // ID-2
-    if (this.closed || !this.accepting || !this.options.accepting()) return RpcError.of('UNAVAILABLE', 'the server is shutting down');
-    // A call whose frames still wait for credit is in flight until they leave: it holds memory
-    // until then. A request that reuses its id replaces it (ID-3).
-    const inFlight = this.live.size + this.draining.size - (this.draining.has(id) ? 1 : 0);
-    if (inFlight >= limits.maxCallsInFlight) {
-      return RpcError.of('LIMIT_EXCEEDED', `at most ${limits.maxCallsInFlight} calls may be in flight on one connection, those whose output waits for credit included`);
-    }
+    const byConnection = this.refusedByConnection(id);
+    if (byConnection) return byConnection;
     const admitted = admit(this.options.rules, request, identity);
     if (admitted instanceof RpcError) return this.refused(request, identity, admitted);
     const { op } = admitted;
@@ -136,6 +130,23 @@ export class CallTable implements CallHost {
     return error;
   }
 
+  /**
+   * What this connection refuses before any admission rule, to a new call and a resumed
+   * one alike: a live id (ID-2), a server shutting down, a connection at its in-flight cap
+   * (REQ-1). A call whose frames still wait for credit is in flight until they leave: it
+   * holds memory until then. One that `id` names is replaced (ID-3), so it does not count.
+   */
+  private refusedByConnection(id: string): RpcError | undefined {
+    const { maxCallsInFlight } = this.options.rules.limits;
+    if (this.live.has(id)) return duplicateCallId(id);
+    if (this.closed || !this.accepting || !this.options.accepting()) return RpcError.of('UNAVAILABLE', 'the server is shutting down');
+    const inFlight = this.live.size + this.draining.size - (this.draining.has(id) ? 1 : 0);
+    if (inFlight >= maxCallsInFlight) {
+      return RpcError.of('LIMIT_EXCEEDED', `at most ${maxCallsInFlight} calls may be in flight on one connection, those whose output waits for credit included`);
+    }
+    return undefined;
+  }
+
   /** The live call with this id. */
   get(id: string): LiveCall | undefined {
     return this.live.get(id);
@@ -152,18 +163,10 @@ export class CallTable implements CallHost {
    */
   resume(id: string, payload: ResumePayload, connectionIdentity: Identity | null, outlet: CallOutlet): LiveCall | RpcError {
     const registry = this.options.resume;
-    const limits = this.options.rules.limits;
-    if (this.live.has(id)) return duplicateCallId(id);
-    if (this.closed || !this.accepting || !this.options.accepting()) return RpcError.of('UNAVAILABLE', 'the server is shutting down');
-    if (this.live.size + this.draining.size >= limits.maxCallsInFlight) {
-      return RpcError.of('LIMIT_EXCEEDED', `at most ${limits.maxCallsInFlight} calls may be in flight on one connection`);
-    }
-    let identity = connectionIdentity;
-    if (payload.auth_token !== undefined) {
-      const fromToken = this.options.rules.authenticate?.(payload.auth_token);
-      if (!fromToken) return RpcError.of('FORBIDDEN', 'invalid token'); // AUTH-1
-      identity = fromToken;
-    }
+    const byConnection = this.refusedByConnection(id);
+    if (byConnection) return byConnection;
+    const identity = callerIdentity(this.options.rules, payload.auth_token, connectionIdentity);
+    if (identity instanceof RpcError) return identity;
     if (!registry) return RpcError.of('NOT_FOUND', 'this connection cannot resume calls');
     const call = registry.claim(payload.token, id, identity);
     if (call instanceof RpcError) return call;

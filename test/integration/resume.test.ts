@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect, RpcError, type ConnectionEvent } from '../../src/client/index.js';
+import { connect, RpcError, type Client, type ConnectionEvent, type ConnectOptions } from '../../src/client/index.js';
 import { codecs, encodeFrame, envelopes, FrameDecoder } from '../../src/protocol/index.js';
 import type { RunningServer } from '../../src/server/index.js';
 import { openWebTransport } from '../../src/webtransport/index.js';
@@ -30,6 +30,15 @@ async function relayFor(transport: TransportCase, server: RunningServer): Promis
   return { via: (url) => udp.via(url), cut: () => udp.cut('from-client'), stop: () => udp.stop() };
 }
 
+/** A client that resumes its streams, and the reconnect events it hears, in order. */
+async function resumingClient(url: string, options: ConnectOptions): Promise<{ client: Client; events: ConnectionEvent[] }> {
+  const client = await connect(url, { ...options, resume: { graceMs: 30_000 } });
+  const events: ConnectionEvent[] = [];
+  client.on('reconnecting', (e) => events.push(e));
+  client.on('resumed', (e) => events.push(e));
+  return { client, events };
+}
+
 // §4.9 over real sockets, over every carrier: a call through a relay that is cut in its
 // middle goes on over a new connection with every item once, in order.
 for (const transport of transportCases.filter((t) => hasHttp3 || t.server?.http3 !== true)) {
@@ -42,10 +51,7 @@ for (const transport of transportCases.filter((t) => hasHttp3 || t.server?.http3
       const url = transport.url(fx.server);
       const proxy = await relayFor(transport, fx.server);
       try {
-        const client = await connect(proxy.via(url), { ...transport.options(fx.server), resume: { graceMs: 30_000 } });
-        const events: ConnectionEvent[] = [];
-        client.on('reconnecting', (e) => events.push(e));
-        client.on('resumed', (e) => events.push(e));
+        const { client, events } = await resumingClient(proxy.via(url), transport.options(fx.server));
         const seen: number[] = [];
         let cut = false;
         for await (const item of client.iterate<{ n: number }>('test/ticker', { count: 1500, intervalMs: 1 })) {
@@ -82,10 +88,7 @@ for (const transport of transportCases.filter((t) => hasHttp3 || t.server?.http3
       const url = transport.url(fx.server);
       const proxy = await relayFor(transport, fx.server);
       try {
-        const client = await connect(proxy.via(url), { ...transport.options(fx.server), resume: { graceMs: 30_000 } });
-        const events: ConnectionEvent[] = [];
-        client.on('reconnecting', (e) => events.push(e));
-        client.on('resumed', (e) => events.push(e));
+        const { client, events } = await resumingClient(proxy.via(url), transport.options(fx.server));
         const total = 600;
         let cutDone!: () => void;
         const afterCut = new Promise<void>((resolve) => (cutDone = resolve));
