@@ -19,8 +19,9 @@ const allowed = {
   transports: ['dispatcher', 'protocol', 'io', 'webtransport', 'outcome'],
   client: ['protocol', 'io', 'webtransport', 'contracts'],
   conformance: ['protocol', 'webtransport', 'contracts'],
-  server: ['dispatcher', 'protocol', 'transports', 'operations'],
-  cli: ['server', 'client', 'protocol', 'conformance', 'contracts', 'outcome'],
+  fleet: ['dispatcher', 'protocol', 'client', 'contracts', 'operations'],
+  server: ['dispatcher', 'protocol', 'transports', 'operations', 'fleet'],
+  cli: ['server', 'client', 'protocol', 'conformance', 'contracts', 'outcome', 'fleet'],
   lab: ['client', 'outcome'],
 };
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { Command, CommanderError, Option } from 'commander';
+import { registerAgent } from './commands/agent.js';
 import { registerCall } from './commands/call.js';
 import { registerConformance } from './commands/conformance.js';
 import { registerDiscovery } from './commands/discovery.js';
@@ -50,6 +51,7 @@ ${mapping}
 );
 
 registerServe(program);
+registerAgent(program);
 registerDiscovery(program);
 registerCall(program);
 registerSubscribe(program);

@@ -6,7 +6,8 @@ export { connect, type ConnectOptions } from './connect.js';
 export { Client, type CallOptions, type OperationSummary } from './client.js';
 export { exec, execFrames, type ExecControls, type ExecFrames, type ExecHandle, type ExecOptions, type ExecOutput, type ExecResult, type ExecSignal } from './exec.js';
 export type { ExecStdin, StdinSource } from './exec-input.js';
-export type { ConnectionEvent } from './resuming-connection.js';
+export { ResumingConnection, type ConnectionEvent } from './resuming-connection.js';
+export type { CallChannel, CallSink, ClientConnection } from './connection.js';
 export {
   execContract,
   infoContract,

@@ -136,6 +136,20 @@ export class ResumingConnection implements ClientConnection {
     this.closedResolve();
   }
 
+  /**
+   * The server is gone for good (a fleet host that stopped answering): every call
+   * fails with `error` now rather than after its grace, and nothing is dialled again.
+   */
+  abandon(error: RpcError): void {
+    this.closing = true;
+    this.backoff?.();
+    this.failAll(error);
+    const current = this.current;
+    for (const call of [...this.calls.values()]) this.fail(call, error);
+    void current?.close();
+    this.closedResolve();
+  }
+
   private adopt(connection: ClientConnection): void {
     this.current = connection;
     this.lastCodec = connection.codec;

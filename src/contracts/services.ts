@@ -31,6 +31,12 @@ export const serverInfo = z.object({
   limits: serverLimits,
   /** Null when the caller is anonymous. */
   identity: z.object({ subject: z.string(), scopes: z.array(z.string()) }).nullable(),
+  /** A fleet gateway's hosts (docs/fleet.md): each with its state, from its agent's heartbeats. Absent on a single server. */
+  fleet: z
+    .object({
+      hosts: z.array(z.object({ id: z.string(), state: z.enum(['up', 'down']), engine: z.enum(['up', 'down']), containers: count, lastSeenMs: count })),
+    })
+    .optional(),
 });
 
 /** What `services/stats` answers (spec §11.8). */

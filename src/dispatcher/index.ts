@@ -4,6 +4,7 @@
  */
 export {
   defineOperation,
+  assertOperationShape,
   isUnary,
   isIdempotent,
   type Operation,

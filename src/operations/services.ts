@@ -1,4 +1,4 @@
-import { infoContract, statsContract, type ServerLimits } from '../contracts/index.js';
+import { infoContract, statsContract, type ServerInfo, type ServerLimits } from '../contracts/index.js';
 import { defineOperation, type Operation, type CallTable } from '../dispatcher/index.js';
 
 export interface ServiceSources {
@@ -12,6 +12,8 @@ export interface ServiceSources {
   readonly limits: ServerLimits;
   /** Resumable calls (spec §4.9): kept, waiting for their caller, and the bytes of output kept for them. */
   readonly resumable?: () => { readonly kept: number; readonly detached: number; readonly replayBytes: number };
+  /** A fleet gateway's hosts and their state (docs/fleet.md). */
+  readonly fleetHosts?: () => NonNullable<ServerInfo['fleet']>['hosts'];
 }
 
 /**
@@ -50,6 +52,7 @@ export function serviceOperations(sources: ServiceSources): Operation[] {
       protocol: 'callwire.v1' as const,
       limits: sources.limits,
       identity: ctx.identity ? { subject: ctx.identity.subject, scopes: [...ctx.identity.scopes] } : null,
+      ...(sources.fleetHosts ? { fleet: { hosts: sources.fleetHosts() } } : {}),
     }),
   });
   return [stats, info];

@@ -1,8 +1,8 @@
 /**
  * What a connection rides (spec/PROTOCOL.md §5): a WebSocket, or WebTransport over
- * HTTP/2 or HTTP/3. One name for the SDK, the conformance peer and the CLI.
+ * HTTP/2 or HTTP/3; between a fleet gateway and its agents, NATS. One name for the SDK, the conformance peer and the CLI.
  */
-export type Carrier = 'websocket' | 'http/2' | 'http/3';
+export type Carrier = 'websocket' | 'http/2' | 'http/3' | 'nats';
 
 /** The WebTransport carriers. */
-export type WebTransportCarrier = Exclude<Carrier, 'websocket'>;
+export type WebTransportCarrier = Exclude<Carrier, 'websocket' | 'nats'>;

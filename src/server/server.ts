@@ -5,6 +5,7 @@ import { createDispatcher, Registry, silentLogger, type Identity, type Logger, t
 import { probeOperations, discoveryOperations, dockerOperations, probeDocker, serviceOperations, type DockerEngine } from '../operations/index.js';
 import { isLoopbackName, limits as protocolLimits } from '../protocol/index.js';
 import { ConnectionGuard, createHttpCalls, createWebSocketTransport, findDeno, startH3Bridge, type H3Bridge, listenWebTransport, validatePolicy, type OriginPolicy, type WebTransportListener } from '../transports/index.js';
+import { startGateway, type FleetGateway, type NatsSettings } from '../fleet/index.js';
 import { AppendStream } from './append-stream.js';
 import { auditLog } from './audit-log.js';
 import { combineObservers } from './call-observers.js';
@@ -50,6 +51,8 @@ export interface ServerOptions {
   readonly auditPath?: string;
   /** Record every exec with a terminal as an asciicast v2 file in this directory (created mode 0700). */
   readonly recordDir?: string;
+  /** Be a fleet gateway (docs/fleet.md): the Docker operations of every agent on this NATS cluster, instead of a local engine's. */
+  readonly fleet?: NatsSettings;
 }
 
 export interface RunningServer {
@@ -71,6 +74,8 @@ export interface RunningServer {
   readonly connections: () => ReadonlySet<CallTable>;
   /** Resumable calls, on a connection or waiting for their caller (spec §4.9). */
   readonly resumable: ResumeRegistry;
+  /** The fleet this server is a gateway of, when it is one. */
+  readonly fleet: FleetGateway | undefined;
   /** Stops accepting, lets live calls end within `graceMs`, then aborts the rest. */
   close(graceMs?: number): Promise<void>;
 }
@@ -104,10 +109,15 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   // Docker is opt-in: a library user's server exposes only the operations it was given.
   let docker = { on: false, reason: 'not asked for (pass docker: dockerEngine())' };
   const engine = options.docker === false ? undefined : options.docker;
-  if (engine) {
+  if (engine && !options.fleet) {
     const probe = await probeDocker(engine);
     docker = { on: probe.ok, reason: probe.reason };
     if (probe.ok) registry.register(...dockerOperations(engine));
+  }
+  const fleet = options.fleet ? await startGateway(options.fleet, options.limits?.maxFrameBytes ?? protocolLimits.maxFrameBytes, logger) : undefined;
+  if (fleet) {
+    registry.register(...fleet.operations);
+    docker = { on: true, reason: `a fleet gateway over NATS (${fleet.hosts().filter((h) => h.state === 'up').length} hosts up)` };
   }
   // spec §10: with no tokens the server is loopback-only, and local callers have full access.
   const anonymousIdentity: Identity | null = tokens.length === 0 ? { subject: 'local', scopes: ['*'] } : null;
@@ -143,6 +153,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       connections: () => guard.counts,
       resumable: () => ({ kept: dispatcher.resumable.size, detached: dispatcher.resumable.detached, replayBytes: dispatcher.resumable.budget.bytes }),
       limits: { ...dispatcher.limits, maxCallIdBytes: protocolLimits.maxCallIdBytes, keepaliveMs, maxConnections, handshakeTimeoutMs },
+      ...(fleet ? { fleetHosts: () => fleet.hosts() } : {}),
     }),
   );
   const common = { dispatcher, originPolicy, keepaliveMs };
@@ -249,8 +260,10 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     allowedOrigins: originPolicy.allowOrigins,
     connections: () => dispatcher.connections,
     resumable: dispatcher.resumable,
+    fleet,
     async close(graceMs = 0) {
       await dispatcher.shutdown(graceMs);
+      await fleet?.close();
       await Promise.all([ws.close(), wt?.close(), edge?.close(), unix?.close()]);
       http.closeAllConnections?.();
       await new Promise((resolve) => http.close(resolve));

@@ -2,9 +2,10 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { RunningServer } from '../../server/index.js';
 import { stderrLogger, type LogLevel } from '../logger.js';
+import { natsOptions, natsSettings, type NatsFlags } from '../nats-flags.js';
 import { longLivedNodeFlags } from '../node-flags.js';
 
-interface ServeFlags {
+interface ServeFlags extends NatsFlags {
   host: string;
   port: string;
   wtPort: string;
@@ -32,7 +33,7 @@ interface ServeFlags {
 }
 
 export function registerServe(program: Command): void {
-  program
+  const command = program
     .command('serve')
     .description('run the server: WebSocket and WebTransport, discovery, and Docker operations when an engine is reachable')
     .option('--host <address>', 'address to listen on; anything but loopback needs tokens', '127.0.0.1')
@@ -58,12 +59,14 @@ export function registerServe(program: Command): void {
     .option('--max-resume <seconds>', 'longest a resumable call (exec, subscribe) is kept for its caller after its connection is lost (0: calls end with their connection)', '60')
     .option('--audit <file>', 'append one JSON line per call (who, what, container, command, outcome, exit code, bytes, duration; never a token) to this file, mode 0600; "-": stdout, and the banner goes to stderr')
     .option('--record <dir>', 'record every exec with a terminal (exec -it) as an asciicast v2 file in this directory (mode 0700), for asciinema play')
-    .option('--keepalive <seconds>', 'WebSocket ping interval; a peer silent for a whole interval after a ping is dropped and its calls aborted (0: off)', '30')
+    .option('--keepalive <seconds>', 'WebSocket ping interval; a peer silent for a whole interval after a ping is dropped and its calls aborted (0: off)', '30');
+  natsOptions(command, false)
     .action(async (flags: ServeFlags) => {
       // Loaded here: the server's dependencies (Docker, TLS, transports) would slow every other command's start.
       const { dockerEngine, loadTokens, startServer } = await import('../../server/index.js');
       const tokens = loadTokens({ file: flags.tokens ?? process.env['CALLWIRE_TOKENS_FILE'], json: process.env['CALLWIRE_TOKENS'] });
       if ((flags.cert === undefined) !== (flags.key === undefined)) throw new Error('--cert and --key go together');
+      const fleet = natsSettings(flags);
       const tls = flags.cert && flags.key ? { certPem: readFileSync(flags.cert, 'utf8'), keyPem: readFileSync(flags.key, 'utf8') } : undefined;
       const server = await startServer({
         host: flags.host,
@@ -91,6 +94,7 @@ export function registerServe(program: Command): void {
         ...(flags.audit ? { auditPath: flags.audit } : {}),
         ...(flags.record ? { recordDir: flags.record } : {}),
         ...(tls ? { tls } : {}),
+        ...(fleet ? { fleet } : {}),
       });
       // stdout that carries the audit log carries nothing else.
       printBanner(server, tokens.length, flags, flags.audit === '-' ? process.stderr : process.stdout);
@@ -134,6 +138,7 @@ function printBanner(server: RunningServer, tokenCount: number, flags: ServeFlag
   }
   out(`  auth          ${tokenCount === 0 ? 'none: loopback only, local callers have full access' : `${tokenCount} token(s)`}`);
   out(`  browsers      ${server.allowedOrigins.length === 0 ? 'pages of this server only' : `this server's pages and ${server.allowedOrigins.join(', ')}`}`);
+  if (server.fleet) out(`  fleet         gateway ${server.fleet.id} over NATS; hosts up: ${server.fleet.hosts().filter((h) => h.state === 'up').map((h) => h.id).join(', ') || 'none yet'}`);
   out(`  docker        ${server.docker.on ? `on: ${server.docker.reason}` : `off: ${server.docker.reason} (set DOCKER_HOST, or run scripts/docker-engine.sh up)`}`);
   if (flags.audit) out(`  audit         ${flags.audit === '-' ? 'stdout' : flags.audit}  (one JSON line per call)`);
   if (flags.record) out(`  recording     ${flags.record}  (terminal sessions as asciicast v2)`);

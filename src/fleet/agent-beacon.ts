@@ -1,0 +1,130 @@
+import type { Readable } from 'node:stream';
+import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import type { Logger } from '../dispatcher/index.js';
+import type { DockerEngine } from '../operations/index.js';
+import { BEAT_MS, helloSchema, type Beat, type RoutedContainer } from './beat.js';
+import { beatOf, HELLO } from './subjects.js';
+
+// Events that change which containers exist or what they are called.
+const TABLE_EVENTS = new Set(['create', 'destroy', 'rename', 'start']);
+
+/**
+ * Keeps the agent's containers routable (docs/fleet.md): follows the engine's events,
+ * and beats every second on `callwire.host.<host>.beat`, with the container table
+ * whenever it changed or a gateway asked for it.
+ */
+export class AgentBeacon {
+  private readonly startedAt = Date.now();
+  private version = 0;
+  private containers: RoutedContainer[] = [];
+  private engineUp = false;
+  private events: Readable | undefined;
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private hello: Subscription | undefined;
+  private refreshing: Promise<void> | undefined;
+  private again = false;
+  private stopped = false;
+
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly host: string,
+    private readonly engine: DockerEngine,
+    private readonly logger: Logger,
+  ) {}
+
+  async start(): Promise<void> {
+    this.hello = this.nc.subscribe(HELLO, {
+      callback: (error, msg) => {
+        if (error) return;
+        let asked: string[] | undefined;
+        try {
+          asked = helloSchema.parse(msg.json()).hosts;
+        } catch {
+          return;
+        }
+        if (!asked || asked.includes(this.host)) this.beat(true);
+      },
+    });
+    this.follow();
+    await this.refresh();
+    this.timer = setInterval(() => this.beat(false), BEAT_MS);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.hello?.unsubscribe();
+    this.events?.destroy();
+  }
+
+  private beat(withTable: boolean): void {
+    if (this.nc.isClosed()) return;
+    const beat: Beat = { startedAt: this.startedAt, version: this.version, engine: this.engineUp ? 'up' : 'down', ...(withTable ? { containers: this.containers } : {}) };
+    this.nc.publish(beatOf(this.host), JSON.stringify(beat));
+  }
+
+  /** Lists the engine's containers again (one list at a time; a change during it lists once more). */
+  private refresh(): Promise<void> {
+    if (this.refreshing) {
+      this.again = true;
+      return this.refreshing;
+    }
+    this.refreshing = (async () => {
+      do {
+        this.again = false;
+        try {
+          const list = await this.engine.docker.listContainers({ all: true });
+          this.containers = list.map((c) => ({ id: c.Id, names: c.Names.map((n) => n.replace(/^\//, '')) }));
+          this.engineUp = true;
+        } catch (error) {
+          this.engineUp = false;
+          this.logger.warn('cannot list the engine\'s containers', { error: (error as Error).message });
+        }
+        this.version++;
+        this.beat(true);
+      } while (this.again && !this.stopped);
+    })().finally(() => (this.refreshing = undefined));
+    return this.refreshing;
+  }
+
+  /** The engine's container events; when the stream breaks (the engine restarted), follows it again. */
+  private follow(): void {
+    if (this.stopped) return;
+    let retried = false;
+    const retry = (): void => {
+      if (retried) return;
+      retried = true;
+      this.events = undefined;
+      if (this.stopped) return;
+      this.engineUp = false;
+      setTimeout(() => {
+        this.follow();
+        void this.refresh();
+      }, BEAT_MS).unref();
+    };
+    this.engine.docker.getEvents({ filters: JSON.stringify({ type: ['container'] }) }, (error, stream) => {
+      if (error || !stream) return retry();
+      const events = stream as Readable;
+      this.events = events;
+      let pending = '';
+      events.on('data', (chunk: Buffer) => {
+        pending += chunk.toString('utf8');
+        let newline: number;
+        while ((newline = pending.indexOf('\n')) >= 0) {
+          const line = pending.slice(0, newline);
+          pending = pending.slice(newline + 1);
+          try {
+            const action = String((JSON.parse(line) as { Action?: unknown }).Action ?? '');
+            if (TABLE_EVENTS.has(action.split(':')[0] ?? '')) void this.refresh();
+          } catch {
+            // a line the engine did not finish: the next refresh sees the truth anyway
+          }
+        }
+        if (pending.length > 1 << 20) pending = '';
+      });
+      events.once('error', retry);
+      events.once('end', retry);
+    });
+  }
+}

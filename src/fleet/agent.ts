@@ -1,0 +1,57 @@
+import { createDispatcher, Registry, type Logger, type SessionLimits } from '../dispatcher/index.js';
+import { discoveryOperations, dockerOperations, probeDocker, type DockerEngine } from '../operations/index.js';
+import { AgentBeacon } from './agent-beacon.js';
+import { AgentLink } from './agent-link.js';
+import { connectNats, type NatsCounters, type NatsSettings } from './nats-settings.js';
+import { isHostId } from './subjects.js';
+
+export interface AgentOptions {
+  readonly nats: NatsSettings;
+  readonly hostId: string;
+  readonly engine: DockerEngine;
+  readonly logger: Logger;
+  readonly limits?: Partial<SessionLimits>;
+}
+
+export interface RunningAgent {
+  readonly hostId: string;
+  /** What the engine probe said when the agent started. */
+  readonly engine: { readonly ok: boolean; readonly reason: string };
+  readonly nats: NatsCounters;
+  readonly openConnections: () => number;
+  readonly liveCalls: () => number;
+  close(graceMs?: number): Promise<void>;
+}
+
+/**
+ * A fleet agent (docs/fleet.md): serves its engine's Docker operations to the
+ * gateways over NATS, and keeps its containers routable. It dials out and listens on
+ * no port; what it may publish and read is its NATS user's permissions.
+ */
+export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
+  if (!isHostId(options.hostId)) throw new Error(`--host-id ${JSON.stringify(options.hostId)} is not a host id: [a-z0-9][a-z0-9_-]{0,62} (one NATS subject token)`);
+  const engine = await probeDocker(options.engine);
+  if (!engine.ok) options.logger.warn('the Docker engine does not answer; serving anyway, its calls fail until it does', { reason: engine.reason });
+  const registry = new Registry();
+  registry.register(...dockerOperations(options.engine));
+  registry.register(...discoveryOperations(registry));
+  const dispatcher = createDispatcher({ registry, logger: options.logger, anonymousIdentity: null, ...(options.limits ? { limits: options.limits } : {}) });
+  const { nc, counters } = await connectNats(options.nats, `callwire-agent-${options.hostId}`, options.logger);
+  const link = new AgentLink({ nc, host: options.hostId, dispatcher, logger: options.logger });
+  link.start();
+  const beacon = new AgentBeacon(nc, options.hostId, options.engine, options.logger);
+  await beacon.start();
+  return {
+    hostId: options.hostId,
+    engine,
+    nats: counters,
+    openConnections: () => link.openConnections,
+    liveCalls: () => [...dispatcher.connections].reduce((n, t) => n + t.stats.liveCalls, 0),
+    async close(graceMs = 0) {
+      beacon.stop();
+      await dispatcher.shutdown(graceMs);
+      link.stop();
+      await nc.drain().catch(() => undefined);
+    },
+  };
+}

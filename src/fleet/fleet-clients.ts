@@ -1,0 +1,63 @@
+import { Client, ResumingConnection } from '../client/index.js';
+import type { Identity } from '../dispatcher/index.js';
+import type { RpcError } from '../protocol/index.js';
+import type { GatewayLink } from './gateway-link.js';
+
+/** How long an agent keeps a gateway's stream after the link to it is lost (the agent caps it, §4.9). */
+export const LINK_GRACE_MS = 60_000;
+
+interface Held {
+  readonly host: string;
+  readonly client: Client;
+  readonly connection: ResumingConnection;
+}
+
+/**
+ * The gateway's SDK clients to its agents, one per host and caller identity: the
+ * agent admits, owns and resumes each call as the caller, so calls of different
+ * callers never share a connection. A lost link is dialled again and its streams
+ * resumed; a host that is gone fails them at once.
+ */
+export class FleetClients {
+  private readonly held = new Map<string, Held>();
+
+  constructor(private readonly link: GatewayLink) {}
+
+  get size(): number {
+    return this.held.size;
+  }
+
+  for(host: string, identity: Identity | null): Client {
+    const key = `${host}\n${identity === null ? '' : `${identity.subject}\n${identity.scopes.join(' ')}`}`;
+    const existing = this.held.get(key);
+    if (existing) return existing.client;
+    const connection = new ResumingConnection(this.link.dial(host, identity), {
+      dial: () => Promise.resolve(this.link.dial(host, identity)),
+      initialDelayMs: 50,
+      maxDelayMs: 500,
+    });
+    const client = new Client(connection, undefined, { graceMs: LINK_GRACE_MS });
+    const held = { host, client, connection };
+    this.held.set(key, held);
+    void connection.closed.then(() => {
+      if (this.held.get(key) === held) this.held.delete(key);
+    });
+    return client;
+  }
+
+  /** `host` is gone (silent, or restarted): its calls fail with `error` now, not after their grace. */
+  gone(host: string, error: RpcError): void {
+    for (const [key, held] of this.held) {
+      if (held.host !== host) continue;
+      this.held.delete(key);
+      held.connection.abandon(error);
+    }
+    this.link.failHost(host, error);
+  }
+
+  async close(): Promise<void> {
+    const all = [...this.held.values()];
+    this.held.clear();
+    await Promise.all(all.map((h) => h.client.close()));
+  }
+}

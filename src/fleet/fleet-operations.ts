@@ -1,0 +1,151 @@
+import { z } from 'zod';
+import type { CallOptions, Client } from '../client/index.js';
+import { assertOperationShape, holdsScope, type CallContext, type Identity, type Operation } from '../dispatcher/index.js';
+import { RpcError } from '../protocol/index.js';
+import type { FleetClients } from './fleet-clients.js';
+import type { HostTable } from './host-table.js';
+import { HOST_ID_PATTERN } from './subjects.js';
+
+const hostId = z.string().regex(HOST_ID_PATTERN, 'must be a host id: [a-z0-9][a-z0-9_-]{0,62}').describe('the fleet host to run it on');
+
+/** `HOST/NAME`, or a container reference (the agent checks it against the engine's grammar). */
+const fleetContainerReference = z
+  .string()
+  .regex(/^(?:[a-z0-9][a-z0-9_-]{0,62}\/)?[a-zA-Z0-9][a-zA-Z0-9_.-]*$/, 'must be a container id, id prefix or name, or HOST/NAME')
+  .describe('a container id, id prefix or name unique in the fleet, or HOST/NAME');
+
+/** Hosts this identity may reach: all of them, unless it holds `host:` scopes, which name them (`host:*` all). */
+export function mayReach(identity: Identity | null, host: string): boolean {
+  if (identity === null || !identity.scopes.some((s) => s.startsWith('host:'))) return true;
+  return holdsScope(identity, `host:${host}`);
+}
+
+interface FleetRouting {
+  readonly hosts: HostTable;
+  readonly clients: FleetClients;
+}
+
+/**
+ * The gateway's Docker operations (docs/fleet.md): the agents' own contracts, each
+ * handler a proxy that finds the host and calls its agent as the caller. A container
+ * is found by its id or name when one host holds it, or as `HOST/NAME`; list merges
+ * every host; the others name their `host` when the fleet has more than one.
+ */
+export function fleetOperations(agentOperations: readonly Operation[], routing: FleetRouting): Operation[] {
+  return agentOperations.map((op) => {
+    const shape = objectShape(op.input);
+    if (shape && 'containerId' in shape) return containerRouted(op, routing);
+    if (op.name === 'docker/container/list') return merged(op, 'containers', routing);
+    if (op.name === 'docker/image/list') return merged(op, 'images', routing);
+    return hostRouted(op, routing);
+  });
+}
+
+/** The agent's operation with the gateway's input, output and handler, checked as a new one would be. */
+function reshaped(op: Operation): Operation {
+  assertOperationShape(op);
+  return op;
+}
+
+function objectShape(schema: z.ZodType): Record<string, z.ZodType> | undefined {
+  const inner = schema instanceof z.ZodNullable ? schema.unwrap() : schema;
+  return inner instanceof z.ZodObject ? (inner.shape as Record<string, z.ZodType>) : undefined;
+}
+
+function callOptions(ctx: CallContext): CallOptions {
+  return {
+    signal: ctx.signal,
+    ...(ctx.deadlineAt === undefined ? {} : { deadlineMs: Math.max(1, ctx.deadlineAt - Date.now()) }),
+    ...(ctx.input ? { input: ctx.input } : {}),
+  };
+}
+
+/** The host's client, or why the caller cannot reach that host. */
+function clientFor(host: string, ctx: CallContext, routing: FleetRouting): Client {
+  if (!mayReach(ctx.identity, host)) throw RpcError.of('FORBIDDEN', `missing scope: host:${host}`);
+  const why = routing.hosts.unreachable(host);
+  if (why) throw why;
+  return routing.clients.for(host, ctx.identity);
+}
+
+function forward(op: Operation, host: string, input: unknown, ctx: CallContext, routing: FleetRouting): unknown {
+  const client = clientFor(host, ctx, routing);
+  return op.kind === 'subscription' ? client.iterate(op.name, input, callOptions(ctx)) : client.call(op.name, input, callOptions(ctx));
+}
+
+function containerRouted(op: Operation, routing: FleetRouting): Operation {
+  const input = (op.input as z.ZodObject).extend({ containerId: fleetContainerReference });
+  const handler = (given: Record<string, unknown>, ctx: CallContext): unknown => {
+    const route = routing.hosts.route(String(given['containerId']));
+    if (route instanceof RpcError) throw route;
+    return forward(op, route.host, { ...given, containerId: route.ref }, ctx, routing);
+  };
+  return reshaped({ ...op, input, handler } as Operation);
+}
+
+/** The one up host the caller may reach, or the one it named; more than one unnamed is INVALID_INPUT. */
+function chooseHost(named: string | undefined, ctx: CallContext, routing: FleetRouting): string {
+  if (named !== undefined) return named;
+  const reachable = routing.hosts.upHosts().filter((h) => mayReach(ctx.identity, h));
+  if (reachable.length === 1 && reachable[0] !== undefined) return reachable[0];
+  if (reachable.length === 0) throw new RpcError('UNAVAILABLE', 'no host of the fleet is up');
+  throw RpcError.of('INVALID_INPUT', `name the host to run it on: one of ${reachable.join(', ')}`);
+}
+
+function hostRouted(op: Operation, routing: FleetRouting): Operation {
+  const shape = objectShape(op.input);
+  if (shape) {
+    const input = (op.input as z.ZodObject).extend({ host: hostId.optional() });
+    const handler = (given: Record<string, unknown>, ctx: CallContext): unknown => {
+      const { host, ...rest } = given;
+      const chosen = chooseHost(host as string | undefined, ctx, routing);
+      const result = forward(op, chosen, rest, ctx, routing);
+      if (op.name === 'docker/container/create') return learnCreated(result as Promise<{ containerId: string }>, chosen, rest['name'], routing);
+      return result;
+    };
+    // create answers with the host it chose, which the caller may not have named.
+    const output = op.name === 'docker/container/create' ? (op.output as z.ZodObject).extend({ host: z.string() }) : op.output;
+    return reshaped({ ...op, input, output, handler } as Operation);
+  }
+  // An input that is not an object (an image name): given as it is, or as {value, host}.
+  const input = z.union([op.input, z.strictObject({ host: hostId, value: op.input })]);
+  const handler = (given: unknown, ctx: CallContext): unknown => {
+    const wrapped = typeof given === 'object' && given !== null && 'value' in given && 'host' in given ? (given as { host: string; value: unknown }) : undefined;
+    const chosen = chooseHost(wrapped?.host, ctx, routing);
+    return forward(op, chosen, wrapped ? wrapped.value : given, ctx, routing);
+  };
+  return reshaped({ ...op, input, handler } as Operation);
+}
+
+async function learnCreated(result: Promise<{ containerId: string }>, host: string, name: unknown, routing: FleetRouting): Promise<{ containerId: string; host: string }> {
+  const created = await result;
+  routing.hosts.learn(host, { id: created.containerId, names: typeof name === 'string' ? [name] : [] });
+  return { ...created, host };
+}
+
+/** A list over every host the caller may reach, each row with its `host`; hosts that did not answer are named. */
+function merged(op: Operation, key: 'containers' | 'images', routing: FleetRouting): Operation {
+  const outputShape = (op.output as z.ZodObject).shape as Record<string, z.ZodArray<z.ZodObject>>;
+  const row = outputShape[key]!.element.extend({ host: z.string() });
+  const output = z.object({
+    [key]: z.array(row),
+    unavailable: z.array(z.object({ host: z.string(), error: z.string() })).describe('hosts that did not answer; their rows are missing'),
+  });
+  const inner = objectShape(op.input);
+  const input = inner ? z.strictObject({ ...inner, host: hostId.optional() }).nullable() : z.strictObject({ host: hostId.optional() }).nullable();
+  const handler = async (given: Record<string, unknown> | null, ctx: CallContext): Promise<unknown> => {
+    const { host, ...rest } = given ?? {};
+    const hosts = host !== undefined ? [host as string] : routing.hosts.upHosts().filter((h) => mayReach(ctx.identity, h));
+    const forwarded = inner ? rest : null;
+    const answers = await Promise.allSettled(hosts.map(async (h) => ({ host: h, rows: ((await forward(op, h, forwarded, ctx, routing)) as Record<string, unknown[]>)[key] ?? [] })));
+    const rows: unknown[] = [];
+    const unavailable: { host: string; error: string }[] = [];
+    answers.forEach((answer, i) => {
+      if (answer.status === 'fulfilled') for (const r of answer.value.rows) rows.push({ ...(r as object), host: answer.value.host });
+      else unavailable.push({ host: hosts[i] ?? '', error: answer.reason instanceof Error ? answer.reason.message : String(answer.reason) });
+    });
+    if (host !== undefined && unavailable.length > 0) throw answers[0]?.status === 'rejected' ? answers[0].reason : new RpcError('UNAVAILABLE', unavailable[0]?.error ?? '');
+    return { [key]: rows, unavailable };
+  };
+  return reshaped({ ...op, input, output, handler } as Operation);
+}

@@ -1,0 +1,74 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { Logger, Operation } from '../dispatcher/index.js';
+import { dockerEngine, dockerOperations } from '../operations/index.js';
+import { beatSchema } from './beat.js';
+import { FleetClients } from './fleet-clients.js';
+import { fleetOperations } from './fleet-operations.js';
+import { GatewayLink } from './gateway-link.js';
+import { HostTable, type HostState } from './host-table.js';
+import { connectNats, type NatsCounters, type NatsSettings } from './nats-settings.js';
+import { ANY_BEAT, HELLO, hostOfSubject } from './subjects.js';
+
+export interface FleetGateway {
+  readonly id: string;
+  /** The agents' Docker operations as this gateway offers them: each a proxy to the host that holds the container. */
+  readonly operations: Operation[];
+  hosts(): HostState[];
+  readonly nats: NatsCounters;
+  /** Virtual connections open to agents, and SDK clients over them (one per host and caller). */
+  readonly links: () => { readonly connections: number; readonly clients: number };
+  close(): Promise<void>;
+}
+
+/** How long a new gateway waits for the agents' tables before it serves (they answer its hello at once). */
+const FIRST_TABLES_MS = 400;
+
+/** Joins the fleet as a gateway (docs/fleet.md): the host table from heartbeats, the link to every agent. */
+export async function startGateway(settings: NatsSettings, maxFrameBytes: number, logger: Logger): Promise<FleetGateway> {
+  const { nc, counters } = await connectNats(settings, 'callwire-gateway', logger);
+  const link = new GatewayLink(nc, logger, maxFrameBytes);
+  link.start();
+  const clients = new FleetClients(link);
+  const table = new HostTable({
+    gone: (host, error) => {
+      logger.warn('fleet host gone', { host, why: error.message });
+      clients.gone(host, error);
+    },
+    ask: (host) => publishHello(nc, [host]),
+  });
+  nc.subscribe(ANY_BEAT, {
+    callback: (error, msg) => {
+      if (error) return;
+      const host = hostOfSubject(msg.subject);
+      if (!host) return;
+      let beat;
+      try {
+        beat = beatSchema.parse(msg.json());
+      } catch {
+        return logger.warn('ignored a malformed heartbeat', { host });
+      }
+      table.heard(host, beat);
+    },
+  });
+  publishHello(nc);
+  await nc.flush();
+  await new Promise((resolve) => setTimeout(resolve, FIRST_TABLES_MS));
+  return {
+    id: link.id,
+    // The agents' own operations, whose handlers the gateway replaces: their engine is never asked.
+    operations: fleetOperations(dockerOperations(dockerEngine('unix:///nonexistent/callwire-gateway')), { hosts: table, clients }),
+    hosts: () => table.states(),
+    nats: counters,
+    links: () => ({ connections: link.openConnections, clients: clients.size }),
+    async close() {
+      table.close();
+      await clients.close();
+      link.stop();
+      await nc.drain().catch(() => undefined);
+    },
+  };
+}
+
+function publishHello(nc: NatsConnection, hosts?: string[]): void {
+  if (!nc.isClosed()) nc.publish(HELLO, JSON.stringify(hosts ? { hosts } : {}));
+}

@@ -1,0 +1,142 @@
+import { RpcError } from '../protocol/index.js';
+import { BEAT_MS, DOWN_AFTER_BEATS, type Beat, type RoutedContainer } from './beat.js';
+
+export interface HostState {
+  readonly id: string;
+  readonly state: 'up' | 'down';
+  readonly engine: 'up' | 'down';
+  readonly containers: number;
+  /** Milliseconds since its last heartbeat. */
+  readonly lastSeenMs: number;
+}
+
+interface HostEntry {
+  startedAt: number;
+  version: number;
+  /** The table as of `tableVersion`; behind `version` until the agent sends it. */
+  tableVersion: number;
+  containers: RoutedContainer[];
+  engine: 'up' | 'down';
+  lastBeat: number;
+  up: boolean;
+  askedAt: number;
+}
+
+/** Where a caller's container reference leads: a host, and the reference as that host's engine knows it. */
+export interface Route {
+  readonly host: string;
+  readonly ref: string;
+}
+
+export interface HostTableEvents {
+  /** A host fell silent, or its agent restarted: what was running through it is gone. */
+  readonly gone: (host: string, error: RpcError) => void;
+  /** A host whose table is behind: ask its agent for it. */
+  readonly ask: (host: string) => void;
+}
+
+/**
+ * The gateway's view of the fleet, from the agents' heartbeats: which hosts are up and
+ * which containers each holds, so that a call naming a container goes to its host.
+ */
+export class HostTable {
+  private readonly hosts = new Map<string, HostEntry>();
+  private readonly timer: ReturnType<typeof setInterval>;
+
+  constructor(private readonly events: HostTableEvents) {
+    this.timer = setInterval(() => this.sweep(), BEAT_MS / 2);
+    this.timer.unref();
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+  }
+
+  heard(host: string, beat: Beat, now = Date.now()): void {
+    let entry = this.hosts.get(host);
+    if (entry && entry.startedAt !== beat.startedAt) {
+      this.events.gone(host, new RpcError('UNAVAILABLE', `host ${host} restarted: its calls are gone`));
+      entry = undefined;
+    }
+    if (!entry) {
+      entry = { startedAt: beat.startedAt, version: beat.version, tableVersion: -1, containers: [], engine: beat.engine, lastBeat: now, up: true, askedAt: 0 };
+      this.hosts.set(host, entry);
+    }
+    entry.up = true;
+    entry.lastBeat = now;
+    entry.engine = beat.engine;
+    entry.version = Math.max(entry.version, beat.version);
+    if (beat.containers) {
+      entry.containers = beat.containers;
+      entry.tableVersion = beat.version;
+    }
+    if (entry.tableVersion < entry.version && now - entry.askedAt > BEAT_MS) {
+      entry.askedAt = now;
+      this.events.ask(host);
+    }
+  }
+
+  /** A container the gateway just created through `host`: routable before its next heartbeat says so. */
+  learn(host: string, container: RoutedContainer): void {
+    this.hosts.get(host)?.containers.push(container);
+  }
+
+  isUp(host: string): boolean {
+    return this.hosts.get(host)?.up === true;
+  }
+
+  upHosts(): string[] {
+    return [...this.hosts].filter(([, e]) => e.up).map(([id]) => id).sort();
+  }
+
+  states(now = Date.now()): HostState[] {
+    return [...this.hosts]
+      .map(([id, e]) => ({ id, state: e.up ? ('up' as const) : ('down' as const), engine: e.engine, containers: e.containers.length, lastSeenMs: now - e.lastBeat }))
+      .sort((a, b) => a.id.localeCompare(b.id));
+  }
+
+  /** Why `host` cannot take a call now, or undefined when it can. */
+  unreachable(host: string): RpcError | undefined {
+    const entry = this.hosts.get(host);
+    if (!entry) return new RpcError('NOT_FOUND', `no host ${host} in the fleet (hosts: ${this.upHosts().join(', ') || 'none'})`);
+    if (!entry.up) return new RpcError('UNAVAILABLE', `host ${host} is down: no heartbeat for ${Math.round((Date.now() - entry.lastBeat) / 1000)} s`);
+    return undefined;
+  }
+
+  /**
+   * `HOST/NAME`, or an id, id prefix or name that exactly one up host holds. An
+   * ambiguous one is INVALID_INPUT naming the candidates; none is CONTAINER_NOT_FOUND.
+   */
+  route(reference: string): Route | RpcError {
+    const slash = reference.indexOf('/');
+    if (slash >= 0) {
+      const host = reference.slice(0, slash);
+      const ref = reference.slice(slash + 1);
+      return this.unreachable(host) ?? { host, ref };
+    }
+    const candidates: { host: string; name: string; exact: boolean }[] = [];
+    for (const [host, entry] of this.hosts) {
+      if (!entry.up) continue;
+      for (const c of entry.containers) {
+        const named = c.names.includes(reference);
+        if (named || c.id === reference || c.id.startsWith(reference)) candidates.push({ host, name: c.names[0] ?? c.id.slice(0, 12), exact: named || c.id === reference });
+      }
+    }
+    // An exact id or name wins over prefixes of other ids, as the engine resolves it.
+    const exact = candidates.filter((c) => c.exact);
+    const chosen = exact.length > 0 ? exact : candidates;
+    if (chosen.length === 1 && chosen[0]) return { host: chosen[0].host, ref: reference };
+    if (chosen.length === 0) return new RpcError('CONTAINER_NOT_FOUND', `no such container in the fleet: ${reference}`, { details: { containerId: reference } });
+    const names = chosen.map((c) => `${c.host}/${c.name}`).sort();
+    return new RpcError('INVALID_INPUT', `container ${reference} is ambiguous in the fleet: name it as one of ${names.join(', ')}`, { details: { candidates: names } });
+  }
+
+  private sweep(now = Date.now()): void {
+    for (const [host, entry] of this.hosts) {
+      if (entry.up && now - entry.lastBeat > BEAT_MS * DOWN_AFTER_BEATS) {
+        entry.up = false;
+        this.events.gone(host, new RpcError('UNAVAILABLE', `host ${host} stopped answering: no heartbeat for ${Math.round((now - entry.lastBeat) / 1000)} s`));
+      }
+    }
+  }
+}

@@ -1,0 +1,69 @@
+import { readFileSync } from 'node:fs';
+import { connect, type ConnectionOptions, type NatsConnection } from '@nats-io/transport-node';
+import type { Logger } from '../dispatcher/index.js';
+
+/** How a gateway or an agent reaches the NATS cluster (docs/fleet.md "Running a fleet"). */
+export interface NatsSettings {
+  /** `nats://host:port` or `tls://host:port`, one per node: the client fails over between them. */
+  readonly servers: readonly string[];
+  readonly user?: string;
+  readonly pass?: string;
+  /** PEM file of the CA that signed the nodes' certificates, for `tls://`. */
+  readonly caFile?: string;
+}
+
+/** What a NATS connection went through, for /metrics and services/info. */
+export interface NatsCounters {
+  reconnects: number;
+  disconnects: number;
+}
+
+/**
+ * Connects with failover across every node, reconnecting for ever: a node that dies is
+ * left within two missed pings (a silent network) or at once (a closed socket).
+ */
+export async function connectNats(settings: NatsSettings, name: string, logger: Logger): Promise<{ nc: NatsConnection; counters: NatsCounters }> {
+  const options: ConnectionOptions = {
+    servers: [...settings.servers],
+    name,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 250,
+    reconnectJitter: 100,
+    pingInterval: 2000,
+    maxPingOut: 2,
+    waitOnFirstConnect: false,
+    ...(settings.user !== undefined ? { user: settings.user } : {}),
+    ...(settings.pass !== undefined ? { pass: settings.pass } : {}),
+  };
+  if (settings.caFile !== undefined || settings.servers.some((s) => s.startsWith('tls://'))) {
+    options.tls = settings.caFile !== undefined ? { ca: readFileSync(settings.caFile, 'utf8') } : {};
+  }
+  let nc: NatsConnection;
+  try {
+    nc = await connect(options);
+  } catch (error) {
+    throw new Error(`cannot connect to NATS at ${settings.servers.join(', ')}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const counters: NatsCounters = { reconnects: 0, disconnects: 0 };
+  void (async () => {
+    for await (const status of nc.status()) {
+      if (status.type === 'reconnect') {
+        counters.reconnects++;
+        logger.info('reconnected to NATS', { server: String((status as { server?: unknown }).server ?? '') });
+      } else if (status.type === 'disconnect') {
+        counters.disconnects++;
+        logger.warn('lost the NATS connection; reconnecting', {});
+      } else if (status.type === 'error') logger.warn('NATS reported an error', { error: String((status as { error?: unknown }).error ?? '') });
+    }
+  })();
+  return { nc, counters };
+}
+
+/** `a,b` → ['a', 'b'], with `nats://` where no scheme was given. */
+export function parseNatsUrls(list: string): string[] {
+  return list
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0)
+    .map((s) => (/^[a-z]+:\/\//.test(s) ? s : `nats://${s}`));
+}
