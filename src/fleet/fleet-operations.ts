@@ -76,7 +76,7 @@ function forward(op: Operation, host: string, input: unknown, ctx: CallContext, 
 function containerRouted(op: Operation, routing: FleetRouting): Operation {
   const input = (op.input as z.ZodObject).extend({ containerId: fleetContainerReference });
   const handler = (given: Record<string, unknown>, ctx: CallContext): unknown => {
-    const route = routing.hosts.route(String(given['containerId']));
+    const route = routing.hosts.route(String(given['containerId']), (host) => mayReach(ctx.identity, host));
     if (route instanceof RpcError) throw route;
     return forward(op, route.host, { ...given, containerId: route.ref }, ctx, routing);
   };

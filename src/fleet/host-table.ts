@@ -104,10 +104,10 @@ export class HostTable {
   }
 
   /**
-   * `HOST/NAME`, or an id, id prefix or name that exactly one up host holds. An
+   * `HOST/NAME`, or an id, id prefix or name that exactly one up host the caller may reach holds. An
    * ambiguous one is INVALID_INPUT naming the candidates; none is CONTAINER_NOT_FOUND.
    */
-  route(reference: string): Route | RpcError {
+  route(reference: string, reachable: (host: string) => boolean = () => true): Route | RpcError {
     const slash = reference.indexOf('/');
     if (slash >= 0) {
       const host = reference.slice(0, slash);
@@ -116,7 +116,8 @@ export class HostTable {
     }
     const candidates: { host: string; name: string; exact: boolean }[] = [];
     for (const [host, entry] of this.hosts) {
-      if (!entry.up) continue;
+      // A host the caller may not reach neither resolves its name nor says what it holds.
+      if (!entry.up || !reachable(host)) continue;
       for (const c of entry.containers) {
         const named = c.names.includes(reference);
         if (named || c.id === reference || c.id.startsWith(reference)) candidates.push({ host, name: c.names[0] ?? c.id.slice(0, 12), exact: named || c.id === reference });

@@ -1,4 +1,7 @@
 import { createHash } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RpcError } from '../../src/client/index.js';
 import { runCli } from '../support/cli.js';
@@ -114,5 +117,23 @@ describe('a fleet of two hosts behind one gateway', () => {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     expect(code).toBe('CONTAINER_NOT_FOUND');
+  }, 30_000);
+
+  it('scopes name hosts: a caller holding host:b reaches b and not a, and lists only b', async () => {
+    const tokens = join(tmpdir(), `callwire-fleet-tokens-${process.pid}.json`);
+    const onlyB = 'fleet-only-host-b-token-0123';
+    writeFileSync(tokens, JSON.stringify({ tokens: [{ token: onlyB, subject: 'ci-b', scopes: ['container:*', 'host:b'] }] }));
+    const guarded = await fleet.gateway({ extraArgs: ['--tokens', tokens], waitHosts: ['a', 'b'] });
+    const client = await fleet.client(guarded, onlyB);
+    const onA = await client.call('docker/container/inspect', { containerId: `a/${name}` }).catch((e: unknown) => e);
+    expect((onA as RpcError).code).toBe('FORBIDDEN');
+    expect((onA as RpcError).message).toMatch(/host:a/);
+    const onB = await client.call<{ Name: string }>('docker/container/inspect', { containerId: `b/${name}` });
+    expect(onB.Name).toBe(`/${name}`);
+    // Only b may be reached, so the bare name is b's alone: a's is neither chosen nor named.
+    const bare = await client.call<{ Name: string }>('docker/container/inspect', { containerId: name });
+    expect(bare.Name).toBe(`/${name}`);
+    const list = await client.call<{ containers: { host: string }[] }>('docker/container/list', { all: true });
+    expect(new Set(list.containers.map((c) => c.host))).toEqual(new Set(['b']));
   }, 30_000);
 });
