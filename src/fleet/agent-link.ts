@@ -58,7 +58,11 @@ export class AgentLink {
     const idleMs = this.options.idleMs ?? VC_IDLE_MS;
     this.sweeper = setInterval(() => {
       const now = Date.now();
-      for (const [id, vc] of this.vcs) if (now - vc.heardAt > idleMs) this.drop(id, vc, 'its gateway fell silent');
+      for (const [id, vc] of this.vcs) {
+        if (now - vc.heardAt > idleMs) this.drop(id, vc, 'its gateway fell silent');
+        // Numbered like every message: a frame of ours that NATS lost shows as a gap at the next ping, not as a silence.
+        else vc.sender.send('ping');
+      }
     }, Math.min(2000, idleMs / 2));
     this.sweeper.unref();
   }

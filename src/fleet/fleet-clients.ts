@@ -37,6 +37,7 @@ export class FleetClients {
       maxDelayMs: 500,
     });
     const client = new Client(connection, undefined, { graceMs: LINK_GRACE_MS });
+    connection.onEvent = (event) => client.emit(event);
     const held = { host, client, connection };
     this.held.set(key, held);
     void connection.closed.then(() => {

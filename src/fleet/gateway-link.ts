@@ -44,6 +44,7 @@ export class GatewayLink {
         if (vc && vc.host === host) vc.receive(message);
       },
     });
+    // Numbered like every message: what NATS lost shows as a gap at the agent by the next ping.
     this.pinger = setInterval(() => {
       for (const vc of this.vcs.values()) vc.ping();
     }, VC_PING_MS);
