@@ -5,11 +5,21 @@ import type { GatewayLink } from './gateway-link.js';
 
 /** How long an agent keeps a gateway's stream after the link to it is lost (the agent caps it, §4.9). */
 export const LINK_GRACE_MS = 60_000;
+/** A client with no call for this long is closed: a caller seen once holds nothing at the agents. */
+export const IDLE_CLIENT_MS = 60_000;
 
 interface Held {
   readonly host: string;
   readonly client: Client;
   readonly connection: ResumingConnection;
+  calls: number;
+  idleSince: number;
+}
+
+/** A client for one call; `release` when the call is over. */
+export interface Lease {
+  readonly client: Client;
+  release(): void;
 }
 
 /**
@@ -20,30 +30,33 @@ interface Held {
  */
 export class FleetClients {
   private readonly held = new Map<string, Held>();
+  private readonly sweeper: ReturnType<typeof setInterval>;
 
-  constructor(private readonly link: GatewayLink) {}
+  constructor(
+    private readonly link: GatewayLink,
+    private readonly idleMs = IDLE_CLIENT_MS,
+  ) {
+    this.sweeper = setInterval(() => this.closeIdle(), Math.min(10_000, idleMs));
+    this.sweeper.unref();
+  }
 
   get size(): number {
     return this.held.size;
   }
 
-  for(host: string, identity: Identity | null): Client {
-    const key = `${host}\n${identity === null ? '' : `${identity.subject}\n${identity.scopes.join(' ')}`}`;
-    const existing = this.held.get(key);
-    if (existing) return existing.client;
-    const connection = new ResumingConnection(this.link.dial(host, identity), {
-      dial: () => Promise.resolve(this.link.dial(host, identity)),
-      initialDelayMs: 50,
-      maxDelayMs: 500,
-    });
-    const client = new Client(connection, undefined, { graceMs: LINK_GRACE_MS });
-    connection.onEvent = (event) => client.emit(event);
-    const held = { host, client, connection };
-    this.held.set(key, held);
-    void connection.closed.then(() => {
-      if (this.held.get(key) === held) this.held.delete(key);
-    });
-    return client;
+  /** The client for `host` and `identity`, held open until the lease is released. */
+  lease(host: string, identity: Identity | null): Lease {
+    const held = this.heldFor(host, identity);
+    held.calls++;
+    let released = false;
+    return {
+      client: held.client,
+      release: () => {
+        if (released) return;
+        released = true;
+        if (--held.calls === 0) held.idleSince = Date.now();
+      },
+    };
   }
 
   /** `host` is gone (silent, or restarted): its calls fail with `error` now, not after their grace. */
@@ -57,8 +70,36 @@ export class FleetClients {
   }
 
   async close(): Promise<void> {
+    clearInterval(this.sweeper);
     const all = [...this.held.values()];
     this.held.clear();
     await Promise.all(all.map((h) => h.client.close()));
+  }
+
+  private heldFor(host: string, identity: Identity | null): Held {
+    const key = `${host}\n${identity === null ? '' : `${identity.subject}\n${identity.scopes.join(' ')}`}`;
+    const existing = this.held.get(key);
+    if (existing) return existing;
+    const connection = new ResumingConnection(this.link.dial(host, identity), {
+      dial: () => Promise.resolve(this.link.dial(host, identity)),
+      initialDelayMs: 50,
+      maxDelayMs: 500,
+    });
+    const client = new Client(connection, undefined, { graceMs: LINK_GRACE_MS });
+    connection.onEvent = (event) => client.emit(event);
+    const held: Held = { host, client, connection, calls: 0, idleSince: Date.now() };
+    this.held.set(key, held);
+    void connection.closed.then(() => {
+      if (this.held.get(key) === held) this.held.delete(key);
+    });
+    return held;
+  }
+
+  private closeIdle(now = Date.now()): void {
+    for (const [key, held] of this.held) {
+      if (held.calls > 0 || now - held.idleSince < this.idleMs) continue;
+      this.held.delete(key);
+      void held.client.close();
+    }
   }
 }

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { CallOptions, Client } from '../client/index.js';
+import type { CallOptions } from '../client/index.js';
 import { assertOperationShape, holdsScope, type CallContext, type Identity, type Operation } from '../dispatcher/index.js';
 import { RpcError } from '../protocol/index.js';
-import type { FleetClients } from './fleet-clients.js';
+import type { FleetClients, Lease } from './fleet-clients.js';
 import type { HostTable } from './host-table.js';
 import { HOST_ID_PATTERN } from './subjects.js';
 
@@ -60,17 +60,43 @@ function callOptions(ctx: CallContext): CallOptions {
   };
 }
 
-/** The host's client, or why the caller cannot reach that host. */
-function clientFor(host: string, ctx: CallContext, routing: FleetRouting): Client {
+/** The host's client for this caller, or why the caller cannot reach that host. */
+function leaseFor(host: string, ctx: CallContext, routing: FleetRouting): Lease {
   if (!mayReach(ctx.identity, host)) throw RpcError.of('FORBIDDEN', `missing scope: host:${host}`);
   const why = routing.hosts.unreachable(host);
   if (why) throw why;
-  return routing.clients.for(host, ctx.identity);
+  return routing.clients.lease(host, ctx.identity);
 }
 
 function forward(op: Operation, host: string, input: unknown, ctx: CallContext, routing: FleetRouting): unknown {
-  const client = clientFor(host, ctx, routing);
-  return op.kind === 'subscription' ? client.iterate(op.name, input, callOptions(ctx)) : client.call(op.name, input, callOptions(ctx));
+  const lease = leaseFor(host, ctx, routing);
+  if (op.kind !== 'subscription') return lease.client.call(op.name, input, callOptions(ctx)).finally(lease.release);
+  return releasing(lease.client.iterate(op.name, input, callOptions(ctx)), lease.release);
+}
+
+/** The stream as it is, and `release` once it has ended, however it ends. */
+function releasing<T>(stream: AsyncIterable<T>, release: () => void): AsyncIterable<T> {
+  return {
+    [Symbol.asyncIterator]() {
+      const inner = stream[Symbol.asyncIterator]();
+      return {
+        async next() {
+          try {
+            const step = await inner.next();
+            if (step.done) release();
+            return step;
+          } catch (error) {
+            release();
+            throw error;
+          }
+        },
+        async return() {
+          release();
+          return (await inner.return?.()) ?? { value: undefined, done: true };
+        },
+      };
+    },
+  };
 }
 
 function containerRouted(op: Operation, routing: FleetRouting): Operation {

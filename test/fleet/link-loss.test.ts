@@ -88,7 +88,7 @@ describe('a link message lost on NATS', () => {
 
   it('an output frame lost on its way to the gateway: the stream is resumed and every item arrives once, in order', async () => {
     dropFromAgent.push(drop('frame', 300));
-    const { ns, resumed } = await countAll(clients.for('a', { subject: 'alice', scopes: ['*'] }), 3000);
+    const { ns, resumed } = await countAll(clients.lease('a', { subject: 'alice', scopes: ['*'] }).client, 3000);
     expect(dropFromAgent[0]!.dropped).toBe(1);
     expect(resumed).toBe(1);
     expect(ns).toEqual(Array.from({ length: 3000 }, (_, i) => i));
@@ -96,7 +96,7 @@ describe('a link message lost on NATS', () => {
 
   it('a credit or acknowledgement lost on its way to the agent: the agent sees the gap, and the stream is resumed whole', async () => {
     dropFromGateway.push(drop('frame', 20));
-    const { ns, resumed } = await countAll(clients.for('a', { subject: 'bob', scopes: ['*'] }), 3000);
+    const { ns, resumed } = await countAll(clients.lease('a', { subject: 'bob', scopes: ['*'] }).client, 3000);
     expect(dropFromGateway[0]!.dropped).toBe(1);
     expect(resumed).toBeGreaterThanOrEqual(1);
     expect(ns).toEqual(Array.from({ length: 3000 }, (_, i) => i));
@@ -104,10 +104,34 @@ describe('a link message lost on NATS', () => {
 
   it('a unary call whose answer is lost ends UNAVAILABLE, never as if answered', async () => {
     dropFromAgent.push(drop('frame', 0));
-    const client = clients.for('a', { subject: 'carol', scopes: ['*'] });
+    const client = clients.lease('a', { subject: 'carol', scopes: ['*'] }).client;
     const answer = await client.call('conformance/echo', { value: 1 }).catch((e: unknown) => e);
     expect(dropFromAgent.at(-1)!.dropped).toBe(1);
     expect(answer).toBeInstanceOf(RpcError);
     expect((answer as RpcError).code).toBe('UNAVAILABLE');
+  }, 30_000);
+
+  it('a caller\'s client idle past its bound is closed, and its virtual connection with it at both ends', async () => {
+    const solo = new GatewayLink(gatewayNc, silentLogger, 1 << 20);
+    solo.start();
+    const brief = new FleetClients(solo, 300);
+    const agentBefore = agentLink.openConnections;
+    const lease = brief.lease('a', { subject: 'dave', scopes: ['*'] });
+    expect(await lease.client.call('conformance/echo', { value: 2 })).toEqual({ value: 2 });
+    expect(solo.openConnections).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 900));
+    // Held while leased, however long.
+    expect(brief.size).toBe(1);
+    expect(solo.openConnections).toBe(1);
+    lease.release();
+    const deadline = Date.now() + 5000;
+    while (brief.size > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(brief.size).toBe(0);
+    expect(solo.openConnections).toBe(0);
+    // The agent let go of it too (the others of this file stay open).
+    while (agentLink.openConnections > agentBefore && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(agentLink.openConnections).toBeLessThanOrEqual(agentBefore);
+    await brief.close();
+    solo.stop();
   }, 30_000);
 });
