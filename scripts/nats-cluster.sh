@@ -295,6 +295,7 @@ case "${1:-up}" in
     print_env
     ;;
   configure)
+    install_packages
     configure >/dev/null
     print_env
     ;;
