@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
+import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, PermissionViolationError, type Msg, type NatsConnection, type NodeConnectionOptions, type Subscription } from '@nats-io/transport-node';
@@ -185,7 +186,7 @@ describe('NATS over TLS (CALLWIRE_NATS_TLS=1)', () => {
   });
   afterAll(() => cluster?.stop());
 
-  it('serves tls:// to a client holding the CA and refuses one without it', async () => {
+  it('serves tls:// to a client holding the CA; a client without it refuses the server', async () => {
     expect(cluster.urls[0]).toMatch(/^tls:\/\//);
     const gateway = await dial(cluster.urls[0]!, cluster.users['gateway']!, { tls: { caFile: cluster.ca! } });
     const beats = gateway.subscribe('callwire.host.a.beat');
@@ -198,5 +199,20 @@ describe('NATS over TLS (CALLWIRE_NATS_TLS=1)', () => {
       (e: Error) => `${e.message} ${String((e.cause as Error | undefined)?.message ?? '')}`,
     );
     expect(withoutCa).toMatch(/certificate/i);
+  });
+
+  it('closes a plaintext connection before it can authenticate', async () => {
+    const { hostname, port } = new URL(cluster.urls[0]!);
+    const socket = createConnection(Number(port), hostname);
+    let heard = '';
+    socket.on('data', (chunk: Buffer) => (heard += chunk.toString('latin1')));
+    socket.on('error', () => undefined);
+    const closed = new Promise((resolve) => socket.once('close', resolve));
+    await until(() => heard.includes('\r\n'), 'the server INFO');
+    expect(heard).toMatch(/^INFO .*"tls_required":true/);
+    const { user, pass } = cluster.users['a']!;
+    socket.write(`CONNECT ${JSON.stringify({ user, pass, verbose: false, pedantic: false })}\r\nPING\r\n`);
+    await within(closed, 'the server closing the plaintext connection');
+    expect(heard).not.toContain('PONG');
   });
 });
