@@ -39,8 +39,13 @@ function received(sub: Subscription): string[] {
   return seen;
 }
 
-function within<T>(promise: Promise<T>, what: string, timeoutMs = 5000): Promise<T> {
-  return Promise.race([promise, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), timeoutMs))]);
+async function within<T>(promise: Promise<T>, what: string, timeoutMs = 5000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), timeoutMs)))]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function nextMessage(sub: Subscription): Promise<Msg> {
@@ -53,16 +58,20 @@ function nextMessage(sub: Subscription): Promise<Msg> {
   );
 }
 
-afterAll(async () => {
-  await Promise.all(connections.map((nc) => nc.close().catch(() => undefined)));
-});
+/** Closes this file's connections before their cluster goes, so none is left reconnecting. */
+async function closeConnections(): Promise<void> {
+  await Promise.all(connections.splice(0).map((nc) => nc.close().catch(() => undefined)));
+}
 
 describe('NATS permissions of the fleet (scripts/nats-cluster.sh)', () => {
   let cluster: NatsCluster;
   beforeAll(async () => {
     cluster = await NatsCluster.start({ hosts: ['a', 'b'] });
   });
-  afterAll(() => cluster?.stop());
+  afterAll(async () => {
+    await closeConnections();
+    await cluster?.stop();
+  });
 
   it('an agent publishes its own heartbeat and the gateway receives it', async () => {
     const gateway = await dial(cluster.urls[0]!, cluster.users['gateway']!);
@@ -184,7 +193,10 @@ describe('NATS over TLS (CALLWIRE_NATS_TLS=1)', () => {
   beforeAll(async () => {
     cluster = await NatsCluster.start({ hosts: ['a'], nodes: 1, tls: true });
   });
-  afterAll(() => cluster?.stop());
+  afterAll(async () => {
+    await closeConnections();
+    await cluster?.stop();
+  });
 
   it('serves tls:// to a client holding the CA; a client without it refuses the server', async () => {
     expect(cluster.urls[0]).toMatch(/^tls:\/\//);
