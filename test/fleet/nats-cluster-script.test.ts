@@ -34,7 +34,9 @@ describe('scripts/nats-cluster.sh', () => {
       CALLWIRE_NATS_CLIENT_PORTS: ports.slice(0, 3).join(' '),
       CALLWIRE_NATS_CLUSTER_PORTS: ports.slice(3, 6).join(' '),
       CALLWIRE_NATS_HTTP_PORTS: ports.slice(6).join(' '),
+      CALLWIRE_NATS_ADDRS: '127.0.0.1 127.0.0.1 127.0.0.1',
       CALLWIRE_NATS_HOSTS: 'a web-1',
+      CALLWIRE_NATS_TLS: '0',
     };
     const first = parseEnv(await script('up'));
     expect(first.get('CALLWIRE_NATS_URLS')).toBe(ports.slice(0, 3).map((port) => `nats://127.0.0.1:${port}`).join(','));
