@@ -227,10 +227,17 @@ print_env() {
   sed 's/^/export /' "$CLUSTER_ENV"
 }
 
+running() { # PID: it runs (a zombie, ended but not yet reaped by whoever adopted it, does not)
+  local stat
+  stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+  stat=${stat##*) }
+  [ "${stat:0:1}" != Z ]
+}
+
 node_pid() { # N: the pid of a running node, or nothing
   local pid
   pid=$(cat "$ROOT/node$1/nats.pid" 2>/dev/null) || return 0
-  if kill -0 "$pid" 2>/dev/null && grep -q "$NATS_BIN" "/proc/$pid/cmdline" 2>/dev/null; then echo "$pid"; fi
+  if running "$pid" && grep -q "$NATS_BIN" "/proc/$pid/cmdline" 2>/dev/null; then echo "$pid"; fi
 }
 
 start_nodes() { # changed node numbers as arguments
@@ -281,8 +288,8 @@ stop_nodes() {
     [ -n "$pid" ] || continue
     log "stopping node ${n##*node} ($pid)"
     kill "$pid"
-    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$pid" 2>/dev/null || true
+    for _ in $(seq 1 50); do running "$pid" || break; sleep 0.1; done
+    if running "$pid"; then kill -9 "$pid"; fi
   done
 }
 
@@ -295,6 +302,7 @@ case "${1:-up}" in
     print_env
     ;;
   configure)
+    install_packages
     configure >/dev/null
     print_env
     ;;

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 
-const SCRIPT = join(import.meta.dirname, '../../scripts/nats-cluster.sh');
+export const NATS_CLUSTER_SCRIPT = join(import.meta.dirname, '../../scripts/nats-cluster.sh');
 const run = promisify(execFile);
 
 export interface NatsUser {
@@ -27,7 +27,7 @@ export interface NatsClusterOptions {
 }
 
 /** A TCP port nothing listens on now: the kernel's pick for port 0, released. */
-function freePort(host: string): Promise<number> {
+export function freePort(host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
@@ -45,7 +45,7 @@ async function freePorts(host: string, count: number): Promise<number[]> {
 }
 
 /** The `export NAME=value` lines of `scripts/nats-cluster.sh env` (values shell-quoted by `printf %q`). */
-function parseEnv(text: string): Map<string, string> {
+export function parseEnv(text: string): Map<string, string> {
   const env = new Map<string, string>();
   for (const line of text.split('\n')) {
     const m = /^export ([A-Z0-9_]+)=(.*)$/.exec(line);
@@ -69,6 +69,10 @@ process.once('exit', () => {
 export class NatsCluster {
   /** The client URL of each node (node N at index N-1): `nats://` or, with TLS, `tls://`. */
   urls: string[] = [];
+  /** Each node's monitoring endpoint, `http://ADDR:PORT` (`/routez`, `/subsz`, `/connz`...), node N at index N-1. */
+  monitorUrls: string[] = [];
+  /** Each node's route listener, `nats-route://ADDR:PORT` (it asks for the routes' own password). */
+  routeUrls: string[] = [];
   /** Credentials by user: `gateway` and each host id. */
   users: Record<string, NatsUser> = {};
   /** The CA certificate's path (with TLS). */
@@ -155,7 +159,9 @@ export class NatsCluster {
       CALLWIRE_NATS_HOSTS: (this.options.hosts ?? ['a', 'b']).join(' '),
       CALLWIRE_NATS_TLS: this.options.tls ? '1' : '0',
     };
-    const env = parseEnv((await run('bash', [SCRIPT, 'configure'], { env: this.env })).stdout);
+    const env = parseEnv((await run('bash', [NATS_CLUSTER_SCRIPT, 'configure'], { env: this.env })).stdout);
+    this.monitorUrls = addresses.map((address, i) => `http://${address}:${ports[2 * nodes + i]}`);
+    this.routeUrls = addresses.map((address, i) => `nats-route://${address}:${ports[nodes + i]}`);
     this.urls = env.get('CALLWIRE_NATS_URLS')!.split(',');
     this.ca = env.get('CALLWIRE_NATS_CA');
     this.users = { gateway: { user: env.get('CALLWIRE_NATS_GATEWAY_USER')!, pass: env.get('CALLWIRE_NATS_GATEWAY_PASS')! } };
@@ -176,7 +182,7 @@ export class NatsCluster {
   /** Every running node has a route to every other (the script's check of /routez). */
   private async waitFormed(): Promise<void> {
     try {
-      await run('bash', [SCRIPT, 'wait'], { env: this.env });
+      await run('bash', [NATS_CLUSTER_SCRIPT, 'wait'], { env: this.env });
     } catch (e) {
       throw new Error(`the NATS cluster did not form: ${(e as { stderr?: string }).stderr ?? String(e)}`);
     }
