@@ -24,6 +24,7 @@ export class AgentBeacon {
   private refreshing: Promise<void> | undefined;
   private again = false;
   private stopped = false;
+  private tooLargeWarned = false;
 
   constructor(
     private readonly nc: NatsConnection,
@@ -61,7 +62,19 @@ export class AgentBeacon {
   private beat(withTable: boolean): void {
     if (this.nc.isClosed()) return;
     const beat: Beat = { startedAt: this.startedAt, version: this.version, engine: this.engineUp ? 'up' : 'down', ...(withTable ? { containers: this.containers } : {}) };
-    this.nc.publish(beatOf(this.host), JSON.stringify(beat));
+    let message = JSON.stringify(beat);
+    const maxPayload = this.nc.info?.max_payload ?? 1024 * 1024;
+    if (Buffer.byteLength(message) > maxPayload) {
+      // Too many containers for one message: HOST/NAME still reaches them all; a bare name or id does not.
+      if (!this.tooLargeWarned) this.logger.warn('the container table is larger than the NATS max_payload: callers must name containers as HOST/NAME', { containers: this.containers.length, maxPayload });
+      this.tooLargeWarned = true;
+      message = JSON.stringify({ ...beat, containers: [] });
+    }
+    try {
+      this.nc.publish(beatOf(this.host), message);
+    } catch (error) {
+      this.logger.warn('could not publish a heartbeat', { error: (error as Error).message });
+    }
   }
 
   /** Lists the engine's containers again (one list at a time; a change during it lists once more). */

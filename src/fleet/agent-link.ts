@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Dispatcher, Identity, Logger, Session } from '../dispatcher/index.js';
 import { msgpackCodec } from '../protocol/index.js';
 import { decodeLink, LinkReceiver, LinkSender, encodeLink, type LinkMessage } from './link-message.js';
+import { publisher } from './nats-settings.js';
 import { fromHost, toHost } from './subjects.js';
 
 const openBody = z.strictObject({
@@ -111,7 +112,7 @@ export class AgentLink {
     const { nc, host, dispatcher } = this.options;
     const subject = fromHost(host, gateway);
     const maxPayload = nc.info?.max_payload ?? 1024 * 1024;
-    const sender = new LinkSender((data) => nc.publish(subject, data), message.vc, maxPayload);
+    const sender = new LinkSender(publisher(nc, subject, this.options.logger), message.vc, maxPayload);
     const id = message.vc;
     const session = dispatcher.open(
       {
@@ -142,6 +143,6 @@ export class AgentLink {
   private tellLost(vc: string): void {
     const gateway = vc.split('.')[0] ?? '';
     if (!/^[a-z0-9]+$/.test(gateway)) return;
-    this.options.nc.publish(fromHost(this.options.host, gateway), encodeLink('lost', 0, vc));
+    publisher(this.options.nc, fromHost(this.options.host, gateway), this.options.logger)(encodeLink('lost', 0, vc));
   }
 }

@@ -4,6 +4,7 @@ import type { ClientConnection } from '../client/index.js';
 import type { Identity, Logger } from '../dispatcher/index.js';
 import { RpcError } from '../protocol/index.js';
 import { decodeLink } from './link-message.js';
+import { publisher } from './nats-settings.js';
 import { fromAnyHost, hostOfSubject, toHost } from './subjects.js';
 import { VirtualConnection } from './virtual-connection.js';
 
@@ -59,7 +60,7 @@ export class GatewayLink {
     const vc = new VirtualConnection({
       id: vcId,
       host,
-      publish: (data) => this.nc.publish(subject, data),
+      publish: publisher(this.nc, subject, this.logger),
       maxPayload: this.nc.info?.max_payload ?? 1024 * 1024,
       maxFrameBytes: this.maxFrameBytes,
       identity,

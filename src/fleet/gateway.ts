@@ -70,5 +70,10 @@ export async function startGateway(settings: NatsSettings, maxFrameBytes: number
 }
 
 function publishHello(nc: NatsConnection, hosts?: string[]): void {
-  if (!nc.isClosed()) nc.publish(HELLO, JSON.stringify(hosts ? { hosts } : {}));
+  if (nc.isClosed()) return;
+  try {
+    nc.publish(HELLO, JSON.stringify(hosts ? { hosts } : {}));
+  } catch {
+    // draining: the agents' next heartbeats bring their tables anyway
+  }
 }

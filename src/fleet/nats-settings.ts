@@ -67,3 +67,17 @@ export function parseNatsUrls(list: string): string[] {
     .filter((s) => s.length > 0)
     .map((s) => (/^[a-z]+:\/\//.test(s) ? s : `nats://${s}`));
 }
+
+/**
+ * A publish that never throws into its caller: a closed or draining connection drops
+ * the message, which the link's numbering turns into a lost connection at the other end.
+ */
+export function publisher(nc: NatsConnection, subject: string, logger: Logger): (data: Uint8Array) => void {
+  return (data) => {
+    try {
+      nc.publish(subject, data);
+    } catch (error) {
+      logger.debug('a link message was not published', { subject, error: (error as Error).message });
+    }
+  };
+}
