@@ -115,18 +115,18 @@ export class HostTable {
       const ref = reference.slice(slash + 1);
       return this.unreachable(host) ?? { host, ref };
     }
-    const candidates: { host: string; id: string; name: string; exact: boolean }[] = [];
+    const candidates: { host: string; name: string; exact: boolean }[] = [];
     for (const [host, entry] of this.hosts) {
       // A host the caller may not reach neither resolves its name nor says what it holds.
       if (!entry.up || !reachable(host)) continue;
       for (const c of entry.containers) {
         const named = c.names.includes(reference);
-        if (named || c.id === reference || c.id.startsWith(reference)) candidates.push({ host, id: c.id, name: c.names[0] ?? c.id.slice(0, 12), exact: named || c.id === reference });
+        if (named || c.id === reference || c.id.startsWith(reference)) candidates.push({ host, name: c.names[0] ?? c.id.slice(0, 12), exact: named || c.id === reference });
       }
     }
     // An exact id or name wins over prefixes of other ids, as the engine resolves it.
     const exact = candidates.filter((c) => c.exact);
-    const chosen = unique(exact.length > 0 ? exact : candidates);
+    const chosen = exact.length > 0 ? exact : candidates;
     if (chosen.length === 1 && chosen[0]) return { host: chosen[0].host, ref: reference };
     if (chosen.length === 0) return new RpcError('CONTAINER_NOT_FOUND', `no such container in the fleet: ${reference}`, { details: { containerId: reference } });
     const names = chosen.map((c) => `${c.host}/${c.name}`).sort();
@@ -141,15 +141,4 @@ export class HostTable {
       }
     }
   }
-}
-
-/** One candidate per container: a host's table and what the gateway learnt may both name it. */
-function unique<T extends { host: string; id: string }>(candidates: T[]): T[] {
-  const seen = new Set<string>();
-  return candidates.filter((c) => {
-    const key = `${c.host}/${c.id}`;
-    if (seen.has(key)) return false;
-    seen.add(key);
-    return true;
-  });
 }

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { RpcError } from '../../src/client/index.js';
+import type { RpcError } from '../../src/client/index.js';
 import { HostTable } from '../../src/fleet/host-table.js';
 
 describe('the gateway\'s host table: where a container reference leads', () => {
