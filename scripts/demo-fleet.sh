@@ -33,7 +33,11 @@ STARTED_NATS=0
 CLEANING=0
 
 engine_answers() { curl -fsS --max-time 2 --unix-socket "$1/docker.sock" http://localhost/_ping >/dev/null 2>&1; }
-nats_answers() { (exec 3<>"/dev/tcp/127.0.0.1/${CALLWIRE_NATS_PORT:-4222}") 2>/dev/null; }
+# The first node's client port, as scripts/nats-cluster.sh picks it.
+NATS_PORT="${CALLWIRE_NATS_CLIENT_PORTS:-${CALLWIRE_NATS_PORT:-4222}}"
+NATS_PORT="${NATS_PORT## }"
+NATS_PORT="${NATS_PORT%% *}"
+nats_answers() { (exec 3<>"/dev/tcp/127.0.0.1/$NATS_PORT") 2>/dev/null; }
 
 cleanup() {
   [ "$CLEANING" = 1 ] && return
@@ -77,7 +81,10 @@ mkdir -p "$LOGS"
 # NATS: the cluster with a user per host; a running one is used and left running.
 nats_was_up=0
 nats_answers && nats_was_up=1
-eval "$(CALLWIRE_NATS_HOSTS="a b" bash scripts/nats-cluster.sh up)"
+# Every long-lived process starts in a session of its own (setsid): a terminal's Ctrl-C
+# reaches this script alone, which stops them in order (a Ctrl-C reaching all at once would
+# stop an engine before its demo container is removed).
+eval "$(CALLWIRE_NATS_HOSTS="a b" setsid bash scripts/nats-cluster.sh up)"
 [ "$nats_was_up" = 1 ] || STARTED_NATS=1
 say "NATS: $CALLWIRE_NATS_URLS"
 
@@ -86,7 +93,7 @@ say "NATS: $CALLWIRE_NATS_URLS"
 for root in "$ENGINE_A" "$ENGINE_B"; do
   if ! engine_answers "$root"; then
     STARTED_ENGINES+=("$root")
-    CALLWIRE_DOCKER_ROOT="$root" bash scripts/docker-engine.sh up >/dev/null
+    CALLWIRE_DOCKER_ROOT="$root" setsid bash scripts/docker-engine.sh up >/dev/null
   else
     CALLWIRE_DOCKER_ROOT="$root" bash scripts/docker-engine.sh up >/dev/null 2>&1 # imports the image if missing
   fi
@@ -100,8 +107,6 @@ for root in "$ENGINE_A" "$ENGINE_B"; do
 done
 say "engines: a at $ENGINE_A, b at $ENGINE_B; a container demo on each"
 
-# Each process in a session of its own: Ctrl-C reaches this script alone, which stops the
-# gateway first and the agents after it (a Ctrl-C reaching all at once races the cleanup).
 # The agents: each with its own NATS user, its password in the environment (never argv).
 start_agent() { # host engine-root
   local var

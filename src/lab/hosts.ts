@@ -11,7 +11,7 @@ export function lastSeen(ms: number): string {
 }
 
 /**
- * The hosts panel of a fleet gateway's Lab (docs/fleet.md "The Lab"): one row per host
+ * The hosts panel of a fleet gateway's Lab (docs/fleet.md "Addressing"): one row per host
  * of `services/info`'s `fleet.hosts`, as the gateway last heard its agent. A server
  * that is not a gateway has no `fleet`, and the panel stays hidden.
  */
