@@ -1,49 +1,24 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
-import { connect as tcpConnect, createServer } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { silentLogger } from '../../src/dispatcher/index.js';
-import { startAgent, type RunningAgent } from '../../src/fleet/index.js';
 import { hasChromium, launchChromium } from '../support/browser.js';
 import { DockerFixture, RUN_LABEL, TEST_IMAGE } from '../support/docker.js';
+import { Fleet, type GatewayRun } from '../support/fleet.js';
 import { ServerFixture } from '../support/server-fixture.js';
-import { until } from '../support/wait.js';
 
 const ARTIFACTS = 'test-artifacts';
-const NATS_SERVER = '/usr/sbin/nats-server';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = tcpConnect(port, '127.0.0.1');
-    socket.once('connect', () => resolve(socket.destroy() !== undefined));
-    socket.once('error', () => resolve(false));
-  });
-}
 
 /**
  * The Lab of a fleet gateway (docs/fleet.md "Addressing"), in headless Chromium: its hosts
  * panel comes from services/info's `fleet.hosts` and follows a host that goes down, and
- * its exec form takes HOST/NAME. One plain nats-server, two agents on this machine's
- * engine (hosts lab-a and lab-b: the same containers, so a name is ambiguous and HOST/NAME
- * picks one), and the gateway.
+ * its exec form takes HOST/NAME. A NATS node, two agents on this machine's engine (hosts
+ * lab-a and lab-b: the same containers, so a name is ambiguous and HOST/NAME picks one),
+ * and the gateway, each a process with its own NATS user.
  */
 describe.skipIf(!hasChromium)('the Lab of a fleet gateway in Chromium', () => {
   const docker = new DockerFixture();
-  const gateway = new ServerFixture();
-  const agents = new Map<string, RunningAgent>();
-  let nats: ChildProcess;
+  let fleet: Fleet | undefined;
+  let gateway: GatewayRun;
   let browser: Browser;
   let page: Page;
   const name = `lab-fleet-${docker.runId.slice(0, 8)}`;
@@ -53,27 +28,17 @@ describe.skipIf(!hasChromium)('the Lab of a fleet gateway in Chromium', () => {
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    const port = await freePort();
-    nats = spawn(NATS_SERVER, ['-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
-    let ready = false;
-    for (let i = 0; i < 100 && !ready; i++) {
-      ready = await accepts(port);
-      if (!ready) await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    const settings = { servers: [`nats://127.0.0.1:${port}`] };
     await docker.engine.docker.createContainer({ name, Image: TEST_IMAGE, Cmd: ['sleep', '1000000'], Labels: { [RUN_LABEL]: docker.runId }, HostConfig: { NetworkMode: 'none' } }).then((c) => c.start());
-    for (const hostId of ['lab-a', 'lab-b']) agents.set(hostId, await startAgent({ nats: settings, hostId, engine: docker.engine, logger: silentLogger }));
-    await gateway.start({ webTransportPort: false, fleet: settings });
-    await until(() => gateway.server.fleet!.hosts().filter((h) => h.state === 'up').length === 2, 'both hosts up at the gateway', 10_000);
+    fleet = await Fleet.start({ hosts: ['lab-a', 'lab-b'], nodes: 1 });
+    for (const host of ['lab-a', 'lab-b']) await fleet.agent(host);
+    gateway = await fleet.gateway({ waitHosts: ['lab-a', 'lab-b'] });
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    await page.goto(gateway.server.wsUrl.replace('ws://', 'http://').replace(/\/callwire$/, '/'));
+    await page.goto(gateway.wsUrl.replace('ws://', 'http://').replace(/\/callwire$/, '/'));
   });
   afterAll(async () => {
     await browser?.close();
-    await gateway.stop();
-    for (const agent of agents.values()) await agent.close();
-    nats?.kill('SIGKILL');
+    await fleet?.stop();
     await docker.cleanup();
   });
 
@@ -113,8 +78,9 @@ describe.skipIf(!hasChromium)('the Lab of a fleet gateway in Chromium', () => {
   });
 
   it('a host whose agent stops turns down in the panel without a reload', async () => {
-    await agents.get('lab-b')!.close();
-    agents.delete('lab-b');
+    const agent = fleet!.agents.get('lab-b')!;
+    agent.child.kill('SIGTERM');
+    await agent.exited;
     // Down after 3 missed beats; the panel asks services/info again every 5 s.
     await page.waitForFunction(() => document.querySelector('#hosts tr[data-host="lab-b"] td[data-field="state"]')?.textContent === 'down', undefined, { timeout: 20_000 });
     expect(await page.getAttribute('#hosts tr[data-host="lab-b"] td[data-field="state"]', 'class')).toBe('host-down');
