@@ -93,7 +93,7 @@ stop_dockerd() {
 stop_engine() {
   stop_dockerd
   # Leftover mounts under the data root would make rm fail.
-  grep -o " $ROOT[^ ]*" /proc/mounts 2>/dev/null | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+  { grep -o " $ROOT[^ ]*" /proc/mounts 2>/dev/null || true; } | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
   rm -rf "$ROOT"
 }
 

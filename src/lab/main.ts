@@ -1,8 +1,9 @@
 import './jitless.js';
 import { FitAddon } from '@xterm/addon-fit';
 import { Terminal } from '@xterm/xterm';
-import { connect, infoContract, RpcError, type Client, type OperationSummary } from '../client/index.js';
+import { connect, infoContract, RpcError, type Client, type OperationSummary, type ServerInfo } from '../client/index.js';
 import type { TerminalEnvelope } from '../outcome/index.js';
+import { showHosts } from './hosts.js';
 import { runCall, type LabTerminal } from './run.js';
 import { jsonView } from './json-view.js';
 import { objectOf, SchemaForm, type JsonSchema } from './schema-form.js';
@@ -16,12 +17,16 @@ import { objectOf, SchemaForm, type JsonSchema } from './schema-form.js';
 const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
 const TOKEN_KEY = 'callwire.token';
 const EXEC = 'docker/container/exec';
-const EXAMPLES: Record<string, Record<string, unknown>> = {
-  [EXEC]: { containerId: 'callwire-demo', cmd: ['sh'] },
-  'docker/container/logs': { containerId: 'callwire-demo', follow: false },
-  'docker/container/inspect': { containerId: 'callwire-demo' },
+/** How often a fleet gateway's hosts panel asks services/info again: "last seen" and up/down move. */
+const HOSTS_REFRESH_MS = 5000;
+/** The demo container `npm start` makes, or on a fleet gateway the one `npm run fleet` makes on every host. */
+let demo = 'callwire-demo';
+const examples = (): Record<string, Record<string, unknown>> => ({
+  [EXEC]: { containerId: demo, cmd: ['sh'] },
+  'docker/container/logs': { containerId: demo, follow: false },
+  'docker/container/inspect': { containerId: demo },
   'services/schema': { name: 'docker/container/exec' },
-};
+});
 
 let client: Client | undefined;
 let current: { name: string; kind: string; form: SchemaForm; schema: JsonSchema } | undefined;
@@ -44,6 +49,7 @@ async function start(): Promise<void> {
       status('this server needs a token');
       $('token-form').hidden = false;
     } else status(`connected to ${location.host} as ${info.identity.subject}${token ? ' with a token' : ''}`);
+    showFleet(info);
     showOperations(await client.listOperations());
   } catch (error) {
     if (error instanceof RpcError && error.code === 'FORBIDDEN') {
@@ -51,6 +57,22 @@ async function start(): Promise<void> {
       $('token-form').hidden = false;
     } else status(`cannot connect: ${error instanceof Error ? error.message : String(error)}`);
   }
+}
+
+/** A fleet gateway: its hosts, kept fresh, and the exec example on its first host (HOST/NAME). */
+function showFleet(info: ServerInfo): void {
+  showHosts($('hosts'), info.fleet?.hosts);
+  if (!info.fleet) return;
+  const first = info.fleet.hosts.find((h) => h.state === 'up') ?? info.fleet.hosts[0];
+  demo = `${first?.id ?? 'HOST'}/demo`;
+  $('demo-name').textContent = demo;
+  $('demo-by').textContent = 'npm run fleet';
+  const timer = setInterval(() => {
+    client?.call(infoContract, null).then(
+      (fresh) => showHosts($('hosts'), fresh.fleet?.hosts),
+      () => clearInterval(timer),
+    );
+  }, HOSTS_REFRESH_MS);
 }
 
 function status(text: string): void {
@@ -106,7 +128,7 @@ async function select(name: string): Promise<void> {
   const shown = spec.name === EXEC ? withoutProperties(schema, ['tty', 'stdin', 'encoding']) : schema;
   const form = new SchemaForm($<HTMLFormElement>('input-form'), shown, onEdit);
   current = { name: spec.name, kind: spec.kind, form, schema };
-  form.render({ ...exampleOf(shown), ...EXAMPLES[spec.name] });
+  form.render({ ...exampleOf(shown), ...examples()[spec.name] });
   ($<HTMLInputElement>('raw-toggle')).checked = false;
   showRaw(false);
   $('terminal').hidden = spec.name !== EXEC;

@@ -1,0 +1,121 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { connect as tcpConnect, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import Docker from 'dockerode';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCli } from '../support/cli.js';
+import { childPids, isRunning } from '../support/proc.js';
+import { until } from '../support/wait.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const NATS_SCRIPT = join(ROOT, 'scripts/nats-cluster.sh');
+const ENGINE_A = '/tmp/callwire-docker';
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = tcpConnect(port, '127.0.0.1');
+    socket.once('connect', () => resolve(socket.destroy() !== undefined));
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** A process and every process under it, as /proc has them now. */
+function tree(pid: number): number[] {
+  try {
+    return [pid, ...childPids(pid).flatMap(tree)];
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * `npm run fleet` (scripts/demo-fleet.sh, docs/fleet.md "Running a fleet") for real: the
+ * cluster, a second engine and the processes on ports of this test's own; two hosts whose
+ * `demo` containers are those of two engines; and a Ctrl-C (SIGINT to its process group,
+ * as a terminal sends it) that leaves nothing it started running or listening.
+ */
+describe.skipIf(!existsSync(NATS_SCRIPT) || process.getuid?.() !== 0)('npm run fleet', () => {
+  const scratch = mkdtempSync(join(tmpdir(), 'callwire-fleet-demo-'));
+  // The second engine's root: short, as its sockets' paths must be.
+  const engineB = `/tmp/cwf-${randomUUID().slice(0, 8)}`;
+  afterAll(() => {
+    execFileSync('bash', ['scripts/docker-engine.sh', 'down'], { cwd: ROOT, env: { ...process.env, CALLWIRE_DOCKER_ROOT: engineB }, stdio: 'ignore' });
+    rmSync(scratch, { recursive: true, force: true });
+  });
+
+  it('serves a/demo and b/demo from two engines behind one gateway; Ctrl-C stops all it started and leaves no port open', async () => {
+    const engineA = new Docker({ socketPath: `${ENGINE_A}/docker.sock` });
+    const demoBefore = await engineA.getContainer('demo').inspect().then(() => true, () => false);
+    const ports = new Set<number>();
+    while (ports.size < 10) ports.add(await freePort());
+    const [port = 0, ...natsPorts] = ports;
+    const [clientPorts, clusterPorts, httpPorts] = [natsPorts.slice(0, 3), natsPorts.slice(3, 6), natsPorts.slice(6, 9)];
+    const script = spawn('bash', ['scripts/demo-fleet.sh'], {
+      cwd: ROOT,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {
+        ...process.env,
+        CALLWIRE_FLEET_PORT: String(port),
+        CALLWIRE_FLEET_ENGINE_B: engineB,
+        CALLWIRE_FLEET_LOGS: join(scratch, 'logs'),
+        CALLWIRE_NATS_ROOT: join(scratch, 'nats'),
+        CALLWIRE_NATS_CLIENT_PORTS: clientPorts.join(' '),
+        CALLWIRE_NATS_CLUSTER_PORTS: clusterPorts.join(' '),
+        CALLWIRE_NATS_HTTP_PORTS: httpPorts.join(' '),
+      },
+    });
+    let said = '';
+    script.stdout.on('data', (chunk: Buffer) => (said += chunk.toString()));
+    script.stderr.on('data', (chunk: Buffer) => (said += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => script.on('exit', (code) => resolve(code)));
+    try {
+      await until(() => said.includes('a fleet of two hosts is serving') || script.exitCode !== null, 'the demo fleet serving', 120_000);
+      expect(said).toContain('a fleet of two hosts is serving');
+
+      const url = `ws://127.0.0.1:${port}/callwire`;
+      const hostname = async (container: string): Promise<string> => {
+        const run = runCli(['exec', '--url', url, container, '--', 'hostname'], { stdin: 'ignore' });
+        expect(await run.exited, run.stderr).toMatchObject({ code: 0 });
+        return run.stdout.trim();
+      };
+      const engineBDocker = new Docker({ socketPath: `${engineB}/docker.sock` });
+      // Each HOST/NAME reaches that host's engine: its demo's hostname is that container's.
+      expect(await hostname('a/demo')).toBe((await engineA.getContainer('demo').inspect()).Config.Hostname);
+      expect(await hostname('b/demo')).toBe((await engineBDocker.getContainer('demo').inspect()).Config.Hostname);
+      const list = runCli(['call', '--url', url, 'docker/container/list'], { stdin: 'ignore' });
+      expect(await list.exited).toMatchObject({ code: 0 });
+      const rows = (JSON.parse(list.stdout) as { containers: { names: string[]; host: string }[] }).containers;
+      expect(rows.filter((r) => r.names.includes('/demo')).map((r) => r.host).sort()).toEqual(['a', 'b']);
+
+      const started = tree(script.pid!).slice(1);
+      expect(started.length).toBeGreaterThanOrEqual(3); // two agents and the gateway
+      process.kill(-script.pid!, 'SIGINT');
+      expect(await exited).toBe(130);
+      expect(said).toMatch(/stopped: the gateway and the agents; the demo containers; the engine at \/tmp\/cwf-\w+ \(its images stay\); the NATS cluster/);
+      expect(started.filter(isRunning)).toEqual([]);
+      for (const p of [port, ...natsPorts]) expect(await listening(p), `port ${p}`).toBe(false);
+      expect(existsSync(`${engineB}/docker.sock`) && (await engineBDocker.ping().then(() => true, () => false))).toBe(false);
+      expect(await engineA.getContainer('demo').inspect().then(() => true, () => false)).toBe(demoBefore);
+    } finally {
+      if (script.exitCode === null) {
+        process.kill(-script.pid!, 'SIGTERM');
+        await exited;
+      }
+    }
+  }, 240_000);
+});
