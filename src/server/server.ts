@@ -7,9 +7,11 @@ import { isLoopbackName, limits as protocolLimits } from '../protocol/index.js';
 import { ConnectionGuard, createHttpCalls, createWebSocketTransport, findDeno, startH3Bridge, type H3Bridge, listenWebTransport, validatePolicy, type OriginPolicy, type WebTransportListener } from '../transports/index.js';
 import { AppendStream } from './append-stream.js';
 import { auditLog } from './audit-log.js';
-import { combineObservers } from './call-observers.js';
+import { combineObservers, combineRefusalObservers } from './call-observers.js';
 import { certificateSha256, selfSignedCertificate } from './certificate.js';
 import { createLab } from './lab.js';
+import { metricsEndpoint } from './metrics-endpoint.js';
+import { createMetrics, type ServerMetrics } from './metrics.js';
 import { sessionRecorder } from './session-recorder.js';
 import { listenUnix, type UnixListener } from './unix-listener.js';
 import { tokenAuthenticator, type TokenEntry } from './tokens.js';
@@ -50,6 +52,8 @@ export interface ServerOptions {
   readonly auditPath?: string;
   /** Record every exec with a terminal as an asciicast v2 file in this directory (created mode 0700). */
   readonly recordDir?: string;
+  /** Serve `GET /metrics` on the HTTP port (docs/cli.md "Metrics"); with tokens it needs the scope `metrics:read`. Default true. */
+  readonly metrics?: boolean;
 }
 
 export interface RunningServer {
@@ -71,6 +75,8 @@ export interface RunningServer {
   readonly connections: () => ReadonlySet<CallTable>;
   /** Resumable calls, on a connection or waiting for their caller (spec §4.9). */
   readonly resumable: ResumeRegistry;
+  /** The server's metrics, served at `GET /metrics` unless turned off; more may be added to `metrics.registry`. */
+  readonly metrics: ServerMetrics;
   /** Stops accepting, lets live calls end within `graceMs`, then aborts the rest. */
   close(graceMs?: number): Promise<void>;
 }
@@ -121,7 +127,9 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
         : AppendStream.appendTo(auditPath, `the audit log ${auditPath}`, MAX_AUDIT_BUFFERED_BYTES, logger);
   const audit = auditOut ? auditLog(auditOut) : undefined;
   const recorder = options.recordDir === undefined ? undefined : sessionRecorder(options.recordDir, logger);
-  const observe = combineObservers([...(audit ? [audit.observe] : []), ...(recorder ? [recorder.observe] : [])], logger);
+  const metrics = createMetrics({ operations: registry, engine: docker.on ? engine : undefined });
+  const observe = combineObservers([metrics.observe, ...(audit ? [audit.observe] : []), ...(recorder ? [recorder.observe] : [])], logger);
+  const observeRefusals = combineRefusalObservers([metrics.observeRefusals, ...(audit ? [audit.observeRefusals] : [])], logger);
   const dispatcher = createDispatcher({
     registry,
     authenticate: tokenAuthenticator(tokens),
@@ -129,8 +137,9 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     logger,
     ...(options.limits ? { limits: options.limits } : {}),
     ...(observe ? { observe } : {}),
-    ...(audit ? { observeRefusals: audit.observeRefusals } : {}),
+    ...(observeRefusals ? { observeRefusals } : {}),
   });
+  metrics.watchSessions(() => dispatcher.connections.size);
   const keepaliveMs = options.keepaliveMs ?? protocolLimits.keepaliveMs;
   const maxConnections = options.maxConnections ?? protocolLimits.maxConnections;
   const handshakeTimeoutMs = options.handshakeTimeoutMs ?? protocolLimits.handshakeTimeoutMs;
@@ -153,9 +162,10 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   guard.watch(http);
   const httpCalls = createHttpCalls(common);
   const lab = createLab(originPolicy);
+  const metricsPage = options.metrics === false ? () => false : metricsEndpoint(metrics, { policy: originPolicy, authenticate: tokens.length > 0 ? dispatcher.authenticate : undefined });
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     guard.settled(req.socket);
-    if (httpCalls(req, res) || lab(req, res)) return;
+    if (httpCalls(req, res) || metricsPage(req, res) || lab(req, res)) return;
     res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('callwire: the Lab at /, WebSocket at /callwire, calls over HTTP at POST /call/<operation>\n');
   };
   http.on('request', onRequest);
@@ -249,6 +259,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     allowedOrigins: originPolicy.allowOrigins,
     connections: () => dispatcher.connections,
     resumable: dispatcher.resumable,
+    metrics,
     async close(graceMs = 0) {
       await dispatcher.shutdown(graceMs);
       await Promise.all([ws.close(), wt?.close(), edge?.close(), unix?.close()]);

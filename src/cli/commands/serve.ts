@@ -29,6 +29,7 @@ interface ServeFlags {
   socket?: string;
   audit?: string;
   record?: string;
+  metrics: boolean;
 }
 
 export function registerServe(program: Command): void {
@@ -58,6 +59,7 @@ export function registerServe(program: Command): void {
     .option('--max-resume <seconds>', 'longest a resumable call (exec, subscribe) is kept for its caller after its connection is lost (0: calls end with their connection)', '60')
     .option('--audit <file>', 'append one JSON line per call (who, what, container, command, outcome, exit code, bytes, duration; never a token) to this file, mode 0600; "-": stdout, and the banner goes to stderr')
     .option('--record <dir>', 'record every exec with a terminal (exec -it) as an asciicast v2 file in this directory (mode 0700), for asciinema play')
+    .option('--no-metrics', 'do not serve GET /metrics (Prometheus text) on the HTTP port; with tokens it needs the scope metrics:read')
     .option('--keepalive <seconds>', 'WebSocket ping interval; a peer silent for a whole interval after a ping is dropped and its calls aborted (0: off)', '30')
     .action(async (flags: ServeFlags) => {
       // Loaded here: the server's dependencies (Docker, TLS, transports) would slow every other command's start.
@@ -87,6 +89,7 @@ export function registerServe(program: Command): void {
         allowHosts: flags.allowHost,
         keepaliveMs: seconds(flags.keepalive, '--keepalive') * 1000,
         http3: flags.http3,
+        metrics: flags.metrics,
         ...(flags.socket ? { socketPath: flags.socket } : {}),
         ...(flags.audit ? { auditPath: flags.audit } : {}),
         ...(flags.record ? { recordDir: flags.record } : {}),
@@ -135,6 +138,7 @@ function printBanner(server: RunningServer, tokenCount: number, flags: ServeFlag
   out(`  auth          ${tokenCount === 0 ? 'none: loopback only, local callers have full access' : `${tokenCount} token(s)`}`);
   out(`  browsers      ${server.allowedOrigins.length === 0 ? 'pages of this server only' : `this server's pages and ${server.allowedOrigins.join(', ')}`}`);
   out(`  docker        ${server.docker.on ? `on: ${server.docker.reason}` : `off: ${server.docker.reason} (set DOCKER_HOST, or run scripts/docker-engine.sh up)`}`);
+  if (flags.metrics) out(`  metrics       ${server.wsUrl.startsWith('wss:') ? 'https' : 'http'}://${new URL(server.wsUrl).host}/metrics  (${tokenCount === 0 ? 'Prometheus text' : 'needs a token with the scope metrics:read'})`);
   if (flags.audit) out(`  audit         ${flags.audit === '-' ? 'stdout' : flags.audit}  (one JSON line per call)`);
   if (flags.record) out(`  recording     ${flags.record}  (terminal sessions as asciicast v2)`);
   out(`  operations    ${server.registry.list().map((op) => op.name).join(', ')}`);
