@@ -36,17 +36,17 @@ describe('/metrics of a server with the Docker operations', () => {
     aborted.abort();
     await expect(ended).rejects.toMatchObject({ code: 'CANCELLED' });
     await expect.poll(async () => (await docker.processes(containerId)).includes('sleep 100'), { timeout: 5000, interval: 50 }).toBe(false);
-    await expect
-      .poll(async () => {
-        const after = await scrape();
-        return {
-          kills: sample(after, 'callwire_exec_kills_total') - sample(before, 'callwire_exec_kills_total'),
-          failures: sample(after, 'callwire_exec_kill_failures_total') - sample(before, 'callwire_exec_kill_failures_total'),
-          cancelled: sample(after, 'callwire_calls_total', { operation: 'docker/container/exec', outcome: 'cancelled' }) - sample(before, 'callwire_calls_total', { operation: 'docker/container/exec', outcome: 'cancelled' }),
-          live: sample(after, 'callwire_live_calls'),
-        };
-      })
-      .toEqual({ kills: 1, failures: 0, cancelled: 1, live: 0 });
+    const since = async () => {
+      const after = await scrape();
+      const delta = (name: string, labels?: Record<string, string>): number => sample(after, name, labels) - sample(before, name, labels);
+      return {
+        kills: delta('callwire_exec_kills_total'),
+        failures: delta('callwire_exec_kill_failures_total'),
+        cancelled: delta('callwire_calls_total', { operation: 'docker/container/exec', outcome: 'cancelled' }),
+        live: sample(after, 'callwire_live_calls'),
+      };
+    };
+    await expect.poll(since, { timeout: 10_000, interval: 50 }).toEqual({ kills: 1, failures: 0, cancelled: 1, live: 0 });
   });
 
   it('an exec that runs to its end kills nothing', async () => {

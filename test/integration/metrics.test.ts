@@ -8,6 +8,8 @@ import { createMetrics, METRICS_SCOPE, Registry, serveMetrics, startServer, type
 import { runCli, type CliRun } from '../support/cli.js';
 import { parseMetrics, sample } from '../support/prometheus.js';
 
+/** What the server does after the caller has its answer (a cancellation, a line written): bounded waits. */
+const POLL = { timeout: 5000, interval: 20 };
 const SERVER = { port: 0, webTransportPort: false, docker: false, http3: false, conformance: true } as const;
 
 /** `GET url` by node:http, so the test sets any Host and Origin it likes; the whole answer. */
@@ -65,7 +67,7 @@ describe('GET /metrics on a server (Prometheus text)', () => {
     await hold.next();
     held.abort();
     await expect(hold.next()).rejects.toMatchObject({ code: 'CANCELLED' });
-    await expect.poll(async () => calls(await scrape(server), 'conformance/hold', 'cancelled') - calls(before, 'conformance/hold', 'cancelled')).toBe(1);
+    await expect.poll(async () => calls(await scrape(server), 'conformance/hold', 'cancelled') - calls(before, 'conformance/hold', 'cancelled'), POLL).toBe(1);
 
     const after = await scrape(server);
     const delta = (operation: string, outcome: string): number => calls(after, operation, outcome) - calls(before, operation, outcome);
@@ -84,7 +86,7 @@ describe('GET /metrics on a server (Prometheus text)', () => {
     const lines = (): { operation: string; bytes_in: number; bytes_out: number }[] =>
       readFileSync(auditPath, 'utf8').trimEnd().split('\n').filter(Boolean).map((line) => JSON.parse(line) as { operation: string; bytes_in: number; bytes_out: number });
     const ended = [...after.entries()].filter(([key]) => key.startsWith('callwire_calls_total{')).reduce((sum, [, n]) => sum + n, 0);
-    await expect.poll(() => lines().length).toBe(ended);
+    await expect.poll(() => lines().length, POLL).toBe(ended);
     const audited = new Map<string, { in: number; out: number }>();
     for (const line of lines()) {
       const operation = server.registry.lookup(line.operation)?.name ?? 'unknown';
@@ -124,11 +126,11 @@ describe('GET /metrics on a server (Prometheus text)', () => {
       expect(sample(during, 'callwire_sessions') - sample(before, 'callwire_sessions')).toBe(1);
       held.abort();
       await expect(hold.next()).rejects.toMatchObject({ code: 'CANCELLED' });
-      await expect.poll(async () => sample(await scrape(server), 'callwire_live_calls')).toBe(0);
+      await expect.poll(async () => sample(await scrape(server), 'callwire_live_calls'), POLL).toBe(0);
     } finally {
       await second.close();
     }
-    await expect.poll(async () => sample(await scrape(server), 'callwire_sessions')).toBe(sample(before, 'callwire_sessions'));
+    await expect.poll(async () => sample(await scrape(server), 'callwire_sessions'), POLL).toBe(sample(before, 'callwire_sessions'));
   });
 
   it("holds the process's own metrics, and the exposition content type", async () => {
