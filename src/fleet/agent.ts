@@ -1,4 +1,4 @@
-import { createDispatcher, Registry, type Logger, type SessionLimits } from '../dispatcher/index.js';
+import { createDispatcher, Registry, type Logger, type ObserveCalls, type ObserveRefusals, type SessionLimits } from '../dispatcher/index.js';
 import { discoveryOperations, dockerOperations, probeDocker, type DockerEngine } from '../operations/index.js';
 import { AgentBeacon } from './agent-beacon.js';
 import { AgentLink } from './agent-link.js';
@@ -11,6 +11,16 @@ export interface AgentOptions {
   readonly engine: DockerEngine;
   readonly logger: Logger;
   readonly limits?: Partial<SessionLimits>;
+  /** Watches the agent's calls (its /metrics): given what it reads, it answers with the dispatcher's observers. */
+  readonly instrument?: (agent: AgentReadings) => { readonly observe?: ObserveCalls; readonly observeRefusals?: ObserveRefusals };
+}
+
+/** What an agent's instruments read, when they read it. */
+export interface AgentReadings {
+  readonly registry: Registry;
+  /** The gateways' virtual connections open here. */
+  readonly sessions: () => number;
+  readonly natsReconnects: () => number;
 }
 
 export interface RunningAgent {
@@ -35,22 +45,35 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   const registry = new Registry();
   registry.register(...dockerOperations(options.engine));
   registry.register(...discoveryOperations(registry));
-  const dispatcher = createDispatcher({ registry, logger: options.logger, anonymousIdentity: null, ...(options.limits ? { limits: options.limits } : {}) });
-  const { nc, counters } = await connectNats(options.nats, `callwire-agent-${options.hostId}`, options.logger);
-  const link = new AgentLink({ nc, host: options.hostId, dispatcher, logger: options.logger });
-  link.start();
+  // The instruments are made before the link and the NATS connection they read.
+  const made: { link?: AgentLink; counters?: NatsCounters } = {};
+  const instruments = options.instrument?.({ registry, sessions: () => made.link?.openConnections ?? 0, natsReconnects: () => made.counters?.reconnects ?? 0 }) ?? {};
+  const dispatcher = createDispatcher({
+    registry,
+    logger: options.logger,
+    anonymousIdentity: null,
+    ...(options.limits ? { limits: options.limits } : {}),
+    ...(instruments.observe ? { observe: instruments.observe } : {}),
+    ...(instruments.observeRefusals ? { observeRefusals: instruments.observeRefusals } : {}),
+  });
+  const connected = await connectNats(options.nats, `callwire-agent-${options.hostId}`, options.logger);
+  const nc = connected.nc;
+  made.counters = connected.counters;
+  const agentLink = new AgentLink({ nc, host: options.hostId, dispatcher, logger: options.logger });
+  made.link = agentLink;
+  agentLink.start();
   const beacon = new AgentBeacon(nc, options.hostId, options.engine, options.logger);
   await beacon.start();
   return {
     hostId: options.hostId,
     engine,
-    nats: counters,
-    openConnections: () => link.openConnections,
+    nats: connected.counters,
+    openConnections: () => agentLink.openConnections,
     liveCalls: () => [...dispatcher.connections].reduce((n, t) => n + t.stats.liveCalls, 0),
     async close(graceMs = 0) {
       beacon.stop();
       await dispatcher.shutdown(graceMs);
-      link.stop();
+      agentLink.stop();
       await nc.drain().catch(() => undefined);
     },
   };

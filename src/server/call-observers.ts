@@ -1,36 +1,77 @@
-import type { CallObserver, Logger, ObserveCalls } from '../dispatcher/index.js';
+import type { CallObserver, CallOutcome, Logger, ObserveCalls, ObserveRefusals } from '../dispatcher/index.js';
 
 /**
- * One observer hook for the dispatcher out of several (the audit log, the
- * recorder). Each is fenced: one that throws is logged once and left out of that
- * call, and neither the call nor the other observers feel it.
+ * One observer hook for the dispatcher out of several (the metrics, the audit log,
+ * the recorder). Each is fenced: one that throws is logged once, and neither the
+ * call nor the other observers feel it. Its per-item path allocates nothing: it
+ * runs for every item of every call.
  */
 export function combineObservers(all: readonly ObserveCalls[], logger: Logger): ObserveCalls | undefined {
   if (all.length === 0) return undefined;
-  let complained = false;
-  const fenced = <A extends unknown[]>(fn: ((...args: A) => void) | undefined) =>
-    (...args: A): void => {
-      try {
-        fn?.(...args);
-      } catch (error) {
-        if (complained) return;
-        complained = true;
-        logger.error('a call observer failed', { error: error instanceof Error ? error.message : String(error) });
-      }
-    };
+  const complain = complainOnce(logger);
   return (call) => {
     const observers: CallObserver[] = [];
     for (const observe of all) {
-      let observer: CallObserver | undefined;
-      fenced(() => (observer = observe(call)))();
-      if (observer) observers.push(observer);
+      try {
+        const observer = observe(call);
+        if (observer) observers.push(observer);
+      } catch (error) {
+        complain(error);
+      }
     }
     if (observers.length === 0) return undefined;
-    const parts = observers.map((o) => ({ input: fenced(o.input), output: fenced(o.output), ended: fenced(o.ended) }));
     return {
-      input: (item, bytes) => parts.forEach((p) => p.input(item, bytes)),
-      output: (output, bytes) => parts.forEach((p) => p.output(output, bytes)),
-      ended: (outcome) => parts.forEach((p) => p.ended(outcome)),
+      input(item: unknown, bytes: number) {
+        for (let i = 0; i < observers.length; i++) {
+          try {
+            observers[i]!.input?.(item, bytes);
+          } catch (error) {
+            complain(error);
+          }
+        }
+      },
+      output(output: unknown, bytes: number) {
+        for (let i = 0; i < observers.length; i++) {
+          try {
+            observers[i]!.output?.(output, bytes);
+          } catch (error) {
+            complain(error);
+          }
+        }
+      },
+      ended(outcome: CallOutcome) {
+        for (let i = 0; i < observers.length; i++) {
+          try {
+            observers[i]!.ended?.(outcome);
+          } catch (error) {
+            complain(error);
+          }
+        }
+      },
     };
+  };
+}
+
+/** One hook for refused calls out of several, each fenced as `combineObservers` fences them. */
+export function combineRefusalObservers(all: readonly ObserveRefusals[], logger: Logger): ObserveRefusals | undefined {
+  if (all.length === 0) return undefined;
+  const complain = complainOnce(logger);
+  return (call) => {
+    for (const observe of all) {
+      try {
+        observe(call);
+      } catch (error) {
+        complain(error);
+      }
+    }
+  };
+}
+
+function complainOnce(logger: Logger): (error: unknown) => void {
+  let complained = false;
+  return (error) => {
+    if (complained) return;
+    complained = true;
+    logger.error('a call observer failed', { error: error instanceof Error ? error.message : String(error) });
   };
 }

@@ -8,9 +8,11 @@ import { ConnectionGuard, createHttpCalls, createWebSocketTransport, findDeno, s
 import { startGateway, type FleetGateway, type NatsSettings } from '../fleet/index.js';
 import { AppendStream } from './append-stream.js';
 import { auditLog } from './audit-log.js';
-import { combineObservers } from './call-observers.js';
+import { combineObservers, combineRefusalObservers } from './call-observers.js';
 import { certificateSha256, selfSignedCertificate } from './certificate.js';
 import { createLab } from './lab.js';
+import { metricsEndpoint } from './metrics-endpoint.js';
+import { createMetrics, type ServerMetrics } from './metrics.js';
 import { sessionRecorder } from './session-recorder.js';
 import { listenUnix, type UnixListener } from './unix-listener.js';
 import { tokenAuthenticator, type TokenEntry } from './tokens.js';
@@ -53,6 +55,8 @@ export interface ServerOptions {
   readonly recordDir?: string;
   /** Be a fleet gateway (docs/fleet.md): the Docker operations of every agent on this NATS cluster, instead of a local engine's. */
   readonly fleet?: NatsSettings;
+  /** Serve `GET /metrics` on the HTTP port (docs/cli.md "Metrics"); with tokens it needs the scope `metrics:read`. Default true. */
+  readonly metrics?: boolean;
 }
 
 export interface RunningServer {
@@ -76,6 +80,8 @@ export interface RunningServer {
   readonly resumable: ResumeRegistry;
   /** The fleet this server is a gateway of, when it is one. */
   readonly fleet: FleetGateway | undefined;
+  /** The server's metrics, served at `GET /metrics` unless turned off; more may be added to `metrics.registry`. */
+  readonly metrics: ServerMetrics;
   /** Stops accepting, lets live calls end within `graceMs`, then aborts the rest. */
   close(graceMs?: number): Promise<void>;
 }
@@ -131,7 +137,9 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
         : AppendStream.appendTo(auditPath, `the audit log ${auditPath}`, MAX_AUDIT_BUFFERED_BYTES, logger);
   const audit = auditOut ? auditLog(auditOut) : undefined;
   const recorder = options.recordDir === undefined ? undefined : sessionRecorder(options.recordDir, logger);
-  const observe = combineObservers([...(audit ? [audit.observe] : []), ...(recorder ? [recorder.observe] : [])], logger);
+  const metrics = createMetrics({ operations: registry, engine: docker.on ? engine : undefined });
+  const observe = combineObservers([metrics.observe, ...(audit ? [audit.observe] : []), ...(recorder ? [recorder.observe] : [])], logger);
+  const observeRefusals = combineRefusalObservers([metrics.observeRefusals, ...(audit ? [audit.observeRefusals] : [])], logger);
   const dispatcher = createDispatcher({
     registry,
     authenticate: tokenAuthenticator(tokens),
@@ -139,8 +147,10 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     logger,
     ...(options.limits ? { limits: options.limits } : {}),
     ...(observe ? { observe } : {}),
-    ...(audit ? { observeRefusals: audit.observeRefusals } : {}),
+    ...(observeRefusals ? { observeRefusals } : {}),
   });
+  metrics.watchSessions(() => dispatcher.connections.size);
+  if (fleet) metrics.watchFleet(() => ({ hostsUp: fleet.hosts().filter((h) => h.state === 'up').length, natsReconnects: fleet.nats.reconnects }));
   const keepaliveMs = options.keepaliveMs ?? protocolLimits.keepaliveMs;
   const maxConnections = options.maxConnections ?? protocolLimits.maxConnections;
   const handshakeTimeoutMs = options.handshakeTimeoutMs ?? protocolLimits.handshakeTimeoutMs;
@@ -164,9 +174,10 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   guard.watch(http);
   const httpCalls = createHttpCalls(common);
   const lab = createLab(originPolicy);
+  const metricsPage = options.metrics === false ? () => false : metricsEndpoint(metrics, { policy: originPolicy, authenticate: tokens.length > 0 ? dispatcher.authenticate : undefined });
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     guard.settled(req.socket);
-    if (httpCalls(req, res) || lab(req, res)) return;
+    if (httpCalls(req, res) || metricsPage(req, res) || lab(req, res)) return;
     res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('callwire: the Lab at /, WebSocket at /callwire, calls over HTTP at POST /call/<operation>\n');
   };
   http.on('request', onRequest);
@@ -261,6 +272,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     connections: () => dispatcher.connections,
     resumable: dispatcher.resumable,
     fleet,
+    metrics,
     async close(graceMs = 0) {
       await dispatcher.shutdown(graceMs);
       await fleet?.close();

@@ -4,6 +4,7 @@ import { natsOptions, natsSettings, type NatsFlags } from '../nats-flags.js';
 
 interface AgentFlags extends NatsFlags {
   hostId: string;
+  metrics?: string;
   logLevel: LogLevel;
   grace: string;
 }
@@ -14,20 +15,42 @@ export function registerAgent(program: Command): void {
     .description('join a fleet (docs/fleet.md): serve this machine\'s Docker engine (DOCKER_HOST, or the local socket) to the gateways on a NATS cluster; listens on no port')
     .requiredOption('--host-id <id>', 'this host\'s name in the fleet: [a-z0-9][a-z0-9_-]{0,62}; callers write HOST/NAME');
   natsOptions(command, true)
+    .option('--metrics <host:port>', 'serve GET /metrics (Prometheus text) on this address, the agent\'s only listener; anyone who reaches it reads call counts, so keep it on loopback or a private network')
     .option('--grace <seconds>', 'on SIGINT/SIGTERM, how long live calls may finish before they are aborted', '10')
     .option('--log-level <level>', 'debug | info | warn | error', 'info')
     .action(async (flags: AgentFlags) => {
       const { startAgent } = await import('../../fleet/index.js');
-      const { dockerEngine } = await import('../../server/index.js');
+      const { createMetrics, dockerEngine, serveMetrics } = await import('../../server/index.js');
       const settings = natsSettings(flags);
       if (!settings) throw new Error('--nats is required');
-      const agent = await startAgent({ nats: settings, hostId: flags.hostId, engine: dockerEngine(), logger: stderrLogger(flags.logLevel) });
+      const metricsAt = flags.metrics === undefined ? undefined : hostPort(flags.metrics);
+      const engine = dockerEngine();
+      const logger = stderrLogger(flags.logLevel);
+      let metrics: ReturnType<typeof createMetrics> | undefined;
+      const agent = await startAgent({
+        nats: settings,
+        hostId: flags.hostId,
+        engine,
+        logger,
+        ...(metricsAt
+          ? {
+              instrument: ({ registry, sessions, natsReconnects }) => {
+                metrics = createMetrics({ operations: registry, engine });
+                metrics.watchSessions(sessions);
+                metrics.watchFleet(() => ({ natsReconnects: natsReconnects() }));
+                return { observe: metrics.observe, observeRefusals: metrics.observeRefusals };
+              },
+            }
+          : {}),
+      });
+      const listener = metrics && metricsAt ? await serveMetrics(metrics, metricsAt.host, metricsAt.port, { logger }) : undefined;
       process.stdout.write(
         [
           'callwire agent is serving',
           `  host          ${agent.hostId}`,
           `  nats          ${settings.servers.join(', ')}${settings.user ? ` as ${settings.user}` : ''}`,
           `  docker        ${agent.engine.ok ? 'on' : 'not answering'}: ${agent.engine.reason}`,
+          ...(listener ? [`  metrics       ${listener.url}`] : []),
           '',
         ].join('\n'),
       );
@@ -37,7 +60,7 @@ export function registerAgent(program: Command): void {
         if (stopping) process.exit(130);
         stopping = true;
         process.stderr.write(`[callwire] ${signal}: leaving the fleet; live calls have ${graceMs / 1000}s to finish\n`);
-        agent.close(graceMs).then(
+        Promise.all([agent.close(graceMs), listener?.close()]).then(
           () => process.exit(0),
           () => process.exit(1),
         );
@@ -45,4 +68,12 @@ export function registerAgent(program: Command): void {
       process.on('SIGINT', () => stop('SIGINT'));
       process.on('SIGTERM', () => stop('SIGTERM'));
     });
+}
+
+/** `127.0.0.1:9464` or `[::1]:9464`. */
+function hostPort(value: string): { host: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d+)$/.exec(value);
+  const port = Number(m?.[3]);
+  if (!m || !Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--metrics must be HOST:PORT, e.g. 127.0.0.1:9464, not "${value}"`);
+  return { host: m[1] ?? m[2] ?? '', port };
 }

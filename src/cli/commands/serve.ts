@@ -30,6 +30,7 @@ interface ServeFlags extends NatsFlags {
   socket?: string;
   audit?: string;
   record?: string;
+  metrics: boolean;
 }
 
 export function registerServe(program: Command): void {
@@ -59,6 +60,7 @@ export function registerServe(program: Command): void {
     .option('--max-resume <seconds>', 'longest a resumable call (exec, subscribe) is kept for its caller after its connection is lost (0: calls end with their connection)', '60')
     .option('--audit <file>', 'append one JSON line per call (who, what, container, command, outcome, exit code, bytes, duration; never a token) to this file, mode 0600; "-": stdout, and the banner goes to stderr')
     .option('--record <dir>', 'record every exec with a terminal (exec -it) as an asciicast v2 file in this directory (mode 0700), for asciinema play')
+    .option('--no-metrics', 'do not serve GET /metrics (Prometheus text) on the HTTP port; with tokens it needs the scope metrics:read')
     .option('--keepalive <seconds>', 'WebSocket ping interval; a peer silent for a whole interval after a ping is dropped and its calls aborted (0: off)', '30');
   natsOptions(command, false)
     .action(async (flags: ServeFlags) => {
@@ -90,6 +92,7 @@ export function registerServe(program: Command): void {
         allowHosts: flags.allowHost,
         keepaliveMs: seconds(flags.keepalive, '--keepalive') * 1000,
         http3: flags.http3,
+        metrics: flags.metrics,
         ...(flags.socket ? { socketPath: flags.socket } : {}),
         ...(flags.audit ? { auditPath: flags.audit } : {}),
         ...(flags.record ? { recordDir: flags.record } : {}),
@@ -140,6 +143,7 @@ function printBanner(server: RunningServer, tokenCount: number, flags: ServeFlag
   out(`  browsers      ${server.allowedOrigins.length === 0 ? 'pages of this server only' : `this server's pages and ${server.allowedOrigins.join(', ')}`}`);
   if (server.fleet) out(`  fleet         gateway ${server.fleet.id} over NATS; hosts up: ${server.fleet.hosts().filter((h) => h.state === 'up').map((h) => h.id).join(', ') || 'none yet'}`);
   out(`  docker        ${server.docker.on ? `on: ${server.docker.reason}` : `off: ${server.docker.reason} (set DOCKER_HOST, or run scripts/docker-engine.sh up)`}`);
+  if (flags.metrics) out(`  metrics       ${server.wsUrl.startsWith('wss:') ? 'https' : 'http'}://${new URL(server.wsUrl).host}/metrics  (${tokenCount === 0 ? 'Prometheus text' : 'needs a token with the scope metrics:read'})`);
   if (flags.audit) out(`  audit         ${flags.audit === '-' ? 'stdout' : flags.audit}  (one JSON line per call)`);
   if (flags.record) out(`  recording     ${flags.record}  (terminal sessions as asciicast v2)`);
   out(`  operations    ${server.registry.list().map((op) => op.name).join(', ')}`);

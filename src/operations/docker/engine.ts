@@ -16,8 +16,11 @@ export interface DockerEngine {
   readonly address: string;
   /** True when the engine's process ids are this host's (a local unix socket). */
   readonly local: boolean;
-  /** Exec kills that failed (spec §12, EXEC-5); services/stats reports them. */
-  readonly counters: { execKillFailures: number };
+  /**
+   * Execs killed because their call ended before their command did, and those kills that
+   * failed (spec §12, EXEC-5); services/stats reports the failures, /metrics both.
+   */
+  readonly counters: { execKills: number; execKillFailures: number };
 }
 
 /** Finds the engine through DOCKER_HOST, or the default socket (what the docker CLI does). */
@@ -41,7 +44,7 @@ function engineOf(options: EngineOptions, address: string, local: boolean): Dock
     image: (reference) => docker.getImage(encodeURIComponent(reference)),
     address,
     local,
-    counters: { execKillFailures: 0 },
+    counters: { execKills: 0, execKillFailures: 0 },
   };
 }
 

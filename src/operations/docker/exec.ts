@@ -54,6 +54,7 @@ async function* runExec(engine: DockerEngine, labelPrefix: string, input: ExecIn
   const kill = (): void => {
     if (killed) return;
     killed = true;
+    engine.counters.execKills++;
     socket.destroy();
     void killExec(engine, { container, containerId: info.Id, exec, mark }).then((failure) => {
       if (failure === undefined) return;
