@@ -39,6 +39,9 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   const { nc, counters } = await connectNats(options.nats, `callwire-agent-${options.hostId}`, options.logger);
   const link = new AgentLink({ nc, host: options.hostId, dispatcher, logger: options.logger });
   link.start();
+  void (async () => {
+    for await (const status of nc.status()) if (status.type === 'disconnect') link.loseAll();
+  })();
   const beacon = new AgentBeacon(nc, options.hostId, options.engine, options.logger);
   await beacon.start();
   return {

@@ -28,6 +28,9 @@ export async function startGateway(settings: NatsSettings, maxFrameBytes: number
   const { nc, counters } = await connectNats(settings, 'callwire-gateway', logger);
   const link = new GatewayLink(nc, logger, maxFrameBytes);
   link.start();
+  void (async () => {
+    for await (const status of nc.status()) if (status.type === 'disconnect') link.loseAll();
+  })();
   const clients = new FleetClients(link);
   const table = new HostTable({
     gone: (host, error) => {
