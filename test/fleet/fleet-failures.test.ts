@@ -1,75 +1,13 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFailed } from 'vitest';
-import { execFrames, RpcError, type Client } from '../../src/client/index.js';
-import { cliPath, runCli, type CliRun } from '../support/cli.js';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { RpcError } from '../../src/client/index.js';
+import { cliPath, runCli } from '../support/cli.js';
 import { DockerFixture, dockerCli } from '../support/docker.js';
+import { firstByteAfter, firstSuccessAfter, honestEnd, logFleetOnFailure, LONG_EXEC, sha256, within } from '../support/fleet-exec.js';
 import { Fleet, type GatewayRun } from '../support/fleet.js';
 import { clientsOn } from '../support/nats-connz.js';
 import { until } from '../support/wait.js';
-
-const SCRIPT = 'seq 1 2000000; exit 7';
-const sha256 = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex');
-
-/** Resolves with `promise`, or fails once `ms` pass: every wait here is bounded. */
-function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms)));
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-/**
- * An exec through the fleet ends in one of two ways only: byte for byte what `docker exec`
- * printed with the command's exit code, or exit 123 with UNAVAILABLE after a prefix of
- * it; never a success (0 or 7) after truncated or reordered output.
- */
-async function honestEnd(run: CliRun, direct: string, what: string): Promise<'complete' | 'unavailable'> {
-  const { code } = await within(run.exited, 60_000, what);
-  if (code === 7) {
-    expect(run.stdout.length, `${what}: stdout size`).toBe(direct.length);
-    expect(sha256(run.stdout), `${what}: stdout sha256`).toBe(sha256(direct));
-    return 'complete';
-  }
-  expect(code, `${what}: exit 7 byte-exact or 123 UNAVAILABLE; stderr=${run.stderr.slice(-300)}`).toBe(123);
-  expect(run.stderr).toMatch(/\(UNAVAILABLE\)/);
-  expect(direct.startsWith(run.stdout), `${what}: what arrived is a prefix of the output`).toBe(true);
-  return 'unavailable';
-}
-
-/** Runs `echo` through the gateway with the SDK; the ms from `since` to its first byte of output. */
-async function firstByteAfter(client: Client, ref: string, since: number): Promise<number> {
-  const frames = execFrames(client, ref, ['echo', 'after'], { encoding: 'binary' });
-  let firstMs = -1;
-  let out = '';
-  for (let step = await frames.next(); ; step = await frames.next()) {
-    if (step.done) {
-      expect(step.value.exitCode).toBe(0);
-      break;
-    }
-    if ('data' in step.value) {
-      if (firstMs < 0) firstMs = Date.now() - since;
-      out += Buffer.from(step.value.data).toString('utf8');
-    }
-  }
-  expect(out).toBe('after\n');
-  return firstMs;
-}
-
-/**
- * Calls `echo` through the gateway until one succeeds (each failure must be UNAVAILABLE,
- * never wrong output); `strict`: the first must. The ms from `since` to the first byte of
- * the one that succeeded, and the failures before it.
- */
-async function firstSuccessAfter(client: Client, ref: string, since: number, strict: boolean): Promise<{ ms: number; failures: string[] }> {
-  const failures: string[] = [];
-  for (;;) {
-    const ms = await within(firstByteAfter(client, ref, since), 15_000, 'a call after the failure').catch((e: unknown) => e);
-    if (typeof ms === 'number') return { ms, failures };
-    if (strict || !(ms instanceof RpcError) || ms.code !== 'UNAVAILABLE' || Date.now() - since > 15_000) throw ms;
-    failures.push(ms.message);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 /**
  * The fleet when its parts fail (issue 24 "Failures"), with real processes: three NATS
@@ -94,19 +32,12 @@ describe('a fleet when NATS nodes, an agent or a gateway fail', () => {
     [gateway1, gateway2] = await Promise.all([fleet.gateway({ urls: url(1), waitHosts: ['a', 'b'] }), fleet.gateway({ urls: url(3), waitHosts: ['a', 'b'] })]);
     const id = await docker.container();
     name = (await docker.engine.docker.getContainer(id).inspect()).Name.replace(/^\//, '');
-    const run = await dockerCli(['exec', name, 'sh', '-c', SCRIPT]);
+    const run = await dockerCli(['exec', name, 'sh', '-c', LONG_EXEC]);
     expect(run.code).toBe(7);
     direct = run.stdout.toString('latin1');
   }, 90_000);
 
-  beforeEach(() => {
-    // What the gateways and agents logged says why a failure case went the way it did.
-    onTestFailed(() => {
-      for (const [i, g] of fleet.gateways.entries()) console.log(`[fleet] gateway ${i + 1} stderr:\n${g.run.stderr.slice(-4000)}`);
-      for (const [host, run] of fleet.agents) console.log(`[fleet] agent ${host} stderr:\n${run.stderr.slice(-4000)}`);
-      for (let node = 1; node <= fleet.cluster.urls.length; node++) console.log(`[fleet] NATS node ${node} log:\n${fleet.cluster.logOf(node)}`);
-    });
-  });
+  beforeEach(() => logFleetOnFailure(fleet));
 
   afterAll(async () => {
     await fleet?.stop();
@@ -118,7 +49,7 @@ describe('a fleet when NATS nodes, an agent or a gateway fail', () => {
    * `strict`: the first call after the kill must succeed.
    */
   async function killNodeDuringExec(gateway: GatewayRun, node: number, what: string, strict: boolean): Promise<void> {
-    const run = runCli(['exec', '--url', gateway.wsUrl, `a/${name}`, '--', 'sh', '-c', SCRIPT], { stdin: 'ignore' });
+    const run = runCli(['exec', '--url', gateway.wsUrl, `a/${name}`, '--', 'sh', '-c', LONG_EXEC], { stdin: 'ignore' });
     await until(() => run.stdout.length > 1 << 20 || run.child.exitCode !== null, 'a megabyte of output', 30_000);
     expect(run.child.exitCode, 'the exec still runs when the node is killed').toBeNull();
     const atKill = run.stdout.length;
@@ -152,7 +83,7 @@ describe('a fleet when NATS nodes, an agent or a gateway fail', () => {
   }, 120_000);
 
   it('an agent killed with SIGKILL mid-exec: the exec ends UNAVAILABLE naming the host, new calls fail fast, and it is routable again once restarted', async () => {
-    const run = runCli(['exec', '--url', gateway1.wsUrl, `a/${name}`, '--', 'sh', '-c', SCRIPT], { stdin: 'ignore' });
+    const run = runCli(['exec', '--url', gateway1.wsUrl, `a/${name}`, '--', 'sh', '-c', LONG_EXEC], { stdin: 'ignore' });
     await until(() => run.stdout.length > 1 << 20 || run.child.exitCode !== null, 'a megabyte of output', 30_000);
     expect(run.child.exitCode, 'the exec still runs when the agent is killed').toBeNull();
     const killedAt = Date.now();
@@ -193,7 +124,7 @@ describe('a fleet when NATS nodes, an agent or a gateway fail', () => {
   }, 90_000);
 
   it('two gateways at once: an exec through each at the same time, both byte-exact', async () => {
-    const runs = [gateway1, gateway2].map((g) => runCli(['exec', '--url', g.wsUrl, `a/${name}`, '--', 'sh', '-c', SCRIPT], { stdin: 'ignore' }));
+    const runs = [gateway1, gateway2].map((g) => runCli(['exec', '--url', g.wsUrl, `a/${name}`, '--', 'sh', '-c', LONG_EXEC], { stdin: 'ignore' }));
     await until(() => runs.every((r) => r.stdout.length > 0), 'both execs streaming', 30_000);
     expect(runs.map((r) => r.child.exitCode), 'both run at once').toEqual([null, null]);
     for (const [i, run] of runs.entries()) {
