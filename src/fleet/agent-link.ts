@@ -68,6 +68,15 @@ export class AgentLink {
     this.sweeper.unref();
   }
 
+  /**
+   * The agent's NATS connection broke: what gateways sent it meanwhile is lost, so
+   * every virtual connection is, now rather than at its gateway's next ping; the
+   * `lost` goes out once NATS is back, and the gateways resume their calls.
+   */
+  loseAll(): void {
+    for (const [id, vc] of this.vcs) this.drop(id, vc, 'the NATS connection broke');
+  }
+
   /** Stops taking messages; the dispatcher's shutdown ends the calls. */
   stop(): void {
     if (this.sweeper !== undefined) clearInterval(this.sweeper);

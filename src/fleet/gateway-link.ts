@@ -70,6 +70,15 @@ export class GatewayLink {
     return vc;
   }
 
+  /**
+   * The gateway's NATS connection broke: whatever the agents sent it meanwhile is lost,
+   * so every virtual connection is, now rather than at its next gap; their resumable
+   * calls go on over new ones, and calls started from now on start there.
+   */
+  loseAll(): void {
+    for (const vc of [...this.vcs.values()]) vc.fail(new RpcError('UNAVAILABLE', `the gateway lost its NATS connection to host ${vc.host}`), true);
+  }
+
   /** Every virtual connection to `host` fails with `error` (its agent is gone). */
   failHost(host: string, error: RpcError): void {
     for (const vc of [...this.vcs.values()]) if (vc.host === host) vc.fail(error, false);

@@ -25,9 +25,11 @@ const FIRST_TABLES_MS = 400;
 
 /** Joins the fleet as a gateway (docs/fleet.md): the host table from heartbeats, the link to every agent. */
 export async function startGateway(settings: NatsSettings, maxFrameBytes: number, logger: Logger): Promise<FleetGateway> {
-  const { nc, counters } = await connectNats(settings, 'callwire-gateway', logger);
+  const { nc, counters, onDisconnect } = await connectNats(settings, 'callwire-gateway', logger);
   const link = new GatewayLink(nc, logger, maxFrameBytes);
   link.start();
+  // What agents sent while the gateway's NATS connection was down is lost: its connections end now, as lost.
+  onDisconnect(() => link.loseAll());
   const clients = new FleetClients(link);
   const table = new HostTable({
     gone: (host, error) => {

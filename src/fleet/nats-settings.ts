@@ -22,7 +22,14 @@ export interface NatsCounters {
  * Connects with failover across every node, reconnecting for ever: a node that dies is
  * left within two missed pings (a silent network) or at once (a closed socket).
  */
-export async function connectNats(settings: NatsSettings, name: string, logger: Logger): Promise<{ nc: NatsConnection; counters: NatsCounters }> {
+export interface NatsLink {
+  readonly nc: NatsConnection;
+  readonly counters: NatsCounters;
+  /** Told each time the connection drops: what was in flight on it is lost. */
+  onDisconnect(listener: () => void): void;
+}
+
+export async function connectNats(settings: NatsSettings, name: string, logger: Logger): Promise<NatsLink> {
   const options: ConnectionOptions = {
     servers: [...settings.servers],
     name,
@@ -45,6 +52,7 @@ export async function connectNats(settings: NatsSettings, name: string, logger: 
     throw new Error(`cannot connect to NATS at ${settings.servers.join(', ')}: ${error instanceof Error ? error.message : String(error)}`);
   }
   const counters: NatsCounters = { reconnects: 0, disconnects: 0 };
+  const disconnected: (() => void)[] = [];
   void (async () => {
     for await (const status of nc.status()) {
       if (status.type === 'reconnect') {
@@ -53,10 +61,11 @@ export async function connectNats(settings: NatsSettings, name: string, logger: 
       } else if (status.type === 'disconnect') {
         counters.disconnects++;
         logger.warn('lost the NATS connection; reconnecting', {});
+        for (const listener of disconnected) listener();
       } else if (status.type === 'error') logger.warn('NATS reported an error', { error: String((status as { error?: unknown }).error ?? '') });
     }
   })();
-  return { nc, counters };
+  return { nc, counters, onDisconnect: (listener) => void disconnected.push(listener) };
 }
 
 /** `a,b` → ['a', 'b'], with `nats://` where no scheme was given. */

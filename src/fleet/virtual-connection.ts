@@ -40,7 +40,7 @@ export class VirtualConnection implements ClientConnection {
 
   receive(message: LinkMessage): void {
     if (!this.open) return;
-    if (message.kind === 'lost' && message.seq === 0) return this.fail(new RpcError('UNAVAILABLE', `host ${this.host} does not know this connection (its agent restarted?)`), false);
+    if (message.kind === 'lost' && message.seq === 0) return this.fail(new RpcError('UNAVAILABLE', `host ${this.host} does not know this connection (it dropped it when its NATS connection broke, or its agent restarted)`), false);
     const received = this.receiver.accept(message);
     if (received === 'pending') return;
     if (received === 'gap') return this.fail(new RpcError('UNAVAILABLE', `a message from host ${this.host} was lost`), true);
