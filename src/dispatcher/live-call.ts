@@ -72,6 +72,8 @@ export class LiveCall {
   releaseAdmission: (() => void) | undefined;
   /** Watches the call's traffic (audit, recording); set once, at admission. */
   observer: CallObserver | undefined;
+  /** Hears each output acknowledgement of the caller's, on a resumable call (a relay, §4.9). */
+  onAcknowledged: ((seq: number) => void) | undefined;
 
   constructor(
     readonly id: string,
@@ -144,17 +146,33 @@ export class LiveCall {
    */
   admitted(window: number): void {
     if (this.op.inputStream) {
-      this.inputStream = new InputStream(window, (bytes) => this.grant(bytes));
+      this.openInput(window);
       this.grant(window);
     } else this.grant(0);
+  }
+
+  /** The input stream its handler reads, before the caller is granted any of it. */
+  openInput(window: number): void {
+    if (this.op.inputStream) this.inputStream ??= new InputStream(window, (bytes) => this.grant(bytes));
   }
 
   // Resuming (§4.9) ------------------------------------------------------------
 
   /** Makes the call resumable: its output is numbered and kept in `log`, and its caller hears the token first. */
-  makeResumable(log: ReplayLog, token: string, graceMs: number): void {
+  makeResumable(log: ReplayLog, token: string, graceMs: number, announce = true): void {
     this.replay = log;
-    this.sendControl({ type: 'resumable', token, graceMs });
+    if (announce) this.sendControl({ type: 'resumable', token, graceMs });
+  }
+
+  /**
+   * A call taken up from another server (§4.9) is now held there again, with input up to
+   * `inputSeq`: its caller hears `call.resumed`, with the credit of this call's own input
+   * stream, then the call goes on here.
+   */
+  takenUp(inputSeq: number): void {
+    this.inputSeq = inputSeq;
+    this.sendControl({ type: 'resumed', inputSeq, inputCredit: this.inputStream?.callerCredit ?? 0 });
+    this.flushReplay();
   }
 
   /** The connection is lost: the call runs on, its output kept, until it is resumed or its grace ends. */
@@ -314,7 +332,10 @@ export class LiveCall {
     if (this.outputCredit === undefined) return false;
     this.outputCredit += bytes;
     if (this.replay) {
-      if (seq !== undefined) this.replay.ack(seq);
+      if (seq !== undefined) {
+        this.replay.ack(seq);
+        this.onAcknowledged?.(seq);
+      }
       this.flushReplay();
       if (!this.mustWait) this.wakeWaiters();
     } else this.flush();

@@ -3,6 +3,7 @@ import type { CallOptions, Client } from '../client/index.js';
 import { assertOperationShape, holdsScope, type CallContext, type Identity, type Operation } from '../dispatcher/index.js';
 import { RpcError } from '../protocol/index.js';
 import type { FleetClients } from './fleet-clients.js';
+import { relayStream } from './fleet-relay.js';
 import type { HostTable } from './host-table.js';
 import { HOST_ID_PATTERN } from './subjects.js';
 
@@ -20,7 +21,7 @@ export function mayReach(identity: Identity | null, host: string): boolean {
   return holdsScope(identity, `host:${host}`);
 }
 
-interface FleetRouting {
+export interface FleetRouting {
   readonly hosts: HostTable;
   readonly clients: FleetClients;
 }
@@ -41,10 +42,10 @@ export function fleetOperations(agentOperations: readonly Operation[], routing: 
   });
 }
 
-/** The agent's operation with the gateway's input, output and handler, checked as a new one would be. */
+/** The agent's operation with the gateway's input, output and handler, checked as a new one would be; its streams resume at the agent (§4.9). */
 function reshaped(op: Operation): Operation {
   assertOperationShape(op);
-  return op;
+  return op.kind === 'subscription' ? { ...op, relaysResume: true } : op;
 }
 
 function objectShape(schema: z.ZodType): Record<string, z.ZodType> | undefined {
@@ -61,7 +62,7 @@ function callOptions(ctx: CallContext): CallOptions {
 }
 
 /** The host's client, or why the caller cannot reach that host. */
-function clientFor(host: string, ctx: CallContext, routing: FleetRouting): Client {
+export function clientFor(host: string, ctx: Pick<CallContext, 'identity'>, routing: FleetRouting): Client {
   if (!mayReach(ctx.identity, host)) throw RpcError.of('FORBIDDEN', `missing scope: host:${host}`);
   const why = routing.hosts.unreachable(host);
   if (why) throw why;
@@ -70,7 +71,7 @@ function clientFor(host: string, ctx: CallContext, routing: FleetRouting): Clien
 
 function forward(op: Operation, host: string, input: unknown, ctx: CallContext, routing: FleetRouting): unknown {
   const client = clientFor(host, ctx, routing);
-  return op.kind === 'subscription' ? client.iterate(op.name, input, callOptions(ctx)) : client.call(op.name, input, callOptions(ctx));
+  return op.kind === 'subscription' ? relayStream(client, host, op.name, input, ctx, callOptions(ctx)) : client.call(op.name, input, callOptions(ctx));
 }
 
 function containerRouted(op: Operation, routing: FleetRouting): Operation {

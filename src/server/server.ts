@@ -140,6 +140,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     ...(options.limits ? { limits: options.limits } : {}),
     ...(observe ? { observe } : {}),
     ...(audit ? { observeRefusals: audit.observeRefusals } : {}),
+    ...(fleet ? { adoptResume: fleet.adoptResume } : {}),
   });
   const keepaliveMs = options.keepaliveMs ?? protocolLimits.keepaliveMs;
   const maxConnections = options.maxConnections ?? protocolLimits.maxConnections;
