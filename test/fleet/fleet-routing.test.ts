@@ -1,0 +1,118 @@
+import { createHash } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RpcError } from '../../src/client/index.js';
+import { runCli } from '../support/cli.js';
+import { DockerFixture, dockerCli, RUN_LABEL, TEST_IMAGE } from '../support/docker.js';
+import { Fleet, type GatewayRun } from '../support/fleet.js';
+
+/**
+ * The fleet's contract (docs/fleet.md): `callwire agent --nats URLS --host-id ID`,
+ * `callwire serve --nats URLS`, HOST/NAME, list rows with `host`. Two agents, a and b,
+ * serve the same test engine, so every container is held by both hosts: a bare name
+ * is ambiguous, and HOST/NAME picks one.
+ */
+describe('a fleet of two hosts behind one gateway', () => {
+  const docker = new DockerFixture();
+  let fleet: Fleet;
+  let gateway: GatewayRun;
+  const name = `fleet-${docker.runId.slice(0, 8)}`;
+
+  beforeAll(async () => {
+    fleet = await Fleet.start({ hosts: ['a', 'b'], nodes: 1 });
+    await Promise.all([fleet.agent('a'), fleet.agent('b')]);
+    gateway = await fleet.gateway({ waitHosts: ['a', 'b'] });
+    const created = await docker.engine.docker.createContainer({ Image: TEST_IMAGE, name, Cmd: ['sleep', '1000000'], Labels: { [RUN_LABEL]: docker.runId }, HostConfig: { NetworkMode: 'none' } });
+    await created.start();
+  }, 60_000);
+
+  afterAll(async () => {
+    await fleet?.stop();
+    await docker.cleanup();
+  });
+
+  it('exec through the gateway: stdout byte for byte as docker exec prints it, stderr apart, the command\'s exit code', async () => {
+    const script = 'seq 1 300000; echo to-stderr >&2; exit 7';
+    const direct = await dockerCli(['exec', name, 'sh', '-c', script]);
+    const run = runCli(['exec', '--url', gateway.wsUrl, `a/${name}`, '--', 'sh', '-c', script], { stdin: 'ignore' });
+    const exited = await run.exited;
+    expect(exited.code).toBe(7);
+    expect(direct.code).toBe(7);
+    expect(run.stdout.length).toBe(direct.stdout.length);
+    expect(createHash('sha256').update(run.stdout).digest('hex')).toBe(createHash('sha256').update(direct.stdout).digest('hex'));
+    expect(run.stderr).toBe('to-stderr\n');
+  }, 60_000);
+
+  it('a name two hosts hold is INVALID_INPUT naming both as HOST/NAME; an unknown one is CONTAINER_NOT_FOUND', async () => {
+    const client = await fleet.client(gateway);
+    const ambiguous = await client.call('docker/container/inspect', { containerId: name }).catch((e: unknown) => e);
+    expect(ambiguous).toBeInstanceOf(RpcError);
+    expect((ambiguous as RpcError).code).toBe('INVALID_INPUT');
+    expect((ambiguous as RpcError).message).toContain(`a/${name}`);
+    expect((ambiguous as RpcError).message).toContain(`b/${name}`);
+    const missing = await client.call('docker/container/inspect', { containerId: 'no-such-container-here' }).catch((e: unknown) => e);
+    expect((missing as RpcError).code).toBe('CONTAINER_NOT_FOUND');
+    const onB = await client.call<{ Name: string }>('docker/container/inspect', { containerId: `b/${name}` });
+    expect(onB.Name).toBe(`/${name}`);
+    const noHost = await client.call('docker/container/inspect', { containerId: `zz/${name}` }).catch((e: unknown) => e);
+    expect((noHost as RpcError).code).toBe('NOT_FOUND');
+    expect((noHost as RpcError).message).toMatch(/no host zz/);
+  });
+
+  it('list merges every host, each row carrying its host', async () => {
+    const client = await fleet.client(gateway);
+    const list = await client.call<{ containers: { names: string[]; host: string }[]; unavailable: unknown[] }>('docker/container/list', { all: true });
+    const ours = list.containers.filter((c) => c.names.includes(`/${name}`));
+    expect(ours.map((c) => c.host).sort()).toEqual(['a', 'b']);
+    expect(list.unavailable).toEqual([]);
+    const onlyA = await client.call<{ containers: { host: string }[] }>('docker/container/list', { all: true, host: 'a' });
+    expect(new Set(onlyA.containers.map((c) => c.host))).toEqual(new Set(['a']));
+  });
+
+  it('create takes a host, and must name one when the fleet has two; services/info lists the hosts up', async () => {
+    const client = await fleet.client(gateway);
+    const unnamed = await client.call('docker/container/create', { image: TEST_IMAGE, cmd: ['true'] }).catch((e: unknown) => e);
+    expect((unnamed as RpcError).code).toBe('INVALID_INPUT');
+    expect((unnamed as RpcError).message).toMatch(/one of a, b/);
+    const created = await client.call<{ containerId: string; host: string }>('docker/container/create', { image: TEST_IMAGE, cmd: ['true'], host: 'b', labels: { [RUN_LABEL]: docker.runId } });
+    expect(created.host).toBe('b');
+    await client.call('docker/container/remove', { containerId: `b/${created.containerId}`, force: true });
+    const info = await client.call<{ fleet: { hosts: { id: string; state: string }[] } }>('services/info', null);
+    expect(info.fleet.hosts.map((h) => [h.id, h.state])).toEqual([
+      ['a', 'up'],
+      ['b', 'up'],
+    ]);
+  });
+
+  it('a container started on an engine is routable within seconds, and gone once removed', async () => {
+    const client = await fleet.client(gateway);
+    const late = `${name}-late`;
+    const started = Date.now();
+    await dockerCli(['run', '-d', '--name', late, '--network', 'none', '--label', `${RUN_LABEL}=${docker.runId}`, TEST_IMAGE, 'sleep', '1000000']);
+    let routableMs = -1;
+    while (Date.now() - started < 10_000) {
+      const inspected = await client.call('docker/container/inspect', { containerId: `a/${late}` }).then(
+        () => true,
+        () => false,
+      );
+      // a/NAME goes to host a whatever its table says; a bare reference needs the table.
+      const routed = await client.call('docker/container/list', { all: true, host: 'a' }).then(() => true);
+      const resolved = await client.call('docker/container/inspect', { containerId: late }).catch((e: RpcError) => e.code);
+      if (inspected && routed && resolved === 'INVALID_INPUT') {
+        routableMs = Date.now() - started;
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(routableMs, 'both hosts list the new container in their tables').toBeGreaterThanOrEqual(0);
+    console.log(`[fleet] a container started by the engine was routable after ${routableMs} ms`);
+    await dockerCli(['rm', '-f', late]);
+    const removedAt = Date.now();
+    let code: unknown;
+    while (Date.now() - removedAt < 10_000) {
+      code = await client.call('docker/container/inspect', { containerId: late }).catch((e: RpcError) => e.code);
+      if (code === 'CONTAINER_NOT_FOUND') break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(code).toBe('CONTAINER_NOT_FOUND');
+  }, 30_000);
+});
