@@ -7,6 +7,7 @@
 export class AckLimit {
   private value: number;
   private listener: (() => void) | undefined;
+  private releasers: (() => void)[] | undefined = [];
 
   constructor(initial = 0) {
     this.value = initial;
@@ -27,5 +28,18 @@ export class AckLimit {
   /** Set by the connection that tracks the call: it acknowledges more once the limit rises. */
   onRaise(listener: () => void): void {
     this.listener = listener;
+  }
+
+  /** The relayed caller has the whole stream, or gave it up: the server may forget the call. */
+  release(): void {
+    const releasers = this.releasers;
+    this.releasers = undefined;
+    for (const release of releasers ?? []) release();
+  }
+
+  /** Runs `fn` once the stream is released (at once if it is). */
+  onRelease(fn: () => void): void {
+    if (this.releasers) this.releasers.push(fn);
+    else fn();
   }
 }

@@ -251,8 +251,11 @@ export class ResumingConnection implements ClientConnection {
         break;
     }
     if (isTerminal(envelope) && call.token !== undefined) {
-      // §4.9: the caller has everything; the callee may forget the call now rather than after its grace.
-      call.channel?.send(envelopes.aborted(call.id));
+      // §4.9: the caller has everything; the callee may forget the call now rather than after its grace,
+      // or, for a relayed call, once the relay's own caller has everything.
+      const limit = call.sink.ackLimit;
+      if (limit) limit.onRelease(() => this.forgetAtCallee(call.id));
+      else call.channel?.send(envelopes.aborted(call.id));
       call.token = undefined;
     }
     call.sink.frame(envelope, bytes);
@@ -291,6 +294,13 @@ export class ResumingConnection implements ClientConnection {
       call.ackedSeq = seq;
       call.channel.send({ type: 'call.credit', id: call.id, payload: { bytes: 0, seq } });
     }, 0);
+  }
+
+  /** Tells the callee it may forget an ended call (its `call.aborted`), on the connection up now, after the call's own channel is done. */
+  private forgetAtCallee(id: string): void {
+    const current = this.current;
+    if (!current || this.closing) return;
+    current.startCall(envelopes.aborted(id), { frame: () => undefined, lost: () => undefined }).done();
   }
 
   /** What may be acknowledged: everything received, unless the call relays it to a caller of its own that has not. */

@@ -115,6 +115,7 @@ export class CallTable implements CallHost {
         },
         onAcknowledged: (listener) => (call.onAcknowledged = listener),
         resumed: () => undefined,
+        onForgotten: (listener) => (call.onForgotten = listener),
       };
     } else {
       registry?.offer(call, admitted.identity, asked!, this.options.unacknowledgedOutput);
@@ -237,6 +238,7 @@ export class CallTable implements CallHost {
     const relay: ResumeRelay = {
       offer: () => false,
       onAcknowledged: (listener) => (call.onAcknowledged = listener),
+      onForgotten: (listener) => (call.onForgotten = listener),
       resumed: (inputSeq) => {
         if (taken || call.ended) return;
         taken = true;

@@ -74,6 +74,8 @@ export class LiveCall {
   observer: CallObserver | undefined;
   /** Hears each output acknowledgement of the caller's, on a resumable call (a relay, §4.9). */
   onAcknowledged: ((seq: number) => void) | undefined;
+  /** Hears once that nothing of the call is kept any more (a relay, §4.9). */
+  onForgotten: (() => void) | undefined;
 
   constructor(
     readonly id: string,
@@ -217,6 +219,9 @@ export class LiveCall {
   forgetReplay(): void {
     this.replay?.clear();
     this.terminalSent = true;
+    const forgotten = this.onForgotten;
+    this.onForgotten = undefined;
+    forgotten?.();
   }
 
   // What the handler produces -------------------------------------------------

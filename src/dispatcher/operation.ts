@@ -41,6 +41,8 @@ export interface ResumeRelay {
   onAcknowledged(listener: (seq: number) => void): void;
   /** A call taken up by token (`adoptResume`): the upstream took it up too, and has input up to `inputSeq`. */
   resumed(inputSeq: number): void;
+  /** Hears once that the call is forgotten here (its caller has it all, gave it up, or its grace passed): upstream may forget it too. */
+  onForgotten(listener: () => void): void;
 }
 
 export type StreamSource<T> = Observable<T> | AsyncIterable<T>;

@@ -23,12 +23,15 @@ export function relayStream(client: Client, host: string, operation: string, inp
   if (!relay) return client.iterate(operation, input, options);
   const acks = new AckLimit();
   relay.onAcknowledged((seq) => acks.raise(seq));
+  relay.onForgotten(() => acks.release());
   const callId = agentCallId();
   let offered = false;
   const offer = (token: string | null): void => {
     if (offered) return;
     offered = true;
-    if (!relay.offer(token)) acks.raise(UNLIMITED);
+    if (relay.offer(token)) return;
+    acks.raise(UNLIMITED);
+    acks.release();
   };
   return client.iterate(operation, input, {
     ...options,
@@ -58,6 +61,7 @@ export function adoptFleetCall(operations: readonly Operation[], clientFor: (hos
       source: (seq, ctx) => {
         const acks = new AckLimit(seq);
         ctx.relay?.onAcknowledged((acked) => acks.raise(acked));
+        ctx.relay?.onForgotten(() => acks.release());
         return client.takeUp(
           { id: call.callId, token: call.agentToken, seq, graceMs: LINK_GRACE_MS },
           { signal: ctx.signal, ackLimit: acks, onResumed: (inputSeq) => ctx.relay?.resumed(inputSeq), ...(ctx.input ? { input: ctx.input } : {}) },
