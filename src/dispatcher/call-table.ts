@@ -106,9 +106,9 @@ export class CallTable implements CallHost {
       let offered = false;
       relay = {
         offer: (token) => {
-          if (offered || call.ended) return false;
+          if (offered) return false;
           offered = true;
-          const resumable = token !== null && registry !== undefined;
+          const resumable = token !== null && registry !== undefined && !call.ended;
           if (resumable) registry.offer(call, admitted.identity, asked!, this.options.unacknowledgedOutput, { token });
           admitNow();
           return resumable && !this.options.unacknowledgedOutput;
@@ -117,6 +117,8 @@ export class CallTable implements CallHost {
         resumed: () => undefined,
         onForgotten: (listener) => (call.onForgotten = listener),
       };
+      // A call that fails before upstream admits it (a container no host holds) was still admitted here: CR-1, then its error.
+      call.beforeTerminal = () => relay?.offer(null);
     } else {
       registry?.offer(call, admitted.identity, asked!, this.options.unacknowledgedOutput);
       admitNow();

@@ -76,6 +76,8 @@ export class LiveCall {
   onAcknowledged: ((seq: number) => void) | undefined;
   /** Hears once that nothing of the call is kept any more (a relay, §4.9). */
   onForgotten: (() => void) | undefined;
+  /** Runs once just before the call's terminal event is queued: a relay admits a call it never heard upstream admit. */
+  beforeTerminal: (() => void) | undefined;
 
   constructor(
     readonly id: string,
@@ -416,6 +418,9 @@ export class LiveCall {
 
   /** The call's terminal event: sent once what comes before it has gone (CR-5; for a resumable call, every kept item). */
   private finish(event: CallEvent): void {
+    const before = this.beforeTerminal;
+    this.beforeTerminal = undefined;
+    before?.();
     if (!this.replay) return this.queue(this.encodeTerminal(event), true);
     this.terminalEvent = event;
     this.flushReplay();
