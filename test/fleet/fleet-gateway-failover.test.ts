@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,6 +35,7 @@ describe('a gateway killed mid-exec: the call resumes through another gateway', 
   const clients: Client[] = [];
   const runs: CliRun[] = [];
   const proxies: TcpProxy[] = [];
+  let tokensFile = '';
 
   const port = (g: GatewayRun): number => Number(new URL(g.wsUrl).port);
   const client = async (g: GatewayRun, token: string, resume = true): Promise<Client> => {
@@ -54,14 +55,13 @@ describe('a gateway killed mid-exec: the call resumes through another gateway', 
   };
 
   beforeAll(async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'callwire-failover-'));
-    const tokens = join(dir, 'tokens.json');
-    writeFileSync(tokens, JSON.stringify({ tokens: [{ token: ALICE, subject: 'alice', scopes: ['*'] }, { token: MALLORY, subject: 'mallory', scopes: ['*'] }] }));
+    tokensFile = join(mkdtempSync(join(tmpdir(), 'callwire-failover-')), 'tokens.json');
+    writeFileSync(tokensFile, JSON.stringify({ tokens: [{ token: ALICE, subject: 'alice', scopes: ['*'] }, { token: MALLORY, subject: 'mallory', scopes: ['*'] }] }));
     const created = await docker.engine.docker.createContainer({ Image: TEST_IMAGE, name, Cmd: ['sleep', '1000000'], Labels: { [RUN_LABEL]: docker.runId }, HostConfig: { NetworkMode: 'none' } });
     await created.start();
     fleet = await Fleet.start({ hosts: ['a'], nodes: 1 });
     await fleet.agent('a');
-    [g1, g2] = await Promise.all([fleet.gateway({ extraArgs: ['--tokens', tokens] }), fleet.gateway({ extraArgs: ['--tokens', tokens] })]);
+    [g1, g2] = await Promise.all([fleet.gateway({ extraArgs: ['--tokens', tokensFile] }), fleet.gateway({ extraArgs: ['--tokens', tokensFile] })]);
     await Promise.all([hostUp(g1), hostUp(g2)]);
   }, 90_000);
 
@@ -121,5 +121,26 @@ describe('a gateway killed mid-exec: the call resumes through another gateway', 
     expect({ exit, stdout: summary(run.stdout) }, run.stderr).toEqual({ exit: { code: 7, signal: null }, stdout: summary(direct.stdout.toString()) });
     expect(run.stderr.split('\n').filter(Boolean)).toEqual([expect.stringMatching(RECONNECTING), expect.stringMatching(RECONNECTED)]);
     expect(proxy.accepted, 'the call went on over a new connection, to G2').toBe(2);
+  }, 90_000);
+
+  it('exec -i: 8 MB of stdin into sha256sum, its gateway SIGKILLed while it streams up and the relay turned to another: every byte read once', async () => {
+    const g3 = await fleet.gateway({ extraArgs: ['--tokens', tokensFile] });
+    await hostUp(g3);
+    const proxy = await new TcpProxy().start(port(g2));
+    proxies.push(proxy);
+    const input = randomBytes(8_000_000);
+    const run = runCli(['--url', proxy.via(g2.wsUrl), '--token', ALICE, 'exec', '-i', `a/${name}`, '--', 'sha256sum'], { stdin: 'pipe' });
+    runs.push(run);
+    run.child.stdin.on('error', () => undefined);
+    run.child.stdin.end(input);
+    await until(() => proxy.relayed.up >= 3_000_000, 'the first 3 MB of input', 30_000);
+    proxy.freeze();
+    const sent = proxy.relayed.up;
+    proxy.retarget(port(g3));
+    g2.run.child.kill('SIGKILL');
+    const exit = await run.exited;
+    expect(sent, 'the gateway was killed in the middle of the input').toBeLessThan(input.length);
+    expect({ exit, stdout: run.stdout }, run.stderr).toEqual({ exit: { code: 0, signal: null }, stdout: `${createHash('sha256').update(input).digest('hex')}  -\n` });
+    expect(run.stderr.split('\n').filter(Boolean)).toEqual([expect.stringMatching(RECONNECTING), expect.stringMatching(RECONNECTED)]);
   }, 90_000);
 });
