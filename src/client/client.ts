@@ -1,9 +1,10 @@
 import { Observable } from 'rxjs';
 import { listContract, schemaContract, type Contract, type InputOf, type OperationSpec, type OperationSummary, type OutputOf, type SubscriptionContract, type UnaryContract } from '../contracts/index.js';
 import { envelopes, RpcError, type Carrier, type Envelope, type RequestedPayload } from '../protocol/index.js';
-import type { CallChannel, ClientConnection } from './connection.js';
+import type { CallChannel, CallSink, ClientConnection } from './connection.js';
 import { InputPump } from './input-pump.js';
-import type { ConnectionEvent } from './resuming-connection.js';
+import type { AckLimit } from './ack-limit.js';
+import { ResumingConnection, type ConnectionEvent } from './resuming-connection.js';
 
 export interface CallOptions {
   /** Aborting it sends `call.aborted` and fails the call with CANCELLED. */
@@ -34,12 +35,39 @@ export interface CallOptions {
    * whose streams ask for it by default; `false` turns it off for this call.
    */
   readonly resume?: { readonly graceMs: number } | false;
+  /** The server made the stream resumable (§4.9): its token, a secret, and grace. */
+  readonly onResumable?: (token: string, graceMs: number) => void;
+  /** The server took the stream up again (its `call.resumed`): the last input it has. */
+  readonly onResumed?: (inputSeq: number) => void;
+  /**
+   * A resumable stream's output is acknowledged to the server no further than this: for a
+   * caller that relays the stream to a caller of its own (a fleet gateway), so the server
+   * keeps what that caller may still need (§4.9).
+   */
+  readonly ackLimit?: AckLimit;
+}
+
+/** A resumable stream to take up by its token (§4.9), after output `seq`, kept for `graceMs` if lost again. */
+export interface TakeUp {
+  readonly id: string;
+  readonly token: string;
+  readonly seq: number;
+  readonly graceMs: number;
 }
 
 /** An operation named by its contract (types inferred) or by its name (for operations this client does not know). */
 type Target = Contract | string;
 /** What a call that fails on our side does at the server: `abort` sends call.aborted; `forget` (the connection is gone, or it never started) sends nothing. */
 type ServerSide = 'abort' | 'forget';
+type StartHandlers = { frame: (e: Envelope, bytes: number) => void; fail: (error: RpcError, server: ServerSide) => void };
+/** What a stream's consumer hears. */
+interface StreamConsumer {
+  value: (value: unknown, bytes: number) => void;
+  complete: () => void;
+  error: (error: RpcError) => void;
+}
+/** A stream is a new call of an operation, or one taken up by its token (§4.9). */
+type StreamStart = { readonly operation: string; readonly input: unknown } | { readonly takeUp: TakeUp };
 const nameOf = (target: Target): string => (typeof target === 'string' ? target : target.name);
 
 /** The output credit a stream starts with and renews by halves (spec §4.8). */
@@ -133,7 +161,7 @@ export class Client {
   subscribe<T = unknown>(operation: string, input?: unknown, options?: CallOptions): Observable<T>;
   subscribe<T>(target: Target, input: unknown = null, options: CallOptions = {}): Observable<T> {
     return new Observable<T>((subscriber) => {
-      const call = this.openStream(nameOf(target), input, options, {
+      const call = this.openStream({ operation: nameOf(target), input }, options, {
         value: (value, bytes) => {
           subscriber.next(value as T);
           call.release(bytes);
@@ -155,6 +183,22 @@ export class Client {
   iterate<T = unknown>(operation: string, input?: unknown, options?: CallOptions): AsyncIterable<T>;
   iterate<T>(target: Target, input: unknown = null, options: CallOptions = {}): AsyncIterable<T> {
     const operation = nameOf(target);
+    return this.pulled((consumer) => this.openStream({ operation, input }, options, consumer));
+  }
+
+  /**
+   * Takes up a resumable stream this client did not start (§4.9), by its token: another
+   * client's, whose connection is gone. Pulled as `iterate` is, from the item after
+   * `seq`; `options.input` goes on from the last input the server has. Needs a client
+   * made with `connect(url, { resume })`. A token the server does not hold for this
+   * caller fails the iteration with its `NOT_FOUND`.
+   */
+  takeUp<T = unknown>(call: TakeUp, options: CallOptions = {}): AsyncIterable<T> {
+    if (!(this.connection instanceof ResumingConnection)) throw new TypeError('taking up a call needs a client made with resume');
+    return this.pulled((consumer) => this.openStream({ takeUp: call }, { ...options, id: call.id }, consumer));
+  }
+
+  private pulled<T>(open: (consumer: StreamConsumer) => { release: (bytes: number) => void; cancel: () => void }): AsyncIterable<T> {
     return {
       [Symbol.asyncIterator]: (): AsyncIterator<T> => {
         const queue: { value: T; bytes: number }[] = [];
@@ -164,7 +208,7 @@ export class Client {
           wake?.();
           wake = undefined;
         };
-        const call = this.openStream(operation, input, options, {
+        const call = open({
           value: (value, bytes) => {
             queue.push({ value: value as T, bytes });
             notify();
@@ -207,12 +251,7 @@ export class Client {
    * grants again as the consumer `release`s what it took, sends `options.input`
    * as the server grants input credit (§4.7), and reports values and the end.
    */
-  private openStream(
-    operation: string,
-    input: unknown,
-    options: CallOptions,
-    consumer: { value: (value: unknown, bytes: number) => void; complete: () => void; error: (error: RpcError) => void },
-  ): { release: (bytes: number) => void; cancel: () => void } {
+  private openStream(what: StreamStart, options: CallOptions, consumer: StreamConsumer): { release: (bytes: number) => void; cancel: () => void } {
     let ended = false;
     const id = options.id ?? this.nextId();
     const window = options.windowBytes ?? DEFAULT_WINDOW_BYTES;
@@ -242,11 +281,13 @@ export class Client {
       pump?.stop();
       cleanup();
     };
-    const { channel, cleanup } = this.start(operation, input, 'stream', { ...options, id, windowBytes: window }, {
+    const handlers: StartHandlers = {
       frame: (e, bytes) => {
         if (ended) return;
+        if (e.type === 'call.resumable') return options.onResumable?.(e.payload.token, e.payload.grace_ms);
         if (e.type !== 'call.error') admit();
-        if (e.type === 'call.credit') pump?.grant(e.payload.bytes);
+        if (e.type === 'call.resumed') options.onResumed?.(e.payload.input_seq);
+        else if (e.type === 'call.credit') pump?.grant(e.payload.bytes);
         else if (e.type === 'call.responded') consumer.value(e.payload.output, bytes);
         else if (e.type === 'call.completed') {
           end();
@@ -257,7 +298,9 @@ export class Client {
         }
       },
       fail,
-    });
+    };
+    const streamOptions = { ...options, id, windowBytes: window };
+    const { channel, cleanup } = 'takeUp' in what ? this.startTakeUp(what.takeUp, streamOptions, handlers) : this.start(what.operation, what.input, 'stream', streamOptions, handlers);
     return {
       release(bytes) {
         if (ended) return;
@@ -293,7 +336,7 @@ export class Client {
     input: unknown,
     expect: 'unary' | 'stream',
     options: CallOptions,
-    handlers: { frame: (e: Envelope, bytes: number) => void; fail: (error: RpcError, server: ServerSide) => void },
+    handlers: StartHandlers,
   ): { channel: CallChannel; cleanup: () => void } {
     const id = options.id ?? this.nextId();
     const payload: RequestedPayload = { operationId: operation, input, expect };
@@ -305,6 +348,25 @@ export class Client {
     const token = options.token ?? this.callToken;
     if (token !== undefined) payload.auth_token = token;
     if (options.deadlineMs !== undefined) payload.deadline_ms = Math.max(1, Math.ceil(options.deadlineMs));
+    const request = envelopes.requested(id, payload);
+    return this.begin(options, handlers, (sink) => this.connection.startCall(request, sink));
+  }
+
+  /** A stream taken up by its token: its `call.resume` is its request (§4.9). */
+  private startTakeUp(call: TakeUp, options: CallOptions, handlers: StartHandlers): { channel: CallChannel; cleanup: () => void } {
+    const token = options.token ?? this.callToken;
+    const resume = envelopes.resume(call.id, {
+      token: call.token,
+      seq: call.seq,
+      credit: options.windowBytes ?? DEFAULT_WINDOW_BYTES,
+      ...(token === undefined ? {} : { auth_token: token }),
+    });
+    const connection = this.connection as ResumingConnection;
+    return this.begin(options, handlers, (sink) => connection.takeUp(resume, call.graceMs, sink));
+  }
+
+  /** The call's cancellation, deadline and cleanup around the channel `open` makes. */
+  private begin(options: CallOptions, handlers: StartHandlers, open: (sink: CallSink) => CallChannel): { channel: CallChannel; cleanup: () => void } {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const onAbort = (): void => handlers.fail(new RpcError('CANCELLED', 'the call was cancelled by the caller'), 'abort');
     const cleanup = (): void => {
@@ -317,9 +379,10 @@ export class Client {
       queueMicrotask(() => handlers.fail(new RpcError('CANCELLED', 'the call was cancelled before it started'), 'forget'));
       return { channel: noop, cleanup: () => undefined };
     }
-    const channel = this.connection.startCall(envelopes.requested(id, payload), {
+    const channel = open({
       frame: handlers.frame,
       lost: (error) => handlers.fail(error, 'forget'),
+      ...(options.ackLimit ? { ackLimit: options.ackLimit } : {}),
     });
     options.signal?.addEventListener('abort', onAbort, { once: true });
     if (options.deadlineMs !== undefined) {

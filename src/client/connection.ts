@@ -1,10 +1,13 @@
 import type { Carrier, Codec, Envelope, RpcError } from '../protocol/index.js';
+import type { AckLimit } from './ack-limit.js';
 
 /** Receives the frames of one call, or the news that the connection is gone. */
 export interface CallSink {
   /** `bytes`: the frame's encoded size, for output credit (§4.8). */
   frame(envelope: Envelope, bytes: number): void;
   lost(error: RpcError): void;
+  /** A resumable call's output is acknowledged no further than this (a relay's own caller, §4.9). */
+  readonly ackLimit?: AckLimit;
 }
 
 /** The client's side of one call on a connection. */

@@ -3,7 +3,8 @@
  * The WebSocket path has no Node-only import, so it runs in browsers too.
  */
 export { connect, type ConnectOptions } from './connect.js';
-export { Client, type CallOptions, type OperationSummary } from './client.js';
+export { Client, type CallOptions, type OperationSummary, type TakeUp } from './client.js';
+export { AckLimit } from './ack-limit.js';
 export { exec, execFrames, type ExecControls, type ExecFrames, type ExecHandle, type ExecOptions, type ExecOutput, type ExecResult, type ExecSignal } from './exec.js';
 export type { ExecStdin, StdinSource } from './exec-input.js';
 export { ResumingConnection, type ConnectionEvent } from './resuming-connection.js';

@@ -1,4 +1,4 @@
-import { envelopes, RpcError, type Carrier, type Codec, type Envelope } from '../protocol/index.js';
+import { envelopes, RpcError, type Carrier, type Codec, type Envelope, type EnvelopeOf } from '../protocol/index.js';
 import type { CallChannel, CallSink, ClientConnection } from './connection.js';
 
 /** What a reconnecting connection tells its client (spec/PROTOCOL.md §4.9). */
@@ -48,6 +48,8 @@ interface Tracked {
   resuming: boolean;
   /** The caller aborted it while no connection was up: abort it once one is. */
   abortPending: boolean;
+  /** Taken up by token (`takeUp`), not started here: until its first `call.resumed`, a refusal is the callee's own answer. */
+  takenUp: boolean;
 }
 
 /**
@@ -91,11 +93,43 @@ export class ResumingConnection implements ClientConnection {
 
   startCall(request: Envelope, sink: CallSink): CallChannel {
     const payload = request.type === 'call.requested' ? request.payload : undefined;
+    const call = this.track(request, sink, payload?.credit ?? 0);
+    if (this.current) call.channel = this.current.startCall(request, this.sinkFor(call));
+    else {
+      this.waiting.push(call);
+      this.reconnect('no connection is up');
+    }
+    return this.channelOf(call);
+  }
+
+  /**
+   * Takes up a resumable call this connection did not start (§4.9): one another connection,
+   * another process even, started and lost, named by its token and the last output seq its
+   * consumer has. `resume` is its `call.resume`; the call then goes on as if started here:
+   * resumed again on a lost connection, for `graceMs`. A refusal reaches `sink` as the callee's
+   * `call.error`, as a new call's would.
+   */
+  takeUp(resume: Envelope, graceMs: number, sink: CallSink): CallChannel {
+    if (resume.type !== 'call.resume') throw new TypeError('takeUp takes a call.resume');
+    const call = this.track(resume, sink, resume.payload.credit);
+    call.token = resume.payload.token;
+    call.graceMs = graceMs;
+    call.lastSeq = call.ackedSeq = resume.payload.seq;
+    call.takenUp = true;
+    if (this.current) this.resume(this.current, call);
+    else {
+      call.lostAt = Date.now();
+      this.reconnect('no connection is up');
+    }
+    return this.channelOf(call);
+  }
+
+  private track(request: Envelope, sink: CallSink, window: number): Tracked {
     const call: Tracked = {
       id: request.id,
       request,
       sink,
-      window: payload?.credit ?? 0,
+      window,
       channel: undefined,
       token: undefined,
       graceMs: 0,
@@ -108,13 +142,14 @@ export class ResumingConnection implements ClientConnection {
       inputCredit: 0,
       resuming: false,
       abortPending: false,
+      takenUp: false,
     };
     this.calls.set(call.id, call);
-    if (this.current) call.channel = this.current.startCall(request, this.sinkFor(call));
-    else {
-      this.waiting.push(call);
-      this.reconnect('no connection is up');
-    }
+    sink.ackLimit?.onRaise(() => this.acknowledgeSoon(call));
+    return call;
+  }
+
+  private channelOf(call: Tracked): CallChannel {
     return {
       abort: () => this.abort(call),
       done: () => {
@@ -181,9 +216,9 @@ export class ResumingConnection implements ClientConnection {
       case 'call.resumable':
         call.token = envelope.payload.token;
         call.graceMs = envelope.payload.grace_ms;
-        return;
+        return call.sink.frame(envelope, bytes);
       case 'call.resumed':
-        return this.resumed(call, envelope.payload.input_seq, envelope.payload.input_credit);
+        return this.resumed(call, envelope, bytes);
       case 'call.responded': {
         const seq = envelope.payload.seq;
         if (seq !== undefined) {
@@ -201,6 +236,11 @@ export class ResumingConnection implements ClientConnection {
         return call.sink.frame(envelope, bytes);
       }
       case 'call.error':
+        if (call.resuming && call.takenUp) {
+          // A call taken up by token that the callee refuses: its answer, as a new call's would be.
+          this.calls.delete(call.id);
+          return call.sink.frame(envelope, bytes);
+        }
         if (call.resuming) {
           // The callee no longer has the call (its grace passed, or it restarted): the call is lost with its connection.
           this.calls.delete(call.id);
@@ -211,8 +251,11 @@ export class ResumingConnection implements ClientConnection {
         break;
     }
     if (isTerminal(envelope) && call.token !== undefined) {
-      // §4.9: the caller has everything; the callee may forget the call now rather than after its grace.
-      call.channel?.send(envelopes.aborted(call.id));
+      // §4.9: the caller has everything; the callee may forget the call now rather than after its grace,
+      // or, for a relayed call, once the relay's own caller has everything.
+      const limit = call.sink.ackLimit;
+      if (limit) limit.onRelease(() => this.forgetAtCallee(call.id));
+      else call.channel?.send(envelopes.aborted(call.id));
       call.token = undefined;
     }
     call.sink.frame(envelope, bytes);
@@ -231,8 +274,8 @@ export class ResumingConnection implements ClientConnection {
     if (envelope.type === 'call.credit') {
       // A resume asks for a whole window afresh: a grant for a connection that is gone means nothing.
       if (!call.channel || call.resuming) return 0;
-      call.ackedSeq = call.lastSeq;
-      return call.channel.send({ ...envelope, payload: { bytes: envelope.payload.bytes, seq: call.lastSeq } });
+      call.ackedSeq = this.ackable(call);
+      return call.channel.send({ ...envelope, payload: { bytes: envelope.payload.bytes, seq: call.ackedSeq } });
     }
     return call.channel?.send(envelope) ?? 0;
   }
@@ -246,10 +289,24 @@ export class ResumingConnection implements ClientConnection {
     if (call.ackTimer !== undefined) return;
     call.ackTimer = setTimeout(() => {
       call.ackTimer = undefined;
-      if (!call.channel || call.resuming || call.token === undefined || call.lastSeq <= call.ackedSeq) return;
-      call.ackedSeq = call.lastSeq;
-      call.channel.send({ type: 'call.credit', id: call.id, payload: { bytes: 0, seq: call.lastSeq } });
+      const seq = this.ackable(call);
+      if (!call.channel || call.resuming || call.token === undefined || seq <= call.ackedSeq) return;
+      call.ackedSeq = seq;
+      call.channel.send({ type: 'call.credit', id: call.id, payload: { bytes: 0, seq } });
     }, 0);
+  }
+
+  /** Tells the callee it may forget an ended call (its `call.aborted`), on the connection up now, after the call's own channel is done. */
+  private forgetAtCallee(id: string): void {
+    const current = this.current;
+    if (!current || this.closing) return;
+    current.startCall(envelopes.aborted(id), { frame: () => undefined, lost: () => undefined }).done();
+  }
+
+  /** What may be acknowledged: everything received, unless the call relays it to a caller of its own that has not. */
+  private ackable(call: Tracked): number {
+    const limit = call.sink.ackLimit;
+    return limit ? Math.min(call.lastSeq, limit.upTo) : call.lastSeq;
   }
 
   private abort(call: Tracked): void {
@@ -272,10 +329,15 @@ export class ResumingConnection implements ClientConnection {
   }
 
   /** §4.9: the callee has input up to `inputSeq` and counts `inputCredit`; the rest goes again, and the credit follows. */
-  private resumed(call: Tracked, inputSeq: number, inputCredit: number): void {
+  private resumed(call: Tracked, envelope: EnvelopeOf<'call.resumed'>, bytes: number): void {
+    const { input_seq: inputSeq, input_credit: inputCredit } = envelope.payload;
     call.resuming = false;
+    call.takenUp = false;
     call.lostAt = undefined;
+    // A call taken up by token sent nothing here yet: its next input follows what the callee has.
+    call.inputSeq = Math.max(call.inputSeq, inputSeq);
     this.acknowledged(call, inputSeq);
+    call.sink.frame(envelope, bytes);
     let credit = inputCredit;
     for (const input of call.unacked) credit -= call.channel!.send(input.envelope);
     const change = credit - call.inputCredit;
@@ -326,7 +388,7 @@ export class ResumingConnection implements ClientConnection {
 
   private resume(connection: ClientConnection, call: Tracked): void {
     call.resuming = true;
-    const request = call.request.type === 'call.requested' ? call.request.payload : undefined;
+    const request = call.request.type === 'call.requested' || call.request.type === 'call.resume' ? call.request.payload : undefined;
     const resume = envelopes.resume(call.id, {
       token: call.token!,
       seq: call.lastSeq,

@@ -4,7 +4,7 @@ import type { ObserveCalls, ObserveRefusals } from './call-observer.js';
 import type { CallOutlet } from './call-outlet.js';
 import { bindLogger, type Identity, type Logger } from './identity.js';
 import { LiveCall, type CallHost } from './live-call.js';
-import { isUnary, type CallContext } from './operation.js';
+import { isUnary, type CallContext, type ResumeRelay } from './operation.js';
 import { pumpStream, pumpUnary } from './pump.js';
 import type { ResumeRegistry } from './resume-registry.js';
 
@@ -84,12 +84,7 @@ export class CallTable implements CallHost {
     const call = new LiveCall(id, op, limits.maxBufferedBytesPerCall, outlet, this, request.payload.credit);
     call.releaseAdmission = admitted.release;
     call.observer = this.options.observe?.({ id, operation: op, identity: admitted.identity, input: admitted.input, requestBytes: request.sizeBytes });
-    this.live.set(id, call);
-    this.draining.delete(id);
-    const previous = this.retained.get(id);
-    if (previous) this.options.resume?.forget(previous); // ID-3: its caller reuses the id, so it has it all
-    this.retained.delete(id);
-    this.callsStarted++;
+    this.place(call);
     let deadlineAt: number | undefined;
     const deadlineMs = request.payload.deadline_ms;
     if (deadlineMs !== undefined) {
@@ -99,28 +94,71 @@ export class CallTable implements CallHost {
     }
     // §4.9: a stream under credit may outlive its connection; its caller hears the token first.
     const asked = request.payload.resume?.grace_ms;
-    if (asked !== undefined && call.takesCredit && this.options.resume?.enabled) this.options.resume.offer(call, admitted.identity, asked, this.options.unacknowledgedOutput);
+    const registry = asked !== undefined && call.takesCredit && this.options.resume?.enabled ? this.options.resume : undefined;
     // An input stream's first grant, or a 0 grant to a stream that asked for credit, says the call is admitted.
-    if (op.inputStream || call.takesCredit) call.admitted(limits.maxBufferedBytesPerCall);
+    const admitNow = (): void => {
+      if (op.inputStream || call.takesCredit) call.admitted(limits.maxBufferedBytesPerCall);
+    };
+    let relay: ResumeRelay | undefined;
+    if (!isUnary(op) && op.relaysResume) {
+      // Resumable with the token of the stream it relays, known once that is admitted: until then the caller hears nothing (RSM-1).
+      call.openInput(limits.maxBufferedBytesPerCall);
+      let offered = false;
+      relay = {
+        offer: (token) => {
+          if (offered) return false;
+          offered = true;
+          const resumable = token !== null && registry !== undefined && !call.ended;
+          if (resumable) registry.offer(call, admitted.identity, asked!, this.options.unacknowledgedOutput, { token });
+          admitNow();
+          return resumable && !this.options.unacknowledgedOutput;
+        },
+        onAcknowledged: (listener) => (call.onAcknowledged = listener),
+        resumed: () => undefined,
+        onForgotten: (listener) => (call.onForgotten = listener),
+      };
+      // A call that fails before upstream admits it (a container no host holds) was still admitted here: CR-1, then its error.
+      call.beforeTerminal = () => relay?.offer(null);
+    } else {
+      registry?.offer(call, admitted.identity, asked!, this.options.unacknowledgedOutput);
+      admitNow();
+    }
+    const ctx = this.context(call, admitted.identity, deadlineAt, relay);
+    if (isUnary(op)) pumpUnary(call, op, admitted.input, ctx);
+    else pumpStream(call, op, admitted.input, ctx);
+    return call;
+  }
+
+  /** A new call in this table under `id` (ID-3: an ended one its caller let go of is forgotten). */
+  private place(call: LiveCall): void {
+    this.live.set(call.id, call);
+    this.draining.delete(call.id);
+    const previous = this.retained.get(call.id);
+    if (previous) this.options.resume?.forget(previous); // ID-3: its caller reuses the id, so it has it all
+    this.retained.delete(call.id);
+    this.callsStarted++;
+  }
+
+  private context(call: LiveCall, identity: Identity | null, deadlineAt: number | undefined, relay: ResumeRelay | undefined): CallContext {
     const tableLogger = this.options.logger;
+    const { id } = call;
+    const operation = call.op.name;
     let logger: CallContext['logger'] | undefined;
-    const ctx: CallContext = {
+    return {
       callId: id,
-      operation: op.name,
-      identity: admitted.identity,
+      operation,
+      identity,
       get signal() {
         return call.signal;
       },
       // Bound when first read, as the signal is: most handlers never log.
       get logger() {
-        return (logger ??= bindLogger(tableLogger, { callId: id, operation: op.name }));
+        return (logger ??= bindLogger(tableLogger, { callId: id, operation }));
       },
       deadlineAt,
       input: call.input,
+      ...(relay ? { relay } : {}),
     };
-    if (isUnary(op)) pumpUnary(call, op, admitted.input, ctx);
-    else pumpStream(call, op, admitted.input, ctx);
-    return call;
   }
 
   private refused(request: CallRequest, identity: Identity | null, error: RpcError): RpcError {
@@ -169,7 +207,7 @@ export class CallTable implements CallHost {
     if (identity instanceof RpcError) return identity;
     if (!registry) return RpcError.of('NOT_FOUND', 'this connection cannot resume calls');
     const call = registry.claim(payload.token, id, identity);
-    if (call instanceof RpcError) return call;
+    if (call instanceof RpcError) return this.adopt(id, payload, identity, outlet) ?? call;
     if (!call.replaysAfter(payload.seq)) {
       // Never a silent gap (§4.9): a caller that can no longer have what follows its position loses the call.
       registry.forget(call);
@@ -180,6 +218,38 @@ export class CallTable implements CallHost {
     if (call.ended) this.draining.set(id, call);
     else this.live.set(id, call);
     call.reattach(outlet, this, payload.seq, payload.credit);
+    return call;
+  }
+
+  /**
+   * §4.9: a token this server did not issue may name a call another server relayed and
+   * lost (a fleet gateway's, docs/fleet.md): the stream is taken up from upstream and
+   * relayed here. Until upstream has it, the call is an ordinary one, whose refusal its
+   * caller hears as it is (NOT_FOUND for every mismatch, RSM-4); then it is resumable
+   * here, with the same token, its output numbered on from `seq`.
+   */
+  private adopt(id: string, payload: ResumePayload, identity: Identity | null, outlet: CallOutlet): LiveCall | undefined {
+    const registry = this.options.resume;
+    const adopted = registry?.adopt?.(payload.token, identity);
+    if (!registry || !adopted) return undefined;
+    const window = this.options.rules.limits.maxBufferedBytesPerCall;
+    const call = new LiveCall(id, adopted.op, window, outlet, this, payload.credit);
+    this.place(call);
+    call.openInput(window);
+    let taken = false;
+    const relay: ResumeRelay = {
+      offer: () => false,
+      onAcknowledged: (listener) => (call.onAcknowledged = listener),
+      onForgotten: (listener) => (call.onForgotten = listener),
+      resumed: (inputSeq) => {
+        if (taken || call.ended) return;
+        taken = true;
+        registry.offer(call, identity, adopted.graceMs, this.options.unacknowledgedOutput, { token: payload.token, takenUpAfter: payload.seq });
+        call.takenUp(inputSeq);
+      },
+    };
+    const source = adopted.source;
+    pumpStream(call, { ...adopted.op, handler: (_input, ctx) => source(payload.seq, ctx) }, null, this.context(call, identity, undefined, relay));
     return call;
   }
 

@@ -5,6 +5,7 @@ import { CallTable } from './call-table.js';
 import { silentLogger, type Identity, type Logger } from './identity.js';
 import { IdentityLedger } from './identity-ledger.js';
 import { resolveLimits, type SessionLimits } from './limits.js';
+import type { AdoptResume } from './operation.js';
 import { ResumeRegistry } from './resume-registry.js';
 import type { Registry } from './registry.js';
 import { Session } from './session.js';
@@ -24,6 +25,8 @@ export interface DispatcherOptions {
   readonly observe?: ObserveCalls;
   /** Told of every call refused at admission, on every transport (audit). */
   readonly observeRefusals?: ObserveRefusals;
+  /** Takes up resumable calls this server did not issue, by their token (a fleet gateway, docs/fleet.md). */
+  readonly adoptResume?: AdoptResume;
 }
 
 /**
@@ -66,7 +69,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     authenticate: options.authenticate,
     ledger: new IdentityLedger(limits),
   };
-  const resumable = new ResumeRegistry(limits, logger, options.validateOutput ?? true);
+  const resumable = new ResumeRegistry(limits, logger, options.validateOutput ?? true, options.adoptResume);
   let accepting = true;
   const connect = (congested?: () => boolean, connectOptions: { readonly unacknowledgedOutput?: boolean } = {}): CallTable => {
     if (!accepting) throw new RpcError('UNAVAILABLE', 'the server is shutting down');

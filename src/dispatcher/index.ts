@@ -15,6 +15,9 @@ export {
   type AccessControl,
   type DeclaredError,
   type StreamSource,
+  type ResumeRelay,
+  type AdoptResume,
+  type AdoptedStream,
 } from './operation.js';
 export { Registry } from './registry.js';
 export { checkAccess, holdsScope } from './access.js';

@@ -72,6 +72,12 @@ export class LiveCall {
   releaseAdmission: (() => void) | undefined;
   /** Watches the call's traffic (audit, recording); set once, at admission. */
   observer: CallObserver | undefined;
+  /** Hears each output acknowledgement of the caller's, on a resumable call (a relay, §4.9). */
+  onAcknowledged: ((seq: number) => void) | undefined;
+  /** Hears once that nothing of the call is kept any more (a relay, §4.9). */
+  onForgotten: (() => void) | undefined;
+  /** Runs once just before the call's terminal event is queued: a relay admits a call it never heard upstream admit. */
+  beforeTerminal: (() => void) | undefined;
 
   constructor(
     readonly id: string,
@@ -144,17 +150,33 @@ export class LiveCall {
    */
   admitted(window: number): void {
     if (this.op.inputStream) {
-      this.inputStream = new InputStream(window, (bytes) => this.grant(bytes));
+      this.openInput(window);
       this.grant(window);
     } else this.grant(0);
+  }
+
+  /** The input stream its handler reads, before the caller is granted any of it. */
+  openInput(window: number): void {
+    if (this.op.inputStream) this.inputStream ??= new InputStream(window, (bytes) => this.grant(bytes));
   }
 
   // Resuming (§4.9) ------------------------------------------------------------
 
   /** Makes the call resumable: its output is numbered and kept in `log`, and its caller hears the token first. */
-  makeResumable(log: ReplayLog, token: string, graceMs: number): void {
+  makeResumable(log: ReplayLog, token: string, graceMs: number, announce = true): void {
     this.replay = log;
-    this.sendControl({ type: 'resumable', token, graceMs });
+    if (announce) this.sendControl({ type: 'resumable', token, graceMs });
+  }
+
+  /**
+   * A call taken up from another server (§4.9) is now held there again, with input up to
+   * `inputSeq`: its caller hears `call.resumed`, with the credit of this call's own input
+   * stream, then the call goes on here.
+   */
+  takenUp(inputSeq: number): void {
+    this.inputSeq = inputSeq;
+    this.sendControl({ type: 'resumed', inputSeq, inputCredit: this.inputStream?.callerCredit ?? 0 });
+    this.flushReplay();
   }
 
   /** The connection is lost: the call runs on, its output kept, until it is resumed or its grace ends. */
@@ -199,6 +221,9 @@ export class LiveCall {
   forgetReplay(): void {
     this.replay?.clear();
     this.terminalSent = true;
+    const forgotten = this.onForgotten;
+    this.onForgotten = undefined;
+    forgotten?.();
   }
 
   // What the handler produces -------------------------------------------------
@@ -314,7 +339,10 @@ export class LiveCall {
     if (this.outputCredit === undefined) return false;
     this.outputCredit += bytes;
     if (this.replay) {
-      if (seq !== undefined) this.replay.ack(seq);
+      if (seq !== undefined) {
+        this.replay.ack(seq);
+        this.onAcknowledged?.(seq);
+      }
       this.flushReplay();
       if (!this.mustWait) this.wakeWaiters();
     } else this.flush();
@@ -390,6 +418,9 @@ export class LiveCall {
 
   /** The call's terminal event: sent once what comes before it has gone (CR-5; for a resumable call, every kept item). */
   private finish(event: CallEvent): void {
+    const before = this.beforeTerminal;
+    this.beforeTerminal = undefined;
+    before?.();
     if (!this.replay) return this.queue(this.encodeTerminal(event), true);
     this.terminalEvent = event;
     this.flushReplay();

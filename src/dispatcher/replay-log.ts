@@ -70,6 +70,11 @@ export class ReplayLog {
     return this.unsent < this.entries.length;
   }
 
+  /** A call taken up from another server (§4.9): its items are numbered on from `seq`, the last its caller has. */
+  continueAfter(seq: number): void {
+    this.lastSeq = seq;
+  }
+
   /**
    * Keeps one output, encoded with `nextSeq`; returns its sequence number. `attached`: a
    * connection may send the frame as is; without one it is not kept (a resume encodes anew),

@@ -2,8 +2,17 @@ import { RpcError, toBase64 } from '../protocol/index.js';
 import type { Identity, Logger } from './identity.js';
 import type { SessionLimits } from './limits.js';
 import type { CallHost, LiveCall } from './live-call.js';
+import type { AdoptResume } from './operation.js';
 import { ReplayBudget } from './replay-budget.js';
 import { ReplayLog } from './replay-log.js';
+
+/** How a call becomes resumable when it does not simply get a token of this server's own. */
+export interface OfferOptions {
+  /** The token, when the call's operation chose it (a relay's, §4.9): it must hold at least 128 random bits. */
+  readonly token?: string;
+  /** A call taken up from another server: its output is numbered on from this, and its caller hears `call.resumed`, not `call.resumable`. */
+  readonly takenUpAfter?: number;
+}
 
 interface ResumeRecord {
   readonly token: string;
@@ -34,8 +43,15 @@ export class ResumeRegistry implements CallHost {
     private readonly limits: SessionLimits,
     readonly logger: Logger,
     readonly validateOutput: boolean,
+    /** Finds what a token this server did not issue names (a fleet gateway's, docs/fleet.md). */
+    readonly adopt?: AdoptResume,
   ) {
     this.budget = new ReplayBudget(limits.maxReplayBytesPerIdentity, limits.maxReplayBytes);
+  }
+
+  /** The longest a call is kept for its caller (`maxResumeMs`). */
+  get maxGraceMs(): number {
+    return this.limits.maxResumeMs;
   }
 
   /** Whether this server keeps calls past their connection at all (`maxResumeMs` > 0). */
@@ -59,9 +75,9 @@ export class ResumeRegistry implements CallHost {
    * Makes `call` resumable for the grace its caller asked, capped at `maxResumeMs` (RSM-1).
    * `unacknowledged`: its caller never acknowledges output (plain HTTP, §5.6): its log slides.
    */
-  offer(call: LiveCall, identity: Identity | null, askedMs: number, unacknowledged = false): void {
+  offer(call: LiveCall, identity: Identity | null, askedMs: number, unacknowledged = false, options: OfferOptions = {}): void {
     const graceMs = Math.min(askedMs, this.limits.maxResumeMs);
-    const token = newToken();
+    const token = options.token ?? newToken();
     const subject = identity?.subject ?? null;
     // LIM-3: a kept call holds its identity's place until it is forgotten, ended or not, so the
     // calls a caller never lets go are bounded as live ones are.
@@ -69,7 +85,9 @@ export class ResumeRegistry implements CallHost {
     call.releaseAdmission = undefined;
     this.byToken.set(token, record);
     this.byCall.set(call, record);
-    call.makeResumable(new ReplayLog(this.limits.maxReplayBytesPerCall, this.budget, subject, unacknowledged), token, graceMs);
+    const log = new ReplayLog(this.limits.maxReplayBytesPerCall, this.budget, subject, unacknowledged);
+    if (options.takenUpAfter !== undefined) log.continueAfter(options.takenUpAfter);
+    call.makeResumable(log, token, graceMs, options.takenUpAfter === undefined);
   }
 
   /** Its connection is lost: the call waits for its caller for its grace, then is cancelled (RSM-6). */

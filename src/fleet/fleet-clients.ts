@@ -103,3 +103,28 @@ export class FleetClients {
     }
   }
 }
+
+/** The stream as it is, and `release` once it has ended, however it ends. */
+export function releasing<T>(stream: AsyncIterable<T>, release: () => void): AsyncIterable<T> {
+  return {
+    [Symbol.asyncIterator]() {
+      const inner = stream[Symbol.asyncIterator]();
+      return {
+        async next() {
+          try {
+            const step = await inner.next();
+            if (step.done) release();
+            return step;
+          } catch (error) {
+            release();
+            throw error;
+          }
+        },
+        async return() {
+          release();
+          return (await inner.return?.()) ?? { value: undefined, done: true };
+        },
+      };
+    },
+  };
+}

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import type { CallOptions } from '../client/index.js';
 import { assertOperationShape, holdsScope, type CallContext, type Identity, type Operation } from '../dispatcher/index.js';
 import { RpcError } from '../protocol/index.js';
-import type { FleetClients, Lease } from './fleet-clients.js';
+import { releasing, type FleetClients, type Lease } from './fleet-clients.js';
+import { relayStream } from './fleet-relay.js';
 import type { HostTable } from './host-table.js';
 import { HOST_ID_PATTERN } from './subjects.js';
 
@@ -20,7 +21,7 @@ export function mayReach(identity: Identity | null, host: string): boolean {
   return holdsScope(identity, `host:${host}`);
 }
 
-interface FleetRouting {
+export interface FleetRouting {
   readonly hosts: HostTable;
   readonly clients: FleetClients;
 }
@@ -41,10 +42,10 @@ export function fleetOperations(agentOperations: readonly Operation[], routing: 
   });
 }
 
-/** The agent's operation with the gateway's input, output and handler, checked as a new one would be. */
+/** The agent's operation with the gateway's input, output and handler, checked as a new one would be; its streams resume at the agent (§4.9). */
 function reshaped(op: Operation): Operation {
   assertOperationShape(op);
-  return op;
+  return op.kind === 'subscription' ? { ...op, relaysResume: true } : op;
 }
 
 function objectShape(schema: z.ZodType): Record<string, z.ZodType> | undefined {
@@ -60,8 +61,8 @@ function callOptions(ctx: CallContext): CallOptions {
   };
 }
 
-/** The host's client for this caller, or why the caller cannot reach that host. */
-function leaseFor(host: string, ctx: CallContext, routing: FleetRouting): Lease {
+/** The host's client for this caller, held until released, or why the caller cannot reach that host. */
+export function leaseFor(host: string, ctx: Pick<CallContext, 'identity'>, routing: FleetRouting): Lease {
   if (!mayReach(ctx.identity, host)) throw RpcError.of('FORBIDDEN', `missing scope: host:${host}`);
   const why = routing.hosts.unreachable(host);
   if (why) throw why;
@@ -71,33 +72,9 @@ function leaseFor(host: string, ctx: CallContext, routing: FleetRouting): Lease 
 function forward(op: Operation, host: string, input: unknown, ctx: CallContext, routing: FleetRouting): unknown {
   const lease = leaseFor(host, ctx, routing);
   if (op.kind !== 'subscription') return lease.client.call(op.name, input, callOptions(ctx)).finally(lease.release);
-  return releasing(lease.client.iterate(op.name, input, callOptions(ctx)), lease.release);
+  return releasing(relayStream(lease.client, host, op.name, input, ctx, callOptions(ctx)), lease.release);
 }
 
-/** The stream as it is, and `release` once it has ended, however it ends. */
-function releasing<T>(stream: AsyncIterable<T>, release: () => void): AsyncIterable<T> {
-  return {
-    [Symbol.asyncIterator]() {
-      const inner = stream[Symbol.asyncIterator]();
-      return {
-        async next() {
-          try {
-            const step = await inner.next();
-            if (step.done) release();
-            return step;
-          } catch (error) {
-            release();
-            throw error;
-          }
-        },
-        async return() {
-          release();
-          return (await inner.return?.()) ?? { value: undefined, done: true };
-        },
-      };
-    },
-  };
-}
 
 function containerRouted(op: Operation, routing: FleetRouting): Operation {
   const input = (op.input as z.ZodObject).extend({ containerId: fleetContainerReference });

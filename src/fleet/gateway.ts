@@ -1,9 +1,10 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import type { Logger, Operation } from '../dispatcher/index.js';
+import type { AdoptResume, Identity, Logger, Operation } from '../dispatcher/index.js';
 import { dockerEngine, dockerOperations } from '../operations/index.js';
 import { beatSchema } from './beat.js';
-import { FleetClients } from './fleet-clients.js';
-import { fleetOperations } from './fleet-operations.js';
+import { FleetClients, type Lease } from './fleet-clients.js';
+import { fleetOperations, leaseFor } from './fleet-operations.js';
+import { adoptFleetCall } from './fleet-relay.js';
 import { GatewayLink } from './gateway-link.js';
 import { HostTable, type HostState } from './host-table.js';
 import { connectNats, type NatsCounters, type NatsSettings } from './nats-settings.js';
@@ -13,6 +14,8 @@ export interface FleetGateway {
   readonly id: string;
   /** The agents' Docker operations as this gateway offers them: each a proxy to the host that holds the container. */
   readonly operations: Operation[];
+  /** Takes up a resumable call another gateway relayed, from its agent (§4.9). */
+  readonly adoptResume: AdoptResume;
   hosts(): HostState[];
   readonly nats: NatsCounters;
   /** Virtual connections open to agents, and SDK clients over them (one per host and caller). */
@@ -55,10 +58,20 @@ export async function startGateway(settings: NatsSettings, maxFrameBytes: number
   publishHello(nc);
   await nc.flush();
   await new Promise((resolve) => setTimeout(resolve, FIRST_TABLES_MS));
+  const routing = { hosts: table, clients };
+  // The agents' own operations, whose handlers the gateway replaces: their engine is never asked.
+  const operations = fleetOperations(dockerOperations(dockerEngine('unix:///nonexistent/callwire-gateway')), routing);
+  const reachable = (host: string, caller: { identity: Identity | null }): Lease | undefined => {
+    try {
+      return leaseFor(host, caller, routing);
+    } catch {
+      return undefined; // a host this caller may not reach, or one that is down: no call to take up
+    }
+  };
   return {
     id: link.id,
-    // The agents' own operations, whose handlers the gateway replaces: their engine is never asked.
-    operations: fleetOperations(dockerOperations(dockerEngine('unix:///nonexistent/callwire-gateway')), { hosts: table, clients }),
+    operations,
+    adoptResume: adoptFleetCall(operations, reachable),
     hosts: () => table.states(),
     nats: counters,
     links: () => ({ connections: link.openConnections, clients: clients.size }),

@@ -148,6 +148,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     ...(options.limits ? { limits: options.limits } : {}),
     ...(observe ? { observe } : {}),
     ...(observeRefusals ? { observeRefusals } : {}),
+    ...(fleet ? { adoptResume: fleet.adoptResume } : {}),
   });
   metrics.watchSessions(() => dispatcher.connections.size);
   if (fleet) metrics.watchFleet(() => ({ hostsUp: fleet.hosts().filter((h) => h.state === 'up').length, natsReconnects: fleet.nats.reconnects }));

@@ -40,8 +40,10 @@ export class TcpProxy {
   /** Bytes relayed each way, over every connection. */
   readonly relayed: Record<Direction, number> = { down: 0, up: 0 };
   private restored: Promise<void> = Promise.resolve();
+  private target = { port: 0, host: '127.0.0.1' };
 
   async start(targetPort: number, targetHost = '127.0.0.1'): Promise<this> {
+    this.target = { port: targetPort, host: targetHost };
     this.server = createServer((client) => {
       if (this.refusing) {
         this.refused++;
@@ -52,7 +54,7 @@ export class TcpProxy {
       }
       this.accepted++;
       this.onConnection?.();
-      const upstream = connect(targetPort, targetHost);
+      const upstream = connect(this.target.port, this.target.host);
       this.upstreams.set(client, upstream);
       // One side gone (the server refused, died, or a cut) ends the other, unless a cut holds it open.
       client.on('close', () => {
@@ -79,6 +81,11 @@ export class TcpProxy {
   /** `url` with its port pointed at the relay. */
   via(url: string): string {
     return withPort(url, this.port);
+  }
+
+  /** New connections go to `port` from now on (another server behind the same address); open ones stay where they are. */
+  retarget(port: number, host = '127.0.0.1'): void {
+    this.target = { port, host };
   }
 
   cut(): void {
