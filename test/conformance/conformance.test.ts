@@ -4,7 +4,7 @@ import type { CodecName } from '../../src/protocol/index.js';
 import { probeOperations } from '../../src/operations/index.js';
 import { startServer, type RunningServer } from '../../src/server/index.js';
 import { DockerFixture } from '../support/docker.js';
-import { conformanceTokens, RUNNER_TOKEN, SCOPELESS_TOKEN } from './tokens.js';
+import { conformanceTokensFor, RUNNER_TOKEN, SCOPELESS_TOKEN } from './tokens.js';
 
 
 const scenarios = loadScenarios();
@@ -35,6 +35,9 @@ const targets: { name: string; transport: 'websocket' | 'webtransport'; codec: C
 for (const target of targets) {
   describe(`conformance over ${target.name}`, () => {
     const docker = new DockerFixture();
+    // The runner's own subject owns the containers its scenarios create (spec §12): the check below
+    // sees those alone, not those of conformance runs of other test files on the same engine.
+    const subject = `conformance-${target.name.replace(/\W+/g, '-')}-${process.pid}`;
     let server: RunningServer;
     let options: RunOptions;
     beforeAll(async () => {
@@ -43,7 +46,7 @@ for (const target of targets) {
         webTransportPort: 0,
         docker: docker.engine,
         operations: probeOperations(),
-        tokens: conformanceTokens,
+        tokens: conformanceTokensFor(subject),
         limits: { maxCallsInFlight: features.limits.maxCallsInFlight, maxCallsPerIdentity: features.limits.maxCallsPerIdentity },
         keepaliveMs: features.limits.keepaliveMs,
         handshakeTimeoutMs: features.limits.handshakeTimeoutMs,
@@ -54,7 +57,7 @@ for (const target of targets) {
     afterAll(async () => {
       await server.close();
       // Scenario containers are removed by the runner; nothing of ours may be left.
-      const left = await docker.engine.docker.listContainers({ all: true, filters: JSON.stringify({ label: ['callwire.conformance'] }) });
+      const left = await docker.engine.docker.listContainers({ all: true, filters: JSON.stringify({ label: ['callwire.conformance', `callwire.owner=${subject}`] }) });
       expect(left).toEqual([]);
     });
 
