@@ -7,6 +7,7 @@ import { RpcError } from '../../src/client/index.js';
 import { runCli } from '../support/cli.js';
 import { DockerFixture, dockerCli, RUN_LABEL, TEST_IMAGE } from '../support/docker.js';
 import { Fleet, type GatewayRun } from '../support/fleet.js';
+import { parseMetrics, sample } from '../support/prometheus.js';
 
 /**
  * The fleet's contract (docs/fleet.md): `callwire agent --nats URLS --host-id ID`,
@@ -19,10 +20,12 @@ describe('a fleet of two hosts behind one gateway', () => {
   let fleet: Fleet;
   let gateway: GatewayRun;
   const name = `fleet-${docker.runId.slice(0, 8)}`;
+  let agentMetrics = '';
 
   beforeAll(async () => {
     fleet = await Fleet.start({ hosts: ['a', 'b'], nodes: 1 });
-    await Promise.all([fleet.agent('a'), fleet.agent('b')]);
+    const [agentA] = await Promise.all([fleet.agent('a', { extraArgs: ['--metrics', '127.0.0.1:0'] }), fleet.agent('b')]);
+    agentMetrics = (await agentA.waitFor(/http:\/\/127\.0\.0\.1:\d+\/metrics/, 'stdout')).trim();
     gateway = await fleet.gateway({ waitHosts: ['a', 'b'] });
     const created = await docker.engine.docker.createContainer({ Image: TEST_IMAGE, name, Cmd: ['sleep', '1000000'], Labels: { [RUN_LABEL]: docker.runId }, HostConfig: { NetworkMode: 'none' } });
     await created.start();
@@ -136,4 +139,16 @@ describe('a fleet of two hosts behind one gateway', () => {
     const list = await client.call<{ containers: { host: string }[] }>('docker/container/list', { all: true });
     expect(new Set(list.containers.map((c) => c.host))).toEqual(new Set(['b']));
   }, 30_000);
+
+  it('metrics: the agent counts the execs it ran (agent --metrics), the gateway its hosts up', async () => {
+    const run = runCli(['exec', '--url', gateway.wsUrl, `a/${name}`, '--', 'true'], { stdin: 'ignore' });
+    expect((await run.exited).code).toBe(0);
+    const agent = parseMetrics(await (await fetch(agentMetrics)).text());
+    expect(sample(agent, 'callwire_calls_total', { operation: 'docker/container/exec', outcome: 'completed' })).toBeGreaterThanOrEqual(2);
+    expect(sample(agent, 'callwire_sessions')).toBeGreaterThanOrEqual(1);
+    expect(sample(agent, 'callwire_nats_reconnects_total')).toBe(0);
+    const gatewayMetrics = parseMetrics(await (await fetch(gateway.wsUrl.replace('ws://', 'http://').replace('/callwire', '/metrics'))).text());
+    expect(sample(gatewayMetrics, 'callwire_hosts_up')).toBe(2);
+    expect(sample(gatewayMetrics, 'callwire_calls_total', { operation: 'docker/container/exec', outcome: 'completed' })).toBeGreaterThanOrEqual(2);
+  });
 });

@@ -25,10 +25,10 @@ export class Fleet {
   }
 
   /** `callwire agent --host-id host`, as its own NATS user; resolves once it serves. */
-  async agent(host: string, options: { urls?: string[]; prefix?: string[]; env?: NodeJS.ProcessEnv } = {}): Promise<CliRun> {
+  async agent(host: string, options: { urls?: string[]; prefix?: string[]; env?: NodeJS.ProcessEnv; extraArgs?: string[] } = {}): Promise<CliRun> {
     const user = this.cluster.users[host];
     if (!user) throw new Error(`the cluster has no NATS user for host ${host}`);
-    const run = runCli(['agent', '--nats', (options.urls ?? this.cluster.urls).join(','), '--host-id', host, '--nats-user', user.user, ...this.caFlag()], {
+    const run = runCli(['agent', '--nats', (options.urls ?? this.cluster.urls).join(','), '--host-id', host, '--nats-user', user.user, ...this.caFlag(), ...(options.extraArgs ?? [])], {
       stdin: 'ignore',
       env: { DOCKER_HOST: dockerHost, CALLWIRE_NATS_PASS: user.pass, ...options.env },
       prefix: options.prefix,
