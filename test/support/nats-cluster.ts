@@ -73,6 +73,8 @@ export class NatsCluster {
   users: Record<string, NatsUser> = {};
   /** The CA certificate's path (with TLS). */
   ca: string | undefined;
+  /** Each node's HTTP monitoring endpoint (`/connz`, `/subsz`, …), node N at index N-1. */
+  monitorUrls: string[] = [];
   readonly root: string;
   private env: NodeJS.ProcessEnv = {};
   private readonly children = new Map<number, ChildProcess>();
@@ -157,6 +159,7 @@ export class NatsCluster {
     };
     const env = parseEnv((await run('bash', [SCRIPT, 'configure'], { env: this.env })).stdout);
     this.urls = env.get('CALLWIRE_NATS_URLS')!.split(',');
+    this.monitorUrls = ports.slice(2 * nodes).map((port, i) => `http://${addresses[i]}:${port}`);
     this.ca = env.get('CALLWIRE_NATS_CA');
     this.users = { gateway: { user: env.get('CALLWIRE_NATS_GATEWAY_USER')!, pass: env.get('CALLWIRE_NATS_GATEWAY_PASS')! } };
     for (const [name, user] of env) {
