@@ -6,6 +6,7 @@
  * agent and per gateway, however many calls).
  */
 import { spawnSync } from 'node:child_process';
+import { setMaxListeners } from 'node:events';
 import { fmt } from '../measure.js';
 import { clusterSubscriptions } from '../nats-monitor.js';
 import type { Bench } from '../scenario.js';
@@ -30,6 +31,7 @@ export async function fleetSubscriptions(bench: Bench): Promise<void> {
     const idle = await clusterSubscriptions(fleet.cluster);
     let ready = 0;
     let failed: unknown;
+    setMaxListeners(calls + 10, stop.signal);
     for (let i = 0; i < calls; i++) {
       void (async () => {
         for await (const _line of client.iterate('docker/container/logs', { containerId, follow: true }, { signal: stop.signal })) ready++;
@@ -39,7 +41,7 @@ export async function fleetSubscriptions(bench: Bench): Promise<void> {
     }
     const deadline = performance.now() + GIVE_UP_MS;
     while (ready < calls) {
-      if (failed) throw new Error(`a followed log through the gateway failed: ${String(failed)}`);
+      if (failed) throw new Error(`a followed log through the gateway failed (${ready} of ${calls} had reached the engine): ${String(failed)}`);
       if (performance.now() > deadline) throw new Error(`${ready} of ${calls} followed logs reached the engine within ${GIVE_UP_MS} ms`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
