@@ -40,11 +40,15 @@ async function killUnderExec(bench: Bench, fleet: RunningFleet, victim: Victim):
   let nextAt: number | undefined;
   let wake = (): void => undefined;
   const handle = build.client.exec(fleet.gateway.client, bench.container.get(), COUNTER, { encoding: 'binary', signal: stop.signal });
-  handle.output.subscribe((frame) => {
-    if (!('data' in frame) || frame.stream !== 'stdout') return;
-    if (killedAt !== undefined) nextAt ??= performance.now();
-    text += Buffer.from(frame.data).toString('latin1');
-    wake();
+  handle.output.subscribe({
+    next: (frame) => {
+      if (!('data' in frame) || frame.stream !== 'stdout') return;
+      if (killedAt !== undefined) nextAt ??= performance.now();
+      text += Buffer.from(frame.data).toString('latin1');
+      wake();
+    },
+    // How it ended is the result's to say.
+    error: () => undefined,
   });
   let endedAt: number | undefined;
   const ended = handle.result.then(
