@@ -16,3 +16,5 @@ export const RAW_WS = 'raw ws';
 export const FORMAT_CEILING = 'format ceiling';
 /** Appended to each callwire subject of the `--baseline` build. */
 export const BASELINE = ' (baseline)';
+/** The SDK's WebSocket to a fleet gateway: each Docker call through NATS to the agent beside the engine. */
+export const FLEET = 'callwire fleet (gateway → NATS → agent)';

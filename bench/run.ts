@@ -9,12 +9,14 @@
 import { spawn } from 'node:child_process';
 import { BenchContainer } from './container.js';
 import { nodeFlags } from './built.js';
+import { BenchFleet } from './fleet.js';
 import { startLineup } from './lineup.js';
 import { parseOptions, USAGE, type Options } from './options.js';
 import { writeResultsPage } from './report.js';
 import { baselineTable } from './report/baseline.js';
 import { resultsTables, rowLine } from './report/table.js';
 import { LATEST_JSON, machineInfo, RESULTS_MD, SUBSET_JSON, writeResults, type Results } from './results.js';
+import { WEBSOCKET } from './names.js';
 import { Recorder } from './rows.js';
 import type { Bench, Scenario } from './scenario.js';
 import { selectScenarios } from './scenarios.js';
@@ -41,7 +43,7 @@ try {
 }
 const started = Date.now();
 const lineup = await startLineup(options);
-const bench: Bench = { options, lineup, record: new Recorder((row) => console.error(rowLine(row))), container: new BenchContainer() };
+const bench: Bench = { options, lineup, record: new Recorder((row) => console.error(rowLine(row))), container: new BenchContainer(), fleet: new BenchFleet(lineup.servers[0]!.build, WEBSOCKET) };
 const skipped: Results['skipped'][number][] = [];
 try {
   for (const scenario of scenarios) {
@@ -54,6 +56,7 @@ try {
     await scenario.run(bench);
   }
 } finally {
+  await bench.fleet.close();
   bench.container.remove();
   await lineup.close();
 }

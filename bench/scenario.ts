@@ -1,5 +1,6 @@
 /** A scenario of the bench: one measurement, run over every subject that can do it. */
 import type { BenchContainer } from './container.js';
+import type { BenchFleet } from './fleet.js';
 import type { Lineup } from './lineup.js';
 import type { Options } from './options.js';
 import type { Recorder } from './rows.js';
@@ -10,6 +11,8 @@ export interface Bench {
   readonly lineup: Lineup;
   readonly record: Recorder;
   readonly container: BenchContainer;
+  /** The fleet (a NATS cluster, an agent, a gateway), started when a scenario first asks. */
+  readonly fleet: BenchFleet;
 }
 
 export interface Scenario {

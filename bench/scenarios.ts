@@ -7,6 +7,12 @@ import type { Options } from './options.js';
 import type { Scenario } from './scenario.js';
 import { codec } from './scenarios/codec.js';
 import { execRoundTrip, execThroughput } from './scenarios/exec.js';
+import { fleetExecRoundTrip, fleetExecThroughput } from './scenarios/fleet-exec.js';
+import { fleetFailover } from './scenarios/fleet-failover.js';
+import { fleetMemoryPerIdleHost } from './scenarios/fleet-memory.js';
+import { fleetRoutable } from './scenarios/fleet-routable.js';
+import { fleetSubscriptions } from './scenarios/fleet-subscriptions.js';
+import { fleetUnary } from './scenarios/fleet-unary.js';
 import { growth } from './scenarios/growth.js';
 import { keystrokes } from './scenarios/keystrokes.js';
 import { memoryPerConnection, memoryPerSubscription } from './scenarios/memory.js';
@@ -31,6 +37,15 @@ export const SCENARIOS: readonly Scenario[] = [
   { id: 'keystroke', group: 'exec', quick: false, docker: true, run: keystrokes },
   { id: 'codec', group: 'codec', quick: false, run: codec },
   { id: 'scaling', group: 'scaling', quick: false, run: scaling },
+  // The fleet's rows (a NATS cluster, an agent, a gateway, started by the first of them), each beside the direct path.
+  { id: 'fleet-memory', group: 'fleet', quick: false, docker: true, run: fleetMemoryPerIdleHost },
+  { id: 'fleet-exec-true', group: 'fleet', quick: false, docker: true, run: fleetExecRoundTrip },
+  { id: 'fleet-exec-dd', group: 'fleet', quick: false, docker: true, run: fleetExecThroughput },
+  { id: 'fleet-unary-1', group: 'fleet', quick: false, docker: true, run: (b) => fleetUnary(b, 1) },
+  { id: 'fleet-unary-16', group: 'fleet', quick: false, docker: true, run: (b) => fleetUnary(b, 16) },
+  { id: 'fleet-routable', group: 'fleet', quick: false, docker: true, run: fleetRoutable },
+  { id: 'fleet-subscriptions', group: 'fleet', quick: false, docker: true, run: fleetSubscriptions },
+  { id: 'fleet-failover', group: 'fleet', quick: false, docker: true, run: fleetFailover },
 ];
 
 /** The scenarios `options` ask for; an unknown name in `--only` is an error, not an empty run. */

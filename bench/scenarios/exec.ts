@@ -7,6 +7,7 @@
  */
 import { costed } from '../measure.js';
 import type { Bench } from '../scenario.js';
+import type { Subject } from '../subject.js';
 import { pick, recordAll, roundsOf } from './compare.js';
 
 const MB = 1e6;
@@ -14,12 +15,12 @@ const GIB = 2 ** 30;
 
 export const ddMiB = (quick: boolean): number => (quick ? 64 : 512);
 
-export async function execThroughput(bench: Bench): Promise<void> {
+/** Every subject that execs, or those given (the fleet's rows, in their `group`). */
+export async function execThroughput(bench: Bench, subjects: readonly Subject[] = bench.lineup.subjects.filter((s) => s.exec), group = 'exec'): Promise<void> {
   const mib = ddMiB(bench.options.quick);
   const dd = ['dd', 'if=/dev/zero', 'bs=1M', `count=${mib}`];
   const ddBytes = mib * 1024 * 1024;
   const container = bench.container.get();
-  const subjects = bench.lineup.subjects.filter((s) => s.exec);
   const runs = await roundsOf(bench, subjects, bench.options.runs, (s) =>
     costed(async () => {
       const t = performance.now();
@@ -28,16 +29,16 @@ export async function execThroughput(bench: Bench): Promise<void> {
     }, s.processes),
   );
   const processMetrics = [...new Set(subjects.flatMap((s) => Object.keys(s.processes ?? {})))].map((part) => ({
-    key: { group: 'exec', metric: `CPU-seconds per GiB of output, the ${part} process`, unit: 's/GiB' },
+    key: { group, metric: `CPU-seconds per GiB of output, the ${part} process`, unit: 's/GiB' },
     values: pick(
       Object.fromEntries(Object.entries(runs).filter(([, r]) => r[0]!.processes[part] !== undefined)),
       (c) => c.processes[part]! / (ddBytes / GIB),
     ),
   }));
   recordAll(bench.record, subjects, [
-    { key: { group: 'exec', metric: `dd ${mib} MiB of output`, unit: 'MB/s' }, values: pick(runs, (c) => c.value) },
-    { key: { group: 'exec', metric: 'machine CPU-seconds per GiB of output', unit: 's/GiB' }, values: pick(runs, (c) => c.machineCpuSeconds / (ddBytes / GIB)) },
-    { key: { group: 'exec', metric: 'machine busy during the run', unit: '% of all cores' }, values: pick(runs, (c) => 100 * c.busyShare), compare: false },
+    { key: { group, metric: `dd ${mib} MiB of output`, unit: 'MB/s' }, values: pick(runs, (c) => c.value) },
+    { key: { group, metric: 'machine CPU-seconds per GiB of output', unit: 's/GiB' }, values: pick(runs, (c) => c.machineCpuSeconds / (ddBytes / GIB)) },
+    { key: { group, metric: 'machine busy during the run', unit: '% of all cores' }, values: pick(runs, (c) => 100 * c.busyShare), compare: false },
     ...processMetrics,
   ]);
 }

@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { WEBSOCKET, WEBSOCKET_RESUMABLE } from '../../bench/names.js';
+import { FLEET, WEBSOCKET, WEBSOCKET_RESUMABLE } from '../../bench/names.js';
 import { readResults, type Results } from '../../bench/results.js';
 import { ATTACHED, FRESH_CALL, FRESH_CALL_METRIC, perResumableCall, SINCE_CUT_END, SINCE_RECONNECT } from '../../bench/scenarios/resume-metrics.js';
 
@@ -65,4 +65,31 @@ describe('one-round bench runs of resumable calls (spec §4.9)', () => {
     expect(kept).toBeLessThan(200);
     expect(held('heap', 'detached').vs).toEqual([expect.objectContaining({ peer: ATTACHED, peerValue: held('heap', 'attached').value })]);
   });
+});
+
+/**
+ * The fleet's rows (issue 24): a NATS cluster, an agent and a gateway of the bench's own,
+ * each row measured through the gateway beside the direct WebSocket in the same round.
+ */
+describe('a one-round bench run of the fleet beside the direct path', () => {
+  it('divides a unary Docker call through the fleet by the same direct, times a container to routable, and weighs the gateway per idle host', async () => {
+    const { results } = await runBench(['--only', 'fleet-memory,fleet-unary-1,fleet-routable', '--runs', '1']);
+    const rows = results.rows.filter((r) => r.group === 'fleet');
+    const fleetRow = (metric: string) => rows.find((r) => r.metric.startsWith(metric) && r.subject === FLEET)!;
+    const directRow = (metric: string) => rows.find((r) => r.metric.startsWith(metric) && r.subject === WEBSOCKET)!;
+    for (const metric of ['docker/container/inspect calls/s @1', 'docker/container/inspect p50 @1']) {
+      const fleet = fleetRow(metric);
+      const direct = directRow(metric);
+      expect(fleet.value).toBeGreaterThan(0);
+      expect(fleet.vs).toEqual([{ peer: WEBSOCKET, peerValue: direct.value, ratio: fleet.value / direct.value, ratioMin: fleet.value / direct.value, ratioMax: fleet.value / direct.value }]);
+    }
+    const routable = fleetRow('`docker run`');
+    expect(routable.value).toBeGreaterThan(0);
+    expect(routable.vs[0]!.peerValue).toBe(directRow('`docker run`').value);
+    const heap = fleetRow('gateway heap with');
+    expect(heap.vs[0]).toMatchObject({ peer: 'no idle hosts' });
+    // Two hundred hosts' tables cost the gateway something: a reading taken before it knew them would not.
+    expect(fleetRow('gateway heap per idle host').value).toBeGreaterThan(0);
+    // A NATS cluster, an agent and two gateways start within the run.
+  }, 180_000);
 });

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import { inspect } from 'node:util';
 
 /**
  * The connection pool for requests to the engine; its one difference from Node's
@@ -25,6 +26,10 @@ export function engineAgent(protocol: 'http' | 'https'): http.Agent {
     request.prependListener('response', ignoreLocation);
     addRequest(request, options);
   };
+  // docker-modem formats every request's options, this pool with its live sockets among
+  // them, with util.inspect (showHidden, depth 4) whether or not its debug log is on: a
+  // cost that grows with the engine streams open, until the event loop stalls.
+  Object.defineProperty(agent, inspect.custom, { value: () => `[engine agent ${protocol}]` });
   return agent;
 }
 
