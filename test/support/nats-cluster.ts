@@ -77,8 +77,6 @@ export class NatsCluster {
   users: Record<string, NatsUser> = {};
   /** The CA certificate's path (with TLS). */
   ca: string | undefined;
-  /** Each node's HTTP monitoring endpoint (`/connz`, `/subsz`, …), node N at index N-1. */
-  monitorUrls: string[] = [];
   readonly root: string;
   private env: NodeJS.ProcessEnv = {};
   private readonly children = new Map<number, ChildProcess>();
@@ -165,7 +163,6 @@ export class NatsCluster {
     this.monitorUrls = addresses.map((address, i) => `http://${address}:${ports[2 * nodes + i]}`);
     this.routeUrls = addresses.map((address, i) => `nats-route://${address}:${ports[nodes + i]}`);
     this.urls = env.get('CALLWIRE_NATS_URLS')!.split(',');
-    this.monitorUrls = ports.slice(2 * nodes).map((port, i) => `http://${addresses[i]}:${port}`);
     this.ca = env.get('CALLWIRE_NATS_CA');
     this.users = { gateway: { user: env.get('CALLWIRE_NATS_GATEWAY_USER')!, pass: env.get('CALLWIRE_NATS_GATEWAY_PASS')! } };
     for (const [name, user] of env) {
