@@ -7,7 +7,7 @@ import { fleetOperations, leaseFor, mayReach } from './fleet-operations.js';
 import { adoptFleetCall } from './fleet-relay.js';
 import { GatewayLink } from './gateway-link.js';
 import { HostTable, type HostState } from './host-table.js';
-import { connectNats, type NatsCounters, type NatsSettings } from './nats-settings.js';
+import { connectNats, guarded, type NatsCounters, type NatsSettings } from './nats-settings.js';
 import { ANY_BEAT, HELLO, hostOfSubject } from './subjects.js';
 
 export interface FleetGateway {
@@ -43,8 +43,7 @@ export async function startGateway(settings: NatsSettings, maxFrameBytes: number
     ask: (host) => publishHello(nc, [host]),
   });
   nc.subscribe(ANY_BEAT, {
-    callback: (error, msg) => {
-      if (error) return;
+    callback: guarded(logger, 'the heartbeats', (msg) => {
       const host = hostOfSubject(msg.subject);
       if (!host) return;
       let beat;
@@ -54,7 +53,7 @@ export async function startGateway(settings: NatsSettings, maxFrameBytes: number
         return logger.warn('ignored a malformed heartbeat', { host });
       }
       table.heard(host, beat);
-    },
+    }),
   });
   publishHello(nc);
   await nc.flush();
