@@ -10,6 +10,9 @@ export interface HostState {
   readonly lastSeenMs: number;
 }
 
+/** How many of an ambiguous reference's candidates an answer names. */
+const MAX_CANDIDATES_NAMED = 20;
+
 interface HostEntry {
   startedAt: number;
   version: number;
@@ -134,8 +137,10 @@ export class HostTable {
     const chosen = oneHost && exact.length > 0 ? exact : candidates;
     if (chosen.length === 1 && chosen[0]) return { host: chosen[0].host, ref: reference };
     if (chosen.length === 0) return new RpcError('CONTAINER_NOT_FOUND', `no such container in the fleet: ${reference}`, { details: { containerId: reference } });
-    const names = chosen.map((c) => `${c.host}/${c.name}`).sort();
-    return new RpcError('INVALID_INPUT', `container ${reference} is ambiguous in the fleet: name it as one of ${names.join(', ')}`, { details: { candidates: names } });
+    // A short prefix may match thousands of containers: the answer names a bounded few, and says how many there are.
+    const names = chosen.map((c) => `${c.host}/${c.name}`).sort().slice(0, MAX_CANDIDATES_NAMED);
+    const more = chosen.length > names.length ? ` (and ${chosen.length - names.length} more)` : '';
+    return new RpcError('INVALID_INPUT', `container ${reference} is ambiguous in the fleet: name it as one of ${names.join(', ')}${more}`, { details: { candidates: names, matches: chosen.length } });
   }
 
   private sweep(now = Date.now()): void {

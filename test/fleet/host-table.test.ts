@@ -28,7 +28,7 @@ describe('the gateway\'s host table: where a container reference leads', () => {
     t.heard('b', beat(1, [{ id: 'cafe0002', names: ['web'] }, { id: 'beef0003', names: ['cafe'] }]));
     const ambiguous = t.route('web') as RpcError;
     expect(ambiguous.code).toBe('INVALID_INPUT');
-    expect(ambiguous.details).toEqual({ candidates: ['a/web', 'b/web'] });
+    expect(ambiguous.details).toEqual({ candidates: ['a/web', 'b/web'], matches: 2 });
     expect(t.route('cafe', (host) => host === 'b')).toEqual({ host: 'b', ref: 'cafe' });
     expect(t.route('web', (host) => host === 'b')).toEqual({ host: 'b', ref: 'web' });
   });
@@ -40,7 +40,7 @@ describe('the gateway\'s host table: where a container reference leads', () => {
     t.heard('b', beat(1, [{ id: 'beef0003', names: ['3f2a9c81d7e4'] }]));
     const captured = t.route('3f2a9c81d7e4') as RpcError;
     expect(captured.code).toBe('INVALID_INPUT');
-    expect(captured.details).toEqual({ candidates: ['a/build', 'b/3f2a9c81d7e4'] });
+    expect(captured.details).toEqual({ candidates: ['a/build', 'b/3f2a9c81d7e4'], matches: 2 });
     expect(t.route('a/3f2a9c81d7e4')).toEqual({ host: 'a', ref: '3f2a9c81d7e4' });
   });
 
@@ -62,6 +62,20 @@ describe('the gateway\'s host table: where a container reference leads', () => {
     expect(unknown.message).toMatch(/secret/);
     expect(t.unreachable('never', onlyA)?.message).toBe('missing scope: host:never');
     expect(t.unreachable('nope', (host) => host !== 'secret')?.message).toBe('no host nope in the fleet (hosts: a)');
+  });
+
+  it('a short prefix thousands of containers share is refused with a bounded answer that says how many match', () => {
+    const t = make();
+    const many = (host: string) => Array.from({ length: 5000 }, (_, i) => ({ id: `a${host}${i.toString(16).padStart(6, '0')}`, names: [`${host}-worker-${i}`] }));
+    t.heard('h1', beat(1, many('1')));
+    t.heard('h2', beat(1, many('2')));
+    const refused = t.route('a') as RpcError;
+    expect(refused.code).toBe('INVALID_INPUT');
+    const details = refused.details as { candidates: string[]; matches: number };
+    expect(details.matches).toBe(10_000);
+    expect(details.candidates.length).toBeLessThanOrEqual(20);
+    expect(refused.message).toContain('(and 9980 more)');
+    expect(refused.message.length).toBeLessThan(2000);
   });
 
   it('a container the gateway created and the host\'s table both name is one container, not an ambiguity', () => {
