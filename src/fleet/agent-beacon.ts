@@ -3,6 +3,7 @@ import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { Logger } from '../dispatcher/index.js';
 import type { DockerEngine } from '../operations/index.js';
 import { BEAT_MS, helloSchema, type Beat, type RoutedContainer } from './beat.js';
+import { guarded } from './nats-settings.js';
 import { beatOf, HELLO } from './subjects.js';
 
 // Events that change which containers exist or what they are called.
@@ -35,8 +36,7 @@ export class AgentBeacon {
 
   async start(): Promise<void> {
     this.hello = this.nc.subscribe(HELLO, {
-      callback: (error, msg) => {
-        if (error) return;
+      callback: guarded(this.logger, 'the gateways\' hellos', (msg) => {
         let asked: string[] | undefined;
         try {
           asked = helloSchema.parse(msg.json()).hosts;
@@ -44,7 +44,7 @@ export class AgentBeacon {
           return;
         }
         if (!asked || asked.includes(this.host)) this.beat(true);
-      },
+      }),
     });
     this.follow();
     await this.refresh();

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Dispatcher, Identity, Logger, Session } from '../dispatcher/index.js';
 import { msgpackCodec } from '../protocol/index.js';
 import { decodeLink, LinkReceiver, LinkSender, encodeLink, type LinkMessage } from './link-message.js';
-import { publisher } from './nats-settings.js';
+import { guarded, publisher } from './nats-settings.js';
 import { fromHost, toHost } from './subjects.js';
 
 const openBody = z.strictObject({
@@ -50,11 +50,10 @@ export class AgentLink {
   start(): void {
     const { nc, host } = this.options;
     this.subscription = nc.subscribe(toHost(host), {
-      callback: (error, msg) => {
-        if (error) return this.options.logger.warn('link subscription failed', { error: error.message });
+      callback: guarded(this.options.logger, 'the link from the gateways', (msg) => {
         const message = decodeLink(msg.data);
         if (message) this.receive(message);
-      },
+      }),
     });
     const idleMs = this.options.idleMs ?? VC_IDLE_MS;
     this.sweeper = setInterval(() => {

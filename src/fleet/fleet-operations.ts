@@ -63,8 +63,7 @@ function callOptions(ctx: CallContext): CallOptions {
 
 /** The host's client for this caller, held until released, or why the caller cannot reach that host. */
 export function leaseFor(host: string, ctx: Pick<CallContext, 'identity'>, routing: FleetRouting): Lease {
-  if (!mayReach(ctx.identity, host)) throw RpcError.of('FORBIDDEN', `missing scope: host:${host}`);
-  const why = routing.hosts.unreachable(host);
+  const why = routing.hosts.unreachable(host, (h) => mayReach(ctx.identity, h));
   if (why) throw why;
   return routing.clients.lease(host, ctx.identity);
 }

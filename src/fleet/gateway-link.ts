@@ -4,7 +4,7 @@ import type { ClientConnection } from '../client/index.js';
 import type { Identity, Logger } from '../dispatcher/index.js';
 import { RpcError } from '../protocol/index.js';
 import { decodeLink } from './link-message.js';
-import { publisher } from './nats-settings.js';
+import { guarded, publisher } from './nats-settings.js';
 import { fromAnyHost, hostOfSubject, toHost } from './subjects.js';
 import { VirtualConnection } from './virtual-connection.js';
 
@@ -35,15 +35,20 @@ export class GatewayLink {
 
   start(): void {
     this.subscription = this.nc.subscribe(fromAnyHost(this.id), {
-      callback: (error, msg) => {
-        if (error) return this.logger.warn('link subscription failed', { error: error.message });
+      callback: guarded(this.logger, 'the link from the agents', (msg) => {
         const host = hostOfSubject(msg.subject);
         const message = decodeLink(msg.data);
         if (!host || !message) return;
         const vc = this.vcs.get(message.vc);
         // A message from a host other than the one the connection was opened to is forged or misrouted.
-        if (vc && vc.host === host) vc.receive(message);
-      },
+        if (!vc || vc.host !== host) return;
+        try {
+          vc.receive(message);
+        } catch (thrown) {
+          vc.fail(new RpcError('INTERNAL', `a message from host ${host} could not be handled`), true);
+          throw thrown;
+        }
+      }),
     });
     // Numbered like every message: what NATS lost shows as a gap at the agent by the next ping.
     this.pinger = setInterval(() => {

@@ -3,11 +3,11 @@ import type { AdoptResume, Identity, Logger, Operation } from '../dispatcher/ind
 import { dockerEngine, dockerOperations } from '../operations/index.js';
 import { beatSchema } from './beat.js';
 import { FleetClients, type Lease } from './fleet-clients.js';
-import { fleetOperations, leaseFor } from './fleet-operations.js';
+import { fleetOperations, leaseFor, mayReach } from './fleet-operations.js';
 import { adoptFleetCall } from './fleet-relay.js';
 import { GatewayLink } from './gateway-link.js';
 import { HostTable, type HostState } from './host-table.js';
-import { connectNats, type NatsCounters, type NatsSettings } from './nats-settings.js';
+import { connectNats, guarded, type NatsCounters, type NatsSettings } from './nats-settings.js';
 import { ANY_BEAT, HELLO, hostOfSubject } from './subjects.js';
 
 export interface FleetGateway {
@@ -16,7 +16,8 @@ export interface FleetGateway {
   readonly operations: Operation[];
   /** Takes up a resumable call another gateway relayed, from its agent (§4.9). */
   readonly adoptResume: AdoptResume;
-  hosts(): HostState[];
+  /** The hosts `identity` may reach (every host for none), as the gateway last heard them. */
+  hosts(identity?: Identity | null): HostState[];
   readonly nats: NatsCounters;
   /** Virtual connections open to agents, and SDK clients over them (one per host and caller). */
   readonly links: () => { readonly connections: number; readonly clients: number };
@@ -42,8 +43,7 @@ export async function startGateway(settings: NatsSettings, maxFrameBytes: number
     ask: (host) => publishHello(nc, [host]),
   });
   nc.subscribe(ANY_BEAT, {
-    callback: (error, msg) => {
-      if (error) return;
+    callback: guarded(logger, 'the heartbeats', (msg) => {
       const host = hostOfSubject(msg.subject);
       if (!host) return;
       let beat;
@@ -53,7 +53,7 @@ export async function startGateway(settings: NatsSettings, maxFrameBytes: number
         return logger.warn('ignored a malformed heartbeat', { host });
       }
       table.heard(host, beat);
-    },
+    }),
   });
   publishHello(nc);
   await nc.flush();
@@ -72,7 +72,7 @@ export async function startGateway(settings: NatsSettings, maxFrameBytes: number
     id: link.id,
     operations,
     adoptResume: adoptFleetCall(operations, reachable),
-    hosts: () => table.states(),
+    hosts: (identity = null) => table.states().filter((h) => mayReach(identity, h.id)),
     nats: counters,
     links: () => ({ connections: link.openConnections, clients: clients.size }),
     async close() {

@@ -10,6 +10,9 @@ export interface HostState {
   readonly lastSeenMs: number;
 }
 
+/** How many of an ambiguous reference's candidates an answer names. */
+const MAX_CANDIDATES_NAMED = 20;
+
 interface HostEntry {
   startedAt: number;
   version: number;
@@ -97,9 +100,11 @@ export class HostTable {
   }
 
   /** Why `host` cannot take a call now, or undefined when it can. */
-  unreachable(host: string): RpcError | undefined {
+  unreachable(host: string, reachable: (host: string) => boolean = () => true): RpcError | undefined {
+    // Named before it is looked up: a host the caller may not reach is refused alike whether it exists, is up or is down.
+    if (!reachable(host)) return RpcError.of('FORBIDDEN', `missing scope: host:${host}`);
     const entry = this.hosts.get(host);
-    if (!entry) return new RpcError('NOT_FOUND', `no host ${host} in the fleet (hosts: ${this.upHosts().join(', ') || 'none'})`);
+    if (!entry) return new RpcError('NOT_FOUND', `no host ${host} in the fleet (hosts: ${this.upHosts().filter(reachable).join(', ') || 'none'})`);
     if (!entry.up) return new RpcError('UNAVAILABLE', `host ${host} is down: no heartbeat for ${Math.round((Date.now() - entry.lastBeat) / 1000)} s`);
     return undefined;
   }
@@ -113,7 +118,7 @@ export class HostTable {
     if (slash >= 0) {
       const host = reference.slice(0, slash);
       const ref = reference.slice(slash + 1);
-      return this.unreachable(host) ?? { host, ref };
+      return this.unreachable(host, reachable) ?? { host, ref };
     }
     const candidates: { host: string; name: string; exact: boolean }[] = [];
     for (const [host, entry] of this.hosts) {
@@ -124,13 +129,18 @@ export class HostTable {
         if (named || c.id === reference || c.id.startsWith(reference)) candidates.push({ host, name: c.names[0] ?? c.id.slice(0, 12), exact: named || c.id === reference });
       }
     }
-    // An exact id or name wins over prefixes of other ids, as the engine resolves it.
+    // An exact id or name wins over prefixes of other ids on its own host, as the engine resolves it; across
+    // hosts it does not: another host (a hostile agent, say) naming a container after this one's id prefix
+    // would otherwise take the calls meant for it.
     const exact = candidates.filter((c) => c.exact);
-    const chosen = exact.length > 0 ? exact : candidates;
+    const oneHost = candidates.every((c) => c.host === candidates[0]?.host);
+    const chosen = oneHost && exact.length > 0 ? exact : candidates;
     if (chosen.length === 1 && chosen[0]) return { host: chosen[0].host, ref: reference };
     if (chosen.length === 0) return new RpcError('CONTAINER_NOT_FOUND', `no such container in the fleet: ${reference}`, { details: { containerId: reference } });
-    const names = chosen.map((c) => `${c.host}/${c.name}`).sort();
-    return new RpcError('INVALID_INPUT', `container ${reference} is ambiguous in the fleet: name it as one of ${names.join(', ')}`, { details: { candidates: names } });
+    // A short prefix may match thousands of containers: the answer names a bounded few, and says how many there are.
+    const names = chosen.map((c) => `${c.host}/${c.name}`).sort().slice(0, MAX_CANDIDATES_NAMED);
+    const more = chosen.length > names.length ? ` (and ${chosen.length - names.length} more)` : '';
+    return new RpcError('INVALID_INPUT', `container ${reference} is ambiguous in the fleet: name it as one of ${names.join(', ')}${more}`, { details: { candidates: names, matches: chosen.length } });
   }
 
   private sweep(now = Date.now()): void {

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { connect, type ConnectionOptions, type NatsConnection } from '@nats-io/transport-node';
+import { connect, type ConnectionOptions, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../dispatcher/index.js';
 
 /** How a gateway or an agent reaches the NATS cluster (docs/fleet.md "Running a fleet"). */
@@ -87,6 +87,22 @@ export function publisher(nc: NatsConnection, subject: string, logger: Logger): 
       nc.publish(subject, data);
     } catch (error) {
       logger.debug('a link message was not published', { subject, error: (error as Error).message });
+    }
+  };
+}
+
+/**
+ * A subscription callback that never throws into the NATS client: the callback runs in
+ * its reader, which a throw ends, and the connection then hears nothing from anyone
+ * until it is found stale. Whatever one message makes its handling do costs that message.
+ */
+export function guarded(logger: Logger, what: string, callback: (msg: Msg) => void): (error: Error | null, msg: Msg) => void {
+  return (error, msg) => {
+    if (error) return logger.warn(`${what}: the subscription failed`, { error: error.message });
+    try {
+      callback(msg);
+    } catch (thrown) {
+      logger.error(`${what}: a message could not be handled`, { subject: msg.subject, error: thrown instanceof Error ? thrown.message : String(thrown) });
     }
   };
 }

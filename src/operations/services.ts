@@ -1,5 +1,5 @@
 import { infoContract, statsContract, type ServerInfo, type ServerLimits } from '../contracts/index.js';
-import { defineOperation, type Operation, type CallTable } from '../dispatcher/index.js';
+import { defineOperation, type Operation, type CallTable, type Identity } from '../dispatcher/index.js';
 
 export interface ServiceSources {
   /** The server's open connections' calls, every transport's. */
@@ -13,7 +13,8 @@ export interface ServiceSources {
   /** Resumable calls (spec §4.9): kept, waiting for their caller, and the bytes of output kept for them. */
   readonly resumable?: () => { readonly kept: number; readonly detached: number; readonly replayBytes: number };
   /** A fleet gateway's hosts and their state (docs/fleet.md). */
-  readonly fleetHosts?: () => NonNullable<ServerInfo['fleet']>['hosts'];
+  /** The fleet's hosts this caller may reach (`host:` scopes, docs/fleet.md "Security"). */
+  readonly fleetHosts?: (identity: Identity | null) => NonNullable<ServerInfo['fleet']>['hosts'];
 }
 
 /**
@@ -52,7 +53,7 @@ export function serviceOperations(sources: ServiceSources): Operation[] {
       protocol: 'callwire.v1' as const,
       limits: sources.limits,
       identity: ctx.identity ? { subject: ctx.identity.subject, scopes: [...ctx.identity.scopes] } : null,
-      ...(sources.fleetHosts ? { fleet: { hosts: sources.fleetHosts() } } : {}),
+      ...(sources.fleetHosts ? { fleet: { hosts: sources.fleetHosts(ctx.identity) } } : {}),
     }),
   });
   return [stats, info];

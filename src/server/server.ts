@@ -164,7 +164,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       connections: () => guard.counts,
       resumable: () => ({ kept: dispatcher.resumable.size, detached: dispatcher.resumable.detached, replayBytes: dispatcher.resumable.budget.bytes }),
       limits: { ...dispatcher.limits, maxCallIdBytes: protocolLimits.maxCallIdBytes, keepaliveMs, maxConnections, handshakeTimeoutMs },
-      ...(fleet ? { fleetHosts: () => fleet.hosts() } : {}),
+      ...(fleet ? { fleetHosts: (identity) => fleet.hosts(identity) } : {}),
     }),
   );
   const common = { dispatcher, originPolicy, keepaliveMs };

@@ -138,6 +138,11 @@ describe('a fleet of two hosts behind one gateway', () => {
     expect(bare.Name).toBe(`/${name}`);
     const list = await client.call<{ containers: { host: string }[] }>('docker/container/list', { all: true });
     expect(new Set(list.containers.map((c) => c.host))).toEqual(new Set(['b']));
+    // Nor does it learn which other hosts there are: services/info lists b alone, and a host it may not reach is refused alike whether it exists or not.
+    const info = await client.call<{ fleet: { hosts: { id: string }[] } }>('services/info', null);
+    expect(info.fleet.hosts.map((h) => h.id)).toEqual(['b']);
+    const unknown = await client.call('docker/container/inspect', { containerId: `zz/${name}` }).catch((e: unknown) => e);
+    expect((unknown as RpcError).code).toBe('FORBIDDEN');
   }, 30_000);
 
   it('metrics: the agent counts the execs it ran (agent --metrics), the gateway its hosts up', async () => {

@@ -22,15 +22,60 @@ describe('the gateway\'s host table: where a container reference leads', () => {
     expect((t.route('zz/web') as RpcError).code).toBe('NOT_FOUND');
   });
 
-  it('a name on two hosts is ambiguous and names both; an exact name wins over another container\'s id prefix', () => {
+  it('a name on two hosts is ambiguous and names both; on one host an exact name wins over another container\'s id prefix', () => {
     const t = make();
     t.heard('a', beat(1, [{ id: 'cafe0001', names: ['web'] }]));
     t.heard('b', beat(1, [{ id: 'cafe0002', names: ['web'] }, { id: 'beef0003', names: ['cafe'] }]));
     const ambiguous = t.route('web') as RpcError;
     expect(ambiguous.code).toBe('INVALID_INPUT');
-    expect(ambiguous.details).toEqual({ candidates: ['a/web', 'b/web'] });
-    expect(t.route('cafe')).toEqual({ host: 'b', ref: 'cafe' });
+    expect(ambiguous.details).toEqual({ candidates: ['a/web', 'b/web'], matches: 2 });
+    expect(t.route('cafe', (host) => host === 'b')).toEqual({ host: 'b', ref: 'cafe' });
     expect(t.route('web', (host) => host === 'b')).toEqual({ host: 'b', ref: 'web' });
+  });
+
+  it('another host cannot take the calls meant for a container by naming one of its own after that id prefix', () => {
+    const t = make();
+    t.heard('a', beat(1, [{ id: '3f2a9c81d7e4aaaa', names: ['build'] }]));
+    // A hostile agent b advertises a container named as a's short id, the reference a caller copies from `docker ps`.
+    t.heard('b', beat(1, [{ id: 'beef0003', names: ['3f2a9c81d7e4'] }]));
+    const captured = t.route('3f2a9c81d7e4') as RpcError;
+    expect(captured.code).toBe('INVALID_INPUT');
+    expect(captured.details).toEqual({ candidates: ['a/build', 'b/3f2a9c81d7e4'], matches: 2 });
+    expect(t.route('a/3f2a9c81d7e4')).toEqual({ host: 'a', ref: '3f2a9c81d7e4' });
+  });
+
+  it('HOST/NAME on a host the caller may not reach is FORBIDDEN alike whether it is up, down or unknown, and NOT_FOUND names only reachable hosts', () => {
+    const t = make();
+    const now = Date.now();
+    t.heard('a', beat(1, [{ id: 'aaaa1111', names: ['web'] }]), now);
+    t.heard('secret', beat(1, [{ id: 'bbbb2222', names: ['db'] }]), now);
+    t.heard('gone', beat(1, []), now - 60_000);
+    (t as unknown as { sweep(): void }).sweep();
+    const onlyA = (host: string): boolean => host === 'a';
+    for (const ref of ['secret/db', 'gone/x', 'never/x']) {
+      const refused = t.route(ref, onlyA) as RpcError;
+      expect(refused.code, ref).toBe('FORBIDDEN');
+      expect(refused.message, ref).toBe(`missing scope: host:${ref.split('/')[0]}`);
+    }
+    const unknown = t.route('never/x', () => true) as RpcError;
+    expect(unknown.code).toBe('NOT_FOUND');
+    expect(unknown.message).toMatch(/secret/);
+    expect(t.unreachable('never', onlyA)?.message).toBe('missing scope: host:never');
+    expect(t.unreachable('nope', (host) => host !== 'secret')?.message).toBe('no host nope in the fleet (hosts: a)');
+  });
+
+  it('a short prefix thousands of containers share is refused with a bounded answer that says how many match', () => {
+    const t = make();
+    const many = (host: string) => Array.from({ length: 5000 }, (_, i) => ({ id: `a${host}${i.toString(16).padStart(6, '0')}`, names: [`${host}-worker-${i}`] }));
+    t.heard('h1', beat(1, many('1')));
+    t.heard('h2', beat(1, many('2')));
+    const refused = t.route('a') as RpcError;
+    expect(refused.code).toBe('INVALID_INPUT');
+    const details = refused.details as { candidates: string[]; matches: number };
+    expect(details.matches).toBe(10_000);
+    expect(details.candidates.length).toBeLessThanOrEqual(20);
+    expect(refused.message).toContain('(and 9980 more)');
+    expect(refused.message.length).toBeLessThan(2000);
   });
 
   it('a container the gateway created and the host\'s table both name is one container, not an ambiguity', () => {
