@@ -10,9 +10,13 @@ import type { LossResults } from './loss-table.js';
 import { resultsPage } from './report/page.js';
 import { LATEST_JSON, LOSS_JSON, readResults, RESULTS_MD } from './results.js';
 
-export function writeResultsPage(source = LATEST_JSON, target = RESULTS_MD, lossSource = LOSS_JSON): void {
+/** The fleet's rows from a run of their own: `npm run bench -- --only fleet --out bench/results/fleet.json`. */
+export const FLEET_JSON = 'bench/results/fleet.json';
+
+export function writeResultsPage(source = LATEST_JSON, target = RESULTS_MD, lossSource = LOSS_JSON, fleetSource = FLEET_JSON): void {
   const loss = existsSync(lossSource) ? (JSON.parse(readFileSync(lossSource, 'utf8')) as LossResults) : undefined;
-  writeFileSync(target, resultsPage(readResults(source), source, loss));
+  const fleet = existsSync(fleetSource) ? readResults(fleetSource) : undefined;
+  writeFileSync(target, resultsPage(readResults(source), source, loss, fleet));
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {

@@ -263,7 +263,26 @@ const RUNNING = [
   '',
 ];
 
-export function resultsPage(results: Results, source: string, lossData?: LossResults): string {
+/**
+ * The fleet's rows (docs/fleet.md), from a run of their own (`--only fleet`) while the
+ * full run's results do not have them: each row's ratio is to the direct path measured in
+ * the same rounds of that run.
+ */
+function fleet(results: Results, fleetData: Results | undefined): string[] {
+  if (!fleetData || results.rows.some((r) => r.group === 'fleet')) return [];
+  const { machine: m } = fleetData;
+  return [
+    '## Fleet',
+    '',
+    `Measured with \`${fleetData.command}\` on ${when(fleetData.date)} (${m.cores} × ${m.cpu}), ${fleetData.runs} interleaved rounds; ` +
+      'every fleet row beside its direct row (the SDK to `callwire serve` on the engine) from the same rounds, the ratio fleet/direct. ' +
+      `The gateway, the agent, the NATS node, the engine and the client share the machine's ${m.cores} cores. The data: [\`results/fleet.json\`](results/fleet.json).`,
+    '',
+    ...resultsTables(fleetData.rows),
+  ];
+}
+
+export function resultsPage(results: Results, source: string, lossData?: LossResults, fleetData?: Results): string {
   const l = new Lookup(results.rows);
-  return `${[...header(results, source), ...highlights(l), ...METHOD, ...RUNNING, '## Results', '', ...resultsTables(results.rows), ...notes(l), ...costGrowth(l), ...resumable(l), ...loss(lossData)].join('\n').trimEnd()}\n`;
+  return `${[...header(results, source), ...highlights(l), ...METHOD, ...RUNNING, '## Results', '', ...resultsTables(results.rows), ...notes(l), ...costGrowth(l), ...resumable(l), ...loss(lossData), ...fleet(results, fleetData)].join('\n').trimEnd()}\n`;
 }
