@@ -12,7 +12,7 @@ import { until } from '../support/wait.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const NATS_SCRIPT = join(ROOT, 'scripts/nats-cluster.sh');
-const ENGINE_A = '/tmp/callwire-docker';
+const ENGINE_A = process.env['CALLWIRE_DOCKER_ROOT'] ?? '/tmp/callwire-docker';
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
