@@ -13,7 +13,7 @@ import { NatsCluster } from '../test/support/nats-cluster.js';
 import type { Build } from './built.js';
 import { idleHostIds, MAX_IDLE_HOSTS } from './idle-hosts.js';
 import { FLEET } from './names.js';
-import { startBenchProcess } from './server-process.js';
+import { startBenchProcess, stopChild } from './server-process.js';
 import { callwireSubject } from './subjects/callwire.js';
 import type { Subject } from './subject.js';
 
@@ -61,15 +61,7 @@ async function startAgent(build: Build, cluster: NatsCluster, host: string): Pro
     });
   });
   child.removeAllListeners('exit');
-  return {
-    pid: child.pid!,
-    stop: () =>
-      new Promise((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
-  };
+  return { pid: child.pid!, stop: () => stopChild(child) };
 }
 
 /** Waits until `client`'s gateway has `count` hosts up (`host` among them, when given). */

@@ -47,14 +47,14 @@ export async function startBenchProcess<T>(build: Build, script: string, env: No
     createInterface({ input: child.stdout! }).once('line', (line) => resolve(JSON.parse(line) as T));
   });
   child.removeAllListeners('exit');
-  return {
-    info,
-    pid: child.pid!,
-    stop: () =>
-      new Promise((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
-  };
+  return { info, pid: child.pid!, stop: () => stopChild(child) };
+}
+
+/** SIGTERM to a child of the bench; resolves once it has exited (at once if it already has). */
+export function stopChild(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
 }

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { RpcError } from '../../src/client/index.js';
 import { cliPath, runCli } from '../support/cli.js';
 import { DockerFixture, dockerCli } from '../support/docker.js';
-import { firstByteAfter, firstSuccessAfter, honestEnd, logFleetOnFailure, LONG_EXEC, sha256, within } from '../support/fleet-exec.js';
+import { firstByteAfter, firstSuccessAfter, honestEnd, logFleetOnFailure, LONG_EXEC, longExecReference, sha256, within } from '../support/fleet-exec.js';
 import { Fleet, type GatewayRun } from '../support/fleet.js';
 import { clientsOn } from '../support/nats-connz.js';
 import { until } from '../support/wait.js';
@@ -30,11 +30,7 @@ describe('a fleet when NATS nodes, an agent or a gateway fail', () => {
     // gateway 1 on node 1, agent a on node 2, gateway 2 and agent b on node 3.
     await Promise.all([fleet.agent('a', { urls: url(2) }), fleet.agent('b', { urls: url(3) })]);
     [gateway1, gateway2] = await Promise.all([fleet.gateway({ urls: url(1), waitHosts: ['a', 'b'] }), fleet.gateway({ urls: url(3), waitHosts: ['a', 'b'] })]);
-    const id = await docker.container();
-    name = (await docker.engine.docker.getContainer(id).inspect()).Name.replace(/^\//, '');
-    const run = await dockerCli(['exec', name, 'sh', '-c', LONG_EXEC]);
-    expect(run.code).toBe(7);
-    direct = run.stdout.toString('latin1');
+    ({ name, direct } = await longExecReference(docker));
   }, 90_000);
 
   beforeEach(() => logFleetOnFailure(fleet));

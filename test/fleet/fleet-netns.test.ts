@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { RpcError } from '../../src/client/index.js';
 import { runCli, type CliRun } from '../support/cli.js';
-import { DockerFixture, dockerCli } from '../support/docker.js';
-import { firstByteAfter, firstSuccessAfter, honestEnd, logFleetOnFailure, LONG_EXEC, within } from '../support/fleet-exec.js';
+import { DockerFixture } from '../support/docker.js';
+import { firstByteAfter, firstSuccessAfter, honestEnd, logFleetOnFailure, LONG_EXEC, longExecReference, within } from '../support/fleet-exec.js';
 import { Fleet, type GatewayRun } from '../support/fleet.js';
 import { netnsUnavailable } from '../support/netns-link.js';
 import { NetnsHost } from '../support/netns-host.js';
@@ -30,11 +30,7 @@ describe.skipIf(unavailable)(`a fleet host behind a link that is cut${unavailabl
     fleet = await Fleet.start({ hosts: ['a', 'b'], nodes: 3, addresses: [host.rootAddress, host.rootAddress, host.rootAddress] });
     await Promise.all([fleet.agent('a', { prefix: host.prefix }), fleet.agent('b')]);
     gateway = await fleet.gateway({ waitHosts: ['a', 'b'] });
-    const id = await docker.container();
-    name = (await docker.engine.docker.getContainer(id).inspect()).Name.replace(/^\//, '');
-    const run = await dockerCli(['exec', name, 'sh', '-c', LONG_EXEC]);
-    expect(run.code).toBe(7);
-    direct = run.stdout.toString('latin1');
+    ({ name, direct } = await longExecReference(docker));
   }, 90_000);
 
   beforeEach(() => logFleetOnFailure(fleet));

@@ -2,10 +2,20 @@ import { createHash } from 'node:crypto';
 import { expect, onTestFailed } from 'vitest';
 import { execFrames, RpcError, type Client } from '../../src/client/index.js';
 import type { CliRun } from './cli.js';
+import { dockerCli, type DockerFixture } from './docker.js';
 import type { Fleet } from './fleet.js';
 
 /** The exec the failure tests run through the fleet: 14.9 MB of output, then exit 7. */
 export const LONG_EXEC = 'seq 1 2000000; exit 7';
+
+/** A running container of `docker`'s, and what `docker exec` of LONG_EXEC prints in it: the reference a fleet's output is held to. */
+export async function longExecReference(docker: DockerFixture): Promise<{ name: string; direct: string }> {
+  const id = await docker.container();
+  const name = (await docker.engine.docker.getContainer(id).inspect()).Name.replace(/^\//, '');
+  const run = await dockerCli(['exec', name, 'sh', '-c', LONG_EXEC]);
+  if (run.code !== 7) throw new Error(`docker exec of the reference ended ${run.code}, not 7`);
+  return { name, direct: run.stdout.toString('latin1') };
+}
 
 export const sha256 = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex');
 
