@@ -29,7 +29,6 @@ export interface RunningAgent {
   readonly engine: { readonly ok: boolean; readonly reason: string };
   readonly nats: NatsCounters;
   readonly openConnections: () => number;
-  readonly liveCalls: () => number;
   close(graceMs?: number): Promise<void>;
 }
 
@@ -71,7 +70,6 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     engine,
     nats: connected.counters,
     openConnections: () => agentLink.openConnections,
-    liveCalls: () => [...dispatcher.connections].reduce((n, t) => n + t.stats.liveCalls, 0),
     async close(graceMs = 0) {
       beacon.stop();
       await dispatcher.shutdown(graceMs);

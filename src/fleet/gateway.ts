@@ -19,8 +19,6 @@ export interface FleetGateway {
   /** The hosts `identity` may reach (every host for none), as the gateway last heard them. */
   hosts(identity?: Identity | null): HostState[];
   readonly nats: NatsCounters;
-  /** Virtual connections open to agents, and SDK clients over them (one per host and caller). */
-  readonly links: () => { readonly connections: number; readonly clients: number };
   close(): Promise<void>;
 }
 
@@ -74,7 +72,6 @@ export async function startGateway(settings: NatsSettings, maxFrameBytes: number
     adoptResume: adoptFleetCall(operations, reachable),
     hosts: (identity = null) => table.states().filter((h) => mayReach(identity, h.id)),
     nats: counters,
-    links: () => ({ connections: link.openConnections, clients: clients.size }),
     async close() {
       table.close();
       await clients.close();

@@ -15,7 +15,6 @@ export interface NatsSettings {
 /** What a NATS connection went through, for /metrics and services/info. */
 export interface NatsCounters {
   reconnects: number;
-  disconnects: number;
 }
 
 /**
@@ -51,7 +50,7 @@ export async function connectNats(settings: NatsSettings, name: string, logger: 
   } catch (error) {
     throw new Error(`cannot connect to NATS at ${settings.servers.join(', ')}: ${error instanceof Error ? error.message : String(error)}`);
   }
-  const counters: NatsCounters = { reconnects: 0, disconnects: 0 };
+  const counters: NatsCounters = { reconnects: 0 };
   const disconnected: (() => void)[] = [];
   void (async () => {
     for await (const status of nc.status()) {
@@ -59,7 +58,6 @@ export async function connectNats(settings: NatsSettings, name: string, logger: 
         counters.reconnects++;
         logger.info('reconnected to NATS', { server: String((status as { server?: unknown }).server ?? '') });
       } else if (status.type === 'disconnect') {
-        counters.disconnects++;
         logger.warn('lost the NATS connection; reconnecting', {});
         for (const listener of disconnected) listener();
       } else if (status.type === 'error') logger.warn('NATS reported an error', { error: String((status as { error?: unknown }).error ?? '') });
