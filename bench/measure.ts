@@ -53,17 +53,21 @@ export const spread = (values: number[]): Spread => ({ min: Math.min(...values),
 
 /**
  * Runs every subject once per round, in turn, for `rounds` rounds: a noisy minute on a
- * shared machine hits all of them, so ratios taken round by round are fair. With
- * `alternate`, every other round runs them in reverse order, so that no subject always
- * runs right after the same one (for two builds compared, whose difference is small).
+ * shared machine hits all of them, so ratios taken round by round are fair. Every other
+ * round runs them in reverse order, so that no subject always runs right after the same
+ * one (and inherits its garbage and its cold caches). A first round that is not kept
+ * warms every subject up: without it, the first kept round ran each subject's code cold
+ * (the JIT, connection pools), the spread of a row came mostly from that round, and two
+ * runs' medians differed by whichever subject it hurt most.
  */
-export async function interleaved<T>(rounds: number, subjects: Readonly<Record<string, () => Promise<T>>>, alternate = false): Promise<Record<string, T[]>> {
+export async function interleaved<T>(rounds: number, subjects: Readonly<Record<string, () => Promise<T>>>, warmUp = true): Promise<Record<string, T[]>> {
   const out: Record<string, T[]> = {};
   for (const name of Object.keys(subjects)) out[name] = [];
   const inOrder = Object.entries(subjects);
   const reversed = [...inOrder].reverse();
+  if (warmUp) for (const [, run] of inOrder) await run();
   for (let round = 0; round < rounds; round++) {
-    for (const [name, run] of alternate && round % 2 ? reversed : inOrder) out[name]!.push(await run());
+    for (const [name, run] of round % 2 ? reversed : inOrder) out[name]!.push(await run());
   }
   return out;
 }

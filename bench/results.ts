@@ -21,6 +21,8 @@ export interface Results {
   /** The command line that made it. */
   readonly command: string;
   readonly machine: Machine;
+  /** The commit measured (`git describe`-like: its short hash, `-dirty` with uncommitted changes); absent outside a checkout. */
+  readonly commit?: string;
   /** Interleaved rounds per scenario. */
   readonly runs: number;
   /** How long the whole run took. */
@@ -36,6 +38,19 @@ export const LATEST_JSON = 'bench/results/latest.json';
 export const SUBSET_JSON = 'bench/results/subset.json';
 export const RESULTS_MD = 'bench/RESULTS.md';
 export const LOSS_JSON = 'bench/results/loss.json';
+/** The second of two full runs in a row (`--repeat`), compared with latest.json on the page. */
+export const REPEAT_JSON = 'bench/results/repeat.json';
+
+/** The checkout's commit, `-dirty` when tracked files differ from it; undefined outside git. */
+export function commitMeasured(): string | undefined {
+  const git = (...args: string[]): string | undefined => {
+    const r = spawnSync('git', args, { encoding: 'utf8', timeout: 10_000 });
+    return r.status === 0 ? r.stdout.trim() : undefined;
+  };
+  const head = git('rev-parse', '--short=9', 'HEAD');
+  if (!head) return undefined;
+  return git('status', '--porcelain', '--untracked-files=no') ? `${head}-dirty` : head;
+}
 
 export function machineInfo(): Machine {
   const docker = spawnSync('/usr/bin/docker', ['version', '--format', '{{.Server.Version}}'], { encoding: 'utf8', timeout: 10_000 });

@@ -7,6 +7,7 @@
  * Not part of npm test.
  */
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { BenchContainer } from './container.js';
 import { nodeFlags } from './built.js';
 import { BenchFleet } from './fleet.js';
@@ -14,8 +15,9 @@ import { startLineup } from './lineup.js';
 import { parseOptions, USAGE, type Options } from './options.js';
 import { writeResultsPage } from './report.js';
 import { baselineTable } from './report/baseline.js';
+import { notARepeat, repeatSection } from './report/repeat.js';
 import { resultsTables, rowLine } from './report/table.js';
-import { LATEST_JSON, machineInfo, RESULTS_MD, SUBSET_JSON, writeResults, type Results } from './results.js';
+import { commitMeasured, LATEST_JSON, machineInfo, readResults, REPEAT_JSON, RESULTS_MD, SUBSET_JSON, writeResults, type Results } from './results.js';
 import { WEBSOCKET } from './names.js';
 import { Recorder } from './rows.js';
 import type { Bench, Scenario } from './scenario.js';
@@ -41,7 +43,12 @@ try {
   console.error(`${error instanceof Error ? error.message : String(error)}\n${USAGE}`);
   process.exit(2);
 }
+if (options.repeat && !existsSync(LATEST_JSON)) {
+  console.error(`--repeat compares with a first full run, and there is no ${LATEST_JSON}`);
+  process.exit(2);
+}
 const started = Date.now();
+const commit = commitMeasured();
 const lineup = await startLineup(options);
 const bench: Bench = { options, lineup, record: new Recorder((row) => console.error(rowLine(row))), container: new BenchContainer(), fleet: new BenchFleet(lineup.servers[0]!.build, WEBSOCKET) };
 const skipped: Results['skipped'][number][] = [];
@@ -65,16 +72,18 @@ const results: Results = {
   date: new Date().toISOString(),
   command: options.command,
   machine: machineInfo(),
+  ...(commit ? { commit } : {}),
   runs: options.runs,
   seconds: Math.round((Date.now() - started) / 1000),
   skipped,
   rows: bench.record.rows,
 };
-const file = options.out ?? (options.full ? LATEST_JSON : SUBSET_JSON);
+const file = options.repeat ? REPEAT_JSON : (options.out ?? (options.full ? LATEST_JSON : SUBSET_JSON));
 const page = options.full && !options.out;
 writeResults(file, results);
-if (page) writeResultsPage(file);
+if (page) writeResultsPage();
 console.log(resultsTables(results.rows).join('\n'));
 if (options.baseline) console.log(baselineTable(results.rows).join('\n'));
+if (options.repeat) console.log(repeatSection(readResults(LATEST_JSON), results).join('\n') || `${LATEST_JSON} is not this run's first: ${notARepeat(readResults(LATEST_JSON), results)}`);
 console.log(`${results.machine.cores} × ${results.machine.cpu}, ${results.machine.memoryGiB} GiB, Node ${results.machine.node}; ${results.runs} interleaved rounds; ${results.seconds} s. JSON: ${file}${page ? `; page: ${RESULTS_MD}` : ''}`);
 process.exit(0);

@@ -22,6 +22,8 @@ export interface Scenario {
   readonly group: string;
   /** Part of `--quick` (which runs it smaller). */
   readonly quick: boolean;
+  /** Runs only when `--only` names it: a run of its own, its results a file of their own (the fleet's). */
+  readonly alone?: boolean;
   /** Runs in a container: skipped when the server has no Docker engine. */
   readonly docker?: boolean;
   run(bench: Bench): Promise<void>;

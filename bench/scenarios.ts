@@ -37,15 +37,16 @@ export const SCENARIOS: readonly Scenario[] = [
   { id: 'keystroke', group: 'exec', quick: false, docker: true, run: keystrokes },
   { id: 'codec', group: 'codec', quick: false, run: codec },
   { id: 'scaling', group: 'scaling', quick: false, run: scaling },
-  // The fleet's rows (a NATS cluster, an agent, a gateway, started by the first of them), each beside the direct path.
-  { id: 'fleet-memory', group: 'fleet', quick: false, docker: true, run: fleetMemoryPerIdleHost },
-  { id: 'fleet-exec-true', group: 'fleet', quick: false, docker: true, run: fleetExecRoundTrip },
-  { id: 'fleet-exec-dd', group: 'fleet', quick: false, docker: true, run: fleetExecThroughput },
-  { id: 'fleet-unary-1', group: 'fleet', quick: false, docker: true, run: (b) => fleetUnary(b, 1) },
-  { id: 'fleet-unary-16', group: 'fleet', quick: false, docker: true, run: (b) => fleetUnary(b, 16) },
-  { id: 'fleet-routable', group: 'fleet', quick: false, docker: true, run: fleetRoutable },
-  { id: 'fleet-subscriptions', group: 'fleet', quick: false, docker: true, run: fleetSubscriptions },
-  { id: 'fleet-failover', group: 'fleet', quick: false, docker: true, run: fleetFailover },
+  // The fleet's rows (a NATS cluster, an agent, a gateway, started by the first of them), each beside the direct path;
+  // a run of their own (`--only fleet --out bench/results/fleet.json`), which the page reads beside the full run's.
+  { id: 'fleet-memory', group: 'fleet', quick: false, alone: true, docker: true, run: fleetMemoryPerIdleHost },
+  { id: 'fleet-exec-true', group: 'fleet', quick: false, alone: true, docker: true, run: fleetExecRoundTrip },
+  { id: 'fleet-exec-dd', group: 'fleet', quick: false, alone: true, docker: true, run: fleetExecThroughput },
+  { id: 'fleet-unary-1', group: 'fleet', quick: false, alone: true, docker: true, run: (b) => fleetUnary(b, 1) },
+  { id: 'fleet-unary-16', group: 'fleet', quick: false, alone: true, docker: true, run: (b) => fleetUnary(b, 16) },
+  { id: 'fleet-routable', group: 'fleet', quick: false, alone: true, docker: true, run: fleetRoutable },
+  { id: 'fleet-subscriptions', group: 'fleet', quick: false, alone: true, docker: true, run: fleetSubscriptions },
+  { id: 'fleet-failover', group: 'fleet', quick: false, alone: true, docker: true, run: fleetFailover },
 ];
 
 /** The scenarios `options` ask for; an unknown name in `--only` is an error, not an empty run. */
@@ -55,5 +56,5 @@ export function selectScenarios(options: Pick<Options, 'quick' | 'only'>, all: r
     const unknown = only.filter((name) => !all.some((s) => s.id === name || s.group === name));
     if (unknown.length) throw new Error(`no scenario or group ${unknown.join(', ')}; there are: ${all.map((s) => `${s.id} (${s.group})`).join(', ')}`);
   }
-  return all.filter((s) => (only ? only.includes(s.id) || only.includes(s.group) : true) && (options.quick ? s.quick : true));
+  return all.filter((s) => (only ? only.includes(s.id) || only.includes(s.group) : !s.alone) && (options.quick ? s.quick : true));
 }

@@ -9,7 +9,9 @@ import type { Results } from '../results.js';
 import type { Comparison } from '../rows.js';
 import { ATTACHED, DETACHED_CALLS, FRESH_CALL, perResumableCall, SINCE_CUT_END, SINCE_RECONNECT } from '../scenarios/resume-metrics.js';
 import { LARGE_ITEMS, SMALL_ITEMS, type StreamSize } from '../scenarios/streaming.js';
+import { goalsTable } from './goals.js';
 import { figure, given, Lookup } from './lookup.js';
+import { repeatSection } from './repeat.js';
 import { resultsTables, times, valueText } from './table.js';
 
 /** `2026-12-01 08:45 UTC`. */
@@ -24,7 +26,7 @@ function header(results: Results, source: string): string[] {
     '',
     `<!-- Generated from ${source} by \`npx tsx bench/report.ts\`; edit bench/report/page.ts, not this page. -->`,
     '',
-    `Measured with \`${results.command}\` on ${when(results.date)}: ${m.cores} × ${m.cpu}, ${m.memoryGiB} GiB, ` +
+    `Measured with \`${results.command}\` on ${when(results.date)}${results.commit ? ` at commit \`${results.commit}\`` : ''}: ${m.cores} × ${m.cpu}, ${m.memoryGiB} GiB, ` +
       `Node ${m.node}, ${m.platform}${m.docker ? `, Docker Engine ${m.docker}` : ''}, loopback. ${results.runs} interleaved rounds; ` +
       `the run took ${fmt(results.seconds)} s. The data: [\`${source.replace(/^bench\//, '')}\`](${source.replace(/^bench\//, '')}). ` +
       'Where the time goes, with profiles: [`PROFILE.md`](PROFILE.md).',
@@ -37,12 +39,13 @@ const METHOD = [
   '## How to read it',
   '',
   'Every subject ran once per round, interleaved round by round with its peers so that a',
-  'noisy minute hits all of them. Each row shows the median and the (min–max) of its runs;',
+  'noisy minute hits all of them, every other round in reverse order, after a first round that',
+  'warms each subject up and is not kept. Each row shows the median and the (min–max) of its runs;',
   'each ratio is the median (min–max) of the per-round ratios to the peer named beside it',
   '(above 1 is better for rates, below 1 for latencies, CPU and memory). callwire runs',
   'compiled (`dist/`), its server and the bench\'s own client process with `npm start`\'s Node',
-  'flags (`src/cli/node-flags.ts`). Between runs on a shared machine the same row moves by up',
-  'to a quarter: compare ratios, and their ranges, not rates across runs.',
+  'flags (`src/cli/node-flags.ts`). Rates move between runs on a shared machine: compare',
+  'ratios, and their ranges, not rates across runs; "Repeatability" says how far the ratios moved.',
   '',
   'The subjects:',
   '',
@@ -261,6 +264,9 @@ const RUNNING = [
   '  (cd ../before && npm run build) && npm run bench -- --only unary,streaming --baseline ../before/dist',
   '  ```',
   '',
+  '- `npm run bench -- --repeat` (with the first run\'s options) right after a full run: the same run',
+  '  again, written to `bench/results/repeat.json`; this page then says how far each median ratio moved.',
+  '',
 ];
 
 /**
@@ -282,7 +288,21 @@ function fleet(results: Results, fleetData: Results | undefined): string[] {
   ];
 }
 
-export function resultsPage(results: Results, source: string, lossData?: LossResults, fleetData?: Results): string {
+function goals(results: Results): string[] {
+  const table = goalsTable(results.rows);
+  if (!table.length) return [];
+  return [
+    '## Goals',
+    '',
+    'Each goal is a ratio of medians taken round by round in this run; "before" is the same ratio for the',
+    '`--baseline` build, measured in the same rounds. What bounds a goal that is missed: `PROFILE.md`.',
+    '',
+    ...table,
+    '',
+  ];
+}
+
+export function resultsPage(results: Results, source: string, lossData?: LossResults, fleetData?: Results, repeatData?: Results): string {
   const l = new Lookup(results.rows);
-  return `${[...header(results, source), ...highlights(l), ...METHOD, ...RUNNING, '## Results', '', ...resultsTables(results.rows), ...notes(l), ...costGrowth(l), ...resumable(l), ...loss(lossData), ...fleet(results, fleetData)].join('\n').trimEnd()}\n`;
+  return `${[...header(results, source), ...highlights(l), ...goals(results), ...repeatSection(results, repeatData), ...METHOD, ...RUNNING, '## Results', '', ...resultsTables(results.rows), ...notes(l), ...costGrowth(l), ...resumable(l), ...loss(lossData), ...fleet(results, fleetData)].join('\n').trimEnd()}\n`;
 }

@@ -5,11 +5,11 @@ import type { Bench } from '../scenario.js';
 import type { Subject } from '../subject.js';
 
 /**
- * Every subject once per round, for `rounds` rounds; each subject's results by its name.
- * Two builds compared (`--baseline`) alternate the order from round to round.
+ * Every subject once per round, for `rounds` rounds, after a round that warms them up;
+ * each subject's results by its name.
  */
 export const roundsOf = <T>(bench: Bench, subjects: readonly Subject[], rounds: number, run: (subject: Subject) => Promise<T>): Promise<Record<string, T[]>> =>
-  interleaved(rounds, Object.fromEntries(subjects.map((s) => [s.name, () => run(s)])), bench.options.baseline !== undefined);
+  interleaved(rounds, Object.fromEntries(subjects.map((s) => [s.name, () => run(s)])), bench.options.warmUp);
 
 /** One metric's values for every subject, by name. */
 export interface Measured {

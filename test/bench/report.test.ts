@@ -2,9 +2,11 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { WEBSOCKET, WEBSOCKET_RESUMABLE } from '../../bench/names.js';
+import { BASELINE, CALLWIRE_CLI, DOCKER, FORMAT_CEILING, HTTP, WEBSOCKET, WEBSOCKET_RESUMABLE } from '../../bench/names.js';
 import { writeResultsPage } from '../../bench/report.js';
 import { baselineTable } from '../../bench/report/baseline.js';
+import { GOALS, goalsTable, met } from '../../bench/report/goals.js';
+import { movedRatios, notARepeat, repeatSection } from '../../bench/report/repeat.js';
 import { resultsPage } from '../../bench/report/page.js';
 import type { Results } from '../../bench/results.js';
 import type { Row } from '../../bench/rows.js';
@@ -108,5 +110,61 @@ describe('--baseline: this build against the baseline, worst first', () => {
 
   it('is empty when no row was compared with a baseline', () => {
     expect(baselineTable([{ group: 'unary', metric: 'm', subject: 's', unit: 'calls/s', value: 1, vs: [] }])).toEqual([]);
+  });
+});
+
+describe('the goals, before and after', () => {
+  const vs = (peer: string, ratio: number): Row['vs'][number] => ({ peer, peerValue: 1, ratio, ratioMin: ratio - 0.05, ratioMax: ratio + 0.05 });
+  const row = (group: string, metric: string, subject: string, ...comparisons: Row['vs']): Row => ({ group, metric, subject, unit: 'x', value: 1, vs: comparisons });
+  const rows: Row[] = [
+    row('unary', 'calls/s @64 in flight', WEBSOCKET, vs(FORMAT_CEILING, 0.75), vs(`${WEBSOCKET}${BASELINE}`, 1.5)),
+    row('unary', 'calls/s @64 in flight', `${WEBSOCKET}${BASELINE}`, vs(FORMAT_CEILING, 0.5)),
+    row('exec', 'keystroke echo, tty (median)', CALLWIRE_CLI, vs(DOCKER, 1.8)),
+    row('unary', 'calls/s @1 in flight', HTTP, vs(WEBSOCKET, 0.4)),
+    row('unary', 'calls/s @1 in flight', `${HTTP}${BASELINE}`, vs(`${WEBSOCKET}${BASELINE}`, 0.3), vs(WEBSOCKET, 9)),
+  ];
+
+  it('gives each goal the run measured its ratio now, the baseline build\'s same ratio, and whether it is met (at most, for a latency)', () => {
+    expect(goalsTable(rows).slice(2)).toEqual([
+      '| WebSocket unary @64 / format ceiling | 0.50× (0.45–0.55) | 0.75× (0.70–0.80) | ≥ 0.7× | yes |',
+      '| exec -it keystroke echo / `docker exec -it` (lower is better) | – | 1.80× (1.75–1.85) | ≤ 1.5× | no |',
+      // The baseline's HTTP against the baseline's WebSocket, not this build's.
+      '| HTTP POST unary @1 / WebSocket | 0.30× (0.25–0.35) | 0.40× (0.35–0.45) | ≥ 0.6× | no |',
+    ]);
+    expect(met(GOALS.find((g) => g.atMost)!, vs(DOCKER, 1.5))).toBe(true);
+  });
+
+  it('is left out of a page whose run measured no goal', () => {
+    const results = (of: readonly Row[]): Results => ({ date: '2026-01-02T03:04:05.000Z', command: 'npm run bench', machine: { cpu: 'c', cores: 2, memoryGiB: 8, node: 'v20', platform: 'Linux' }, runs: 5, seconds: 1, skipped: [], rows: of });
+    expect(resultsPage(results(rows), 'r.json')).toContain('## Goals');
+    expect(resultsPage(results([]), 'r.json')).not.toContain('## Goals');
+  });
+});
+
+describe('--repeat: two full runs in a row, compared', () => {
+  const row = (metric: string, ratio: number): Row => ({ group: 'unary', metric, subject: WEBSOCKET, unit: 'calls/s', value: 1, vs: [{ peer: FORMAT_CEILING, peerValue: 1, ratio }] });
+  const run = (date: string, commit: string, rows: Row[]): Results => ({ date, commit, command: 'npm run bench', machine: { cpu: 'c', cores: 2, memoryGiB: 8, node: 'v20', platform: 'Linux' }, runs: 5, seconds: 1, skipped: [], rows });
+  const first = run('2026-01-02T03:00:00.000Z', 'abc', [row('calls/s @1 in flight', 0.8), row('calls/s @64 in flight', 0.5), row('p99 @1', 1)]);
+  const second = run('2026-01-02T03:10:00.000Z', 'abc', [row('calls/s @1 in flight', 0.84), row('calls/s @64 in flight', 0.6), row('p99 @1', 0.7)]);
+
+  it('lists every median ratio that moved more than 15%, the largest first, and counts the rest', () => {
+    expect(movedRatios(first, second).map((m) => Math.round(m.change * 100))).toEqual([-30, 20, 5]);
+    const text = repeatSection(first, second).join('\n');
+    expect(text).toContain('Of the 3 median ratios both runs measured, 1 moved by 15% or less from the first run to the second; these 2 moved more (1 of them p99 latencies');
+    expect(text).toContain('| unary · p99 @1 | callwire WebSocket | format ceiling | 1.00× | 0.70× | −30.0% |');
+    expect(text).toContain('| unary · calls/s @64 in flight | callwire WebSocket | format ceiling | 0.50× | 0.60× | +20.0% |');
+    expect(text).not.toContain('| unary · calls/s @1 in flight |');
+    expect(text).toContain('The largest move within the limit: +5.0%.');
+  });
+
+  it('compares only a later run of the same commit', () => {
+    expect(notARepeat(first, second)).toBeUndefined();
+    expect(notARepeat(first, { ...second, commit: 'def' })).toMatch(/different commits/);
+    expect(notARepeat(second, first)).toMatch(/not later/);
+    expect(repeatSection(first, { ...second, commit: 'def' })).toEqual([]);
+  });
+
+  it('puts the commit measured in the page\'s first line', () => {
+    expect(resultsPage(first, 'r.json')).toContain('on 2026-01-02 03:00 UTC at commit `abc`: 2 × c');
   });
 });

@@ -34,15 +34,15 @@ describe('the bench\'s rows', () => {
 });
 
 describe('interleaved rounds', () => {
-  it('run every subject once a round; for two builds compared, every other round in reverse order', async () => {
-    const order = async (alternate: boolean): Promise<string> => {
+  it('run every subject once a round, every other round in reverse order, after a round that warms each up and is not kept', async () => {
+    const order = async (warmUp: boolean): Promise<{ ran: string; kept: Record<string, number[]> }> => {
       const ran: string[] = [];
       const subject = (name: string) => async (): Promise<number> => ran.push(name);
-      await interleaved(3, { a: subject('a'), b: subject('b'), c: subject('c') }, alternate);
-      return ran.join('');
+      const kept = await interleaved(3, { a: subject('a'), b: subject('b'), c: subject('c') }, warmUp);
+      return { ran: ran.join(''), kept };
     };
-    expect(await order(false)).toBe('abcabcabc');
-    expect(await order(true)).toBe('abccbaabc');
+    expect(await order(false)).toEqual({ ran: 'abccbaabc', kept: { a: [1, 6, 7], b: [2, 5, 8], c: [3, 4, 9] } });
+    expect(await order(true)).toEqual({ ran: 'abcabccbaabc', kept: { a: [4, 9, 10], b: [5, 8, 11], c: [6, 7, 12] } });
   });
 });
 
@@ -59,10 +59,17 @@ describe('choosing what runs', () => {
     expect(() => selectScenarios(parseOptions(['--only', 'unray'], {}))).toThrow(/no scenario or group unray/);
   });
 
-  it('only a run of everything, this build alone, is the full run that makes RESULTS.md', () => {
-    expect(parseOptions([], {})).toMatchObject({ full: true, runs: 5, command: 'npm run bench' });
-    expect(parseOptions(['--quick'], {})).toMatchObject({ full: false, runs: 3, command: 'npm run bench -- --quick' });
+  it('only a run of everything (with a baseline beside it or not) is the full run that makes RESULTS.md, and only a full run warms up and repeats', () => {
+    expect(parseOptions([], {})).toMatchObject({ full: true, warmUp: true, runs: 5, command: 'npm run bench' });
+    expect(parseOptions(['--quick'], {})).toMatchObject({ full: false, warmUp: false, runs: 3, command: 'npm run bench -- --quick' });
     expect(parseOptions(['--only', 'unary'], { BENCH_RUNS: '7' })).toMatchObject({ full: false, runs: 7, command: 'BENCH_RUNS=7 npm run bench -- --only unary' });
-    expect(parseOptions(['--baseline', 'x/dist'], {}).full).toBe(false);
+    expect(parseOptions(['--baseline', 'x/dist'], {}).full).toBe(true);
+    expect(parseOptions(['--baseline', 'x/dist', '--repeat'], {}).repeat).toBe(true);
+    expect(() => parseOptions(['--only', 'unary', '--repeat'], {})).toThrow(/--repeat repeats a full run/);
+  });
+
+  it('leaves the fleet\'s scenarios, a run of their own, out of a run that does not name them', () => {
+    expect(selectScenarios(parseOptions([], {})).some((s) => s.group === 'fleet')).toBe(false);
+    expect(selectScenarios(parseOptions(['--only', 'fleet'], {})).map((s) => s.group)).toContain('fleet');
   });
 });
