@@ -58,16 +58,23 @@ export const spread = (values: number[]): Spread => ({ min: Math.min(...values),
  * one (and inherits its garbage and its cold caches). A first round that is not kept
  * warms every subject up: without it, the first kept round ran each subject's code cold
  * (the JIT, connection pools), the spread of a row came mostly from that round, and two
- * runs' medians differed by whichever subject it hurt most.
+ * runs' medians differed by whichever subject it hurt most. `settle` runs before each
+ * subject's turn (a collection of the processes the subjects share), so that no subject
+ * pays for the garbage of the one before it.
  */
-export async function interleaved<T>(rounds: number, subjects: Readonly<Record<string, () => Promise<T>>>, warmUp = true): Promise<Record<string, T[]>> {
+export async function interleaved<T>(
+  rounds: number,
+  subjects: Readonly<Record<string, () => Promise<T>>>,
+  warmUp = true,
+  settle: () => Promise<void> = async () => undefined,
+): Promise<Record<string, T[]>> {
   const out: Record<string, T[]> = {};
   for (const name of Object.keys(subjects)) out[name] = [];
   const inOrder = Object.entries(subjects);
   const reversed = [...inOrder].reverse();
-  if (warmUp) for (const [, run] of inOrder) await run();
+  if (warmUp) for (const [, run] of inOrder) await settle().then(run);
   for (let round = 0; round < rounds; round++) {
-    for (const [name, run] of round % 2 ? reversed : inOrder) out[name]!.push(await run());
+    for (const [name, run] of round % 2 ? reversed : inOrder) out[name]!.push(await settle().then(run));
   }
   return out;
 }

@@ -28,8 +28,10 @@ const { longLivedNodeFlags } = nodeFlags;
 // This process is a long-lived SDK client that reads large streams, so it runs with the
 // Node flags the README gives such processes (src/cli/node-flags.ts): without them, after
 // the 64 KiB streams its exec runs cost it 1.2–5.3 CPU-seconds per GiB from run to run.
-if (!longLivedNodeFlags.every((flag) => process.execArgv.includes(flag))) {
-  const child = spawn(process.execPath, [...process.execArgv, ...longLivedNodeFlags, ...process.argv.slice(1)], { stdio: 'inherit' });
+// --expose-gc: each subject's turn starts from a collected heap (bench/scenarios/compare.ts).
+const benchFlags = [...longLivedNodeFlags, '--expose-gc'];
+if (!benchFlags.every((flag) => process.execArgv.includes(flag))) {
+  const child = spawn(process.execPath, [...process.execArgv, ...benchFlags, ...process.argv.slice(1)], { stdio: 'inherit' });
   child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
   await new Promise(() => undefined);
 }

@@ -9,7 +9,16 @@ import type { Subject } from '../subject.js';
  * each subject's results by its name.
  */
 export const roundsOf = <T>(bench: Bench, subjects: readonly Subject[], rounds: number, run: (subject: Subject) => Promise<T>): Promise<Record<string, T[]>> =>
-  interleaved(rounds, Object.fromEntries(subjects.map((s) => [s.name, () => run(s)])), bench.options.warmUp);
+  interleaved(rounds, Object.fromEntries(subjects.map((s) => [s.name, () => run(s)])), bench.options.warmUp, () => collectGarbage(bench));
+
+/**
+ * A full collection in the bench's own process (every subject's client lives in it) and in
+ * each server process (the peers' servers share the first), before a subject's turn.
+ */
+export async function collectGarbage(bench: Bench): Promise<void> {
+  (globalThis as { gc?: () => void }).gc?.();
+  await Promise.all(bench.lineup.servers.map((s) => s.ws.call('bench/memory')));
+}
 
 /** One metric's values for every subject, by name. */
 export interface Measured {

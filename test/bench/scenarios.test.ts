@@ -44,6 +44,13 @@ describe('interleaved rounds', () => {
     expect(await order(false)).toEqual({ ran: 'abccbaabc', kept: { a: [1, 6, 7], b: [2, 5, 8], c: [3, 4, 9] } });
     expect(await order(true)).toEqual({ ran: 'abcabccbaabc', kept: { a: [4, 9, 10], b: [5, 8, 11], c: [6, 7, 12] } });
   });
+
+  it('settles before every subject\'s turn, the warm-up\'s too', async () => {
+    const ran: string[] = [];
+    const subject = (name: string) => async (): Promise<number> => ran.push(name);
+    await interleaved(2, { a: subject('a'), b: subject('b') }, true, async () => void ran.push('.'));
+    expect(ran.join('')).toBe('.a.b.a.b.b.a');
+  });
 });
 
 describe('choosing what runs', () => {
