@@ -1,11 +1,13 @@
 /**
  * A keystroke through a terminal: typed into a pty (util-linux `script`), through the
  * client, to a remote `cat` on a raw tty and back. Every subject with a tty (the CLIs, as
- * whole processes), the same engine.
+ * whole processes), the same engine, in interleaved rounds: each round runs a session of
+ * every subject in turn and takes its median, so the ratios are per round.
  */
 import { spawn } from 'node:child_process';
 import { median } from '../measure.js';
 import type { Bench } from '../scenario.js';
+import { recordAll, roundsOf } from './compare.js';
 
 const CAT_ON_RAW_TTY = `sh -c 'stty raw -echo; echo ready; cat'`;
 const KEYS = 200;
@@ -13,12 +15,8 @@ const KEYS = 200;
 export async function keystrokes(bench: Bench): Promise<void> {
   const container = bench.container.get();
   const subjects = bench.lineup.subjects.filter((s) => s.ttyCommand);
-  const medians: Record<string, number> = {};
-  for (const s of subjects) medians[s.name] = await keystrokeMedian(s.ttyCommand!(container, CAT_ON_RAW_TTY));
-  for (const s of subjects) {
-    const peers = Object.fromEntries(s.peers.filter((p) => medians[p] !== undefined).map((p) => [p, medians[p]!]));
-    bench.record.one({ group: 'exec', metric: 'keystroke echo, tty (median)', subject: s.name, unit: 'ms' }, medians[s.name]!, peers);
-  }
+  const values = await roundsOf(bench, subjects, bench.options.runs, (s) => keystrokeMedian(s.ttyCommand!(container, CAT_ON_RAW_TTY)));
+  recordAll(bench.record, subjects, [{ key: { group: 'exec', metric: 'keystroke echo, tty (median)', unit: 'ms' }, values }]);
 }
 
 /** Median milliseconds from a byte written into a pty running `command` to its echo. */

@@ -36,9 +36,9 @@ interface Tracked {
   lostAt: number | undefined;
   /** The last output sequence number received (§4.9). */
   lastSeq: number;
-  /** The last one the callee has been told of; an acknowledgement of the rest is on its way while `ackTimer` runs. */
+  /** The last one the callee has been told of; an acknowledgement of the rest is on its way while `ackScheduled`. */
   ackedSeq: number;
-  ackTimer: ReturnType<typeof setTimeout> | undefined;
+  ackScheduled: boolean;
   inputSeq: number;
   /** Input the callee has not yet acknowledged, sent again after a resume. */
   readonly unacked: SentInput[];
@@ -136,7 +136,7 @@ export class ResumingConnection implements ClientConnection {
       lostAt: undefined,
       lastSeq: 0,
       ackedSeq: 0,
-      ackTimer: undefined,
+      ackScheduled: false,
       inputSeq: 0,
       unacked: [],
       inputCredit: 0,
@@ -284,16 +284,21 @@ export class ResumingConnection implements ClientConnection {
    * §4.9: the callee keeps every item until told it arrived, within bounds that may be smaller
    * than what a consumer takes before it grants again (§4.8): received items are acknowledged
    * as they arrive, once per burst, or a full replay would wait for a grant that cannot come.
+   * A burst is what one turn of the event loop received: the acknowledgement leaves at its end,
+   * after the items were handed on. A timer would send it a millisecond later, in the middle
+   * of whatever comes next (an interactive session's next keystroke, which then waits behind
+   * it at the callee).
    */
   private acknowledgeSoon(call: Tracked): void {
-    if (call.ackTimer !== undefined) return;
-    call.ackTimer = setTimeout(() => {
-      call.ackTimer = undefined;
+    if (call.ackScheduled) return;
+    call.ackScheduled = true;
+    setImmediate(() => {
+      call.ackScheduled = false;
       const seq = this.ackable(call);
       if (!call.channel || call.resuming || call.token === undefined || seq <= call.ackedSeq) return;
       call.ackedSeq = seq;
       call.channel.send({ type: 'call.credit', id: call.id, payload: { bytes: 0, seq } });
-    }, 0);
+    });
   }
 
   /** Tells the callee it may forget an ended call (its `call.aborted`), on the connection up now, after the call's own channel is done. */
