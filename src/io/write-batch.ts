@@ -21,12 +21,6 @@ const DEFAULT_BOUNDS: BatchBounds = { firstBytes: 2 * 1024, maxBytes: 16 * 1024 
  * at a time. A write per frame was most of a busy server's time (one syscall per
  * 100-byte item) and 44% of a client's at 64 calls in flight.
  *
- * The first frame of a turn is not held: it leaves as it is written, and only the
- * frames after it in the same turn are batched. A turn that writes one frame (a
- * keystroke, its echo, a reply to one call) would otherwise hold it until the end of
- * the turn, behind whatever else the turn does, for no syscall saved; a busy turn
- * pays one write more.
- *
  * Both bounds matter. Unbounded, a turn in which thousands of calls each produce
  * items held megabytes in user space until the turn ended: the peer saw nothing
  * meanwhile, the held frames outlived the young generation, and 10,000 concurrent
@@ -47,7 +41,7 @@ export function writeBatcher(socket: Corkable, bounds: BatchBounds = DEFAULT_BOU
   let corked = false;
   let held = 0;
   let bound = bounds.firstBytes;
-  let turnOpen = false;
+  let endOfTurnScheduled = false;
   const release = (): void => {
     if (!corked) return;
     corked = false;
@@ -55,19 +49,18 @@ export function writeBatcher(socket: Corkable, bounds: BatchBounds = DEFAULT_BOU
     socket.uncork();
   };
   const endOfTurn = (): void => {
-    turnOpen = false;
+    endOfTurnScheduled = false;
     bound = bounds.firstBytes;
     release();
   };
   return (bytes, write) => {
-    if (!turnOpen) {
-      turnOpen = true;
-      setImmediate(endOfTurn);
-      return write();
-    }
     if (!corked) {
       corked = true;
       socket.cork();
+      if (!endOfTurnScheduled) {
+        endOfTurnScheduled = true;
+        setImmediate(endOfTurn);
+      }
     }
     try {
       return write();
