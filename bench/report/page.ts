@@ -107,7 +107,7 @@ function notes(l: Lookup): string[] {
     ...bullets([
       given(keystroke(CALLWIRE_CLI), keystroke(DOCKER))(
         (ours, docker) =>
-          `**Keystrokes**: a key typed into a pty (util-linux \`script\`) goes through each CLI and the engine to a \`cat\` on a raw remote tty and back, 200 keys, both CLIs as whole processes: ${figure(ours, 'ms')} through callwire, ${figure(docker, 'ms')} through docker. callwire's path has two Node processes more than docker's (the CLI and the server).`,
+          `**Keystrokes**: a key typed into a pty (util-linux \`script\`) goes through each CLI and the engine to a \`cat\` on a raw remote tty and back, the median of 200 keys a session, a session of each CLI (a whole process) per round: ${figure(ours, 'ms')} through callwire, ${figure(docker, 'ms')} through docker. callwire's path has two Node processes more than docker's (the CLI and the server); where the time goes: \`PROFILE.md\`, "A keystroke's path".`,
       ),
       given(rtt)(
         (c) =>
