@@ -12,7 +12,7 @@
 // the connection. A peer that breaks these rules (an unknown kind, a payload over the largest
 // frame, a stream it never opened, bytes over a window) ends the session, never the process.
 
-/** Frame kinds. */
+/** Frame kinds: 1 to 7, in order (a header's kind is checked against that range). */
 export const MUX_KIND = {
   /** The opener's new stream (no payload). */
   open: 1,
@@ -155,6 +155,7 @@ export class BridgeMux {
         if (this.frameHead === undefined) {
           if (this.partsBytes < MUX_HEADER_BYTES) return;
           const head = this.take(MUX_HEADER_BYTES);
+          if (head[0]! < MUX_KIND.open || head[0]! > MUX_KIND.lost) throw new BridgeMuxError(`a frame of unknown kind ${head[0]}`);
           const length = u32(head, 5);
           if (length > MUX_MAX_PAYLOAD_BYTES) throw new BridgeMuxError(`a frame of ${length} bytes, over the largest (${MUX_MAX_PAYLOAD_BYTES})`);
           this.frameHead = { kind: head[0]!, id: u32(head, 1), length };
@@ -212,7 +213,6 @@ export class BridgeMux {
       this.options.onLost?.();
       return;
     }
-    if (kind !== MUX_KIND.data && kind !== MUX_KIND.fin && kind !== MUX_KIND.reset && kind !== MUX_KIND.credit) throw new BridgeMuxError(`a frame of unknown kind ${kind}`);
     const stream = this.streams.get(id);
     if (stream === undefined) {
       if (id > this.highest) throw new BridgeMuxError(`a frame for stream ${id}, which was never opened`);
