@@ -54,10 +54,13 @@ export async function readMessage<K extends BridgeMessageKind>(
   }
 }
 
+/** Parts of a session's frames smaller than this are joined into one write; a larger one is written as it is. */
+const JOIN_BELOW_BYTES = 16 * 1024;
+
 /**
  * The writer of a session's connection: the mux hands it a turn's frames, and they go out
- * in order, one write at a time (a Deno connection's writes must not overlap), whatever
- * arrived while the last write was under way joined into the next. The mux's windows
+ * in order, one write at a time (a Deno connection's writes must not overlap), with
+ * whatever arrived while the last write was under way. The mux's windows
  * bound what waits here. A failed write closes the connection.
  */
 export function connectionWriter(conn: Deno.Conn): { write(parts: Uint8Array[]): void; drained(): Promise<void> } {
@@ -66,9 +69,20 @@ export function connectionWriter(conn: Deno.Conn): { write(parts: Uint8Array[]):
   const drain = async (): Promise<void> => {
     try {
       while (queue.length > 0) {
-        const bytes = queue.length === 1 ? queue[0]! : concat(...queue);
+        const parts = queue;
         queue = [];
-        await writeAll(conn, bytes);
+        // Small parts (headers, credits, small payloads) go joined; a large payload goes as it is, uncopied.
+        for (let at = 0; at < parts.length; ) {
+          let end = at;
+          let bytes = 0;
+          while (end < parts.length && bytes + parts[end]!.byteLength <= JOIN_BELOW_BYTES) bytes += parts[end++]!.byteLength;
+          if (end === at) {
+            await writeAll(conn, parts[at++]!);
+            continue;
+          }
+          await writeAll(conn, end - at === 1 ? parts[at]! : concat(...parts.slice(at, end)));
+          at = end;
+        }
       }
     } catch {
       queue = [];

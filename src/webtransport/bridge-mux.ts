@@ -100,7 +100,8 @@ export class BridgeMux {
   private ended = false;
   private parts: Uint8Array[] = [];
   private partsBytes = 0;
-  private frameHead: { kind: number; id: number; length: number } | undefined;
+  /** The frame being read: its header, and for DATA its stream (undefined: one that has ended here) and the bytes still to come. */
+  private frameHead: { kind: number; id: number; length: number; stream: Stream | undefined } | undefined;
 
   constructor(private readonly options: BridgeMuxOptions) {}
 
@@ -158,9 +159,23 @@ export class BridgeMux {
           if (head[0]! < MUX_KIND.open || head[0]! > MUX_KIND.lost) throw new BridgeMuxError(`a frame of unknown kind ${head[0]}`);
           const length = u32(head, 5);
           if (length > MUX_MAX_PAYLOAD_BYTES) throw new BridgeMuxError(`a frame of ${length} bytes, over the largest (${MUX_MAX_PAYLOAD_BYTES})`);
-          this.frameHead = { kind: head[0]!, id: u32(head, 1), length };
+          const kind = head[0]!;
+          const id = u32(head, 1);
+          this.frameHead = { kind, id, length, stream: kind === MUX_KIND.data ? this.streamFor(id) : undefined };
         }
-        if (this.partsBytes < this.frameHead.length) return;
+        const head = this.frameHead;
+        if (head.kind === MUX_KIND.data) {
+          // A DATA payload goes to its stream as it arrives, in views of what was read: no copy, and no wait for the whole frame.
+          while (head.length > 0 && this.partsBytes > 0) {
+            const piece = this.take(Math.min(head.length, this.parts[0]!.byteLength));
+            head.length -= piece.byteLength;
+            head.stream?.data(piece);
+          }
+          if (head.length > 0) return;
+          this.frameHead = undefined;
+          continue;
+        }
+        if (this.partsBytes < head.length) return;
         const { kind, id, length } = this.frameHead;
         this.frameHead = undefined;
         this.frame(kind, id, this.take(length));
@@ -213,17 +228,19 @@ export class BridgeMux {
       this.options.onLost?.();
       return;
     }
-    const stream = this.streams.get(id);
-    if (stream === undefined) {
-      if (id > this.highest) throw new BridgeMuxError(`a frame for stream ${id}, which was never opened`);
-      // A stream that has ended here: the peer's frame crossed our end of it.
-      return;
-    }
-    if (kind === MUX_KIND.data) stream.data(payload);
-    else if (kind === MUX_KIND.fin) stream.fin();
+    const stream = this.streamFor(id);
+    if (stream === undefined) return;
+    if (kind === MUX_KIND.fin) stream.fin();
     else if (kind === MUX_KIND.reset) stream.gone(new Error('the stream was reset'));
     else if (payload.byteLength !== 4) throw new BridgeMuxError('a credit without its 4-byte amount');
     else stream.credit(u32(payload, 0));
+  }
+
+  /** The open stream `id`, or undefined for one that has ended here (the peer's frame crossed our end of it); one never opened is a violation. */
+  private streamFor(id: number): Stream | undefined {
+    const stream = this.streams.get(id);
+    if (stream === undefined && id > this.highest) throw new BridgeMuxError(`a frame for stream ${id}, which was never opened`);
+    return stream;
   }
 
   private add(id: number): Stream {
