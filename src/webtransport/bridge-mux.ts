@@ -38,6 +38,8 @@ export const MUX_MAX_PAYLOAD_BYTES = MUX_STREAM_WINDOW_BYTES;
 /** A reader grants credit once it has taken this much, not per chunk: small calls never spend a frame on it. */
 const CREDIT_AFTER_BYTES = MUX_STREAM_WINDOW_BYTES / 4;
 const MAX_REASON_BYTES = 1024;
+/** DATA pieces smaller than this, of one stream and read together, are joined into one chunk for its reader. */
+const HOLD_BELOW_BYTES = 16 * 1024;
 const MAX_STREAM_ID = 2 ** 32 - 1;
 
 /** The peer broke the bridge's framing or flow control: its session ends. */
@@ -101,6 +103,7 @@ export class BridgeMux {
   private parts: Uint8Array[] = [];
   private partsBytes = 0;
   /** The frame being read: its header, and for DATA its stream (undefined: one that has ended here) and the bytes still to come. */
+  private held: { stream: Stream; pieces: Uint8Array[]; bytes: number } | undefined;
   private frameHead: { kind: number; id: number; length: number; stream: Stream | undefined } | undefined;
 
   constructor(private readonly options: BridgeMuxOptions) {}
@@ -152,39 +155,74 @@ export class BridgeMux {
     this.parts.push(chunk);
     this.partsBytes += chunk.byteLength;
     try {
-      while (!this.ended) {
-        if (this.frameHead === undefined) {
-          if (this.partsBytes < MUX_HEADER_BYTES) return;
-          const head = this.take(MUX_HEADER_BYTES);
-          if (head[0]! < MUX_KIND.open || head[0]! > MUX_KIND.lost) throw new BridgeMuxError(`a frame of unknown kind ${head[0]}`);
-          const length = u32(head, 5);
-          if (length > MUX_MAX_PAYLOAD_BYTES) throw new BridgeMuxError(`a frame of ${length} bytes, over the largest (${MUX_MAX_PAYLOAD_BYTES})`);
-          const kind = head[0]!;
-          const id = u32(head, 1);
-          this.frameHead = { kind, id, length, stream: kind === MUX_KIND.data ? this.streamFor(id) : undefined };
-        }
-        const head = this.frameHead;
-        if (head.kind === MUX_KIND.data) {
-          // A DATA payload goes to its stream as it arrives, in views of what was read: no copy, and no wait for the whole frame.
-          while (head.length > 0 && this.partsBytes > 0) {
-            const piece = this.take(Math.min(head.length, this.parts[0]!.byteLength));
-            head.length -= piece.byteLength;
-            head.stream?.data(piece);
-          }
-          if (head.length > 0) return;
-          this.frameHead = undefined;
-          continue;
-        }
-        if (this.partsBytes < head.length) return;
-        const { kind, id, length } = this.frameHead;
-        this.frameHead = undefined;
-        this.frame(kind, id, this.take(length));
-      }
+      this.parse();
+      this.release();
     } catch (error) {
       if (!(error instanceof BridgeMuxError)) throw error;
       this.end(error.message);
       this.options.onViolation(error);
     }
+  }
+
+  private parse(): void {
+    while (!this.ended) {
+      if (this.frameHead === undefined) {
+        if (this.partsBytes < MUX_HEADER_BYTES) return;
+        const head = this.take(MUX_HEADER_BYTES);
+        if (head[0]! < MUX_KIND.open || head[0]! > MUX_KIND.lost) throw new BridgeMuxError(`a frame of unknown kind ${head[0]}`);
+        const length = u32(head, 5);
+        if (length > MUX_MAX_PAYLOAD_BYTES) throw new BridgeMuxError(`a frame of ${length} bytes, over the largest (${MUX_MAX_PAYLOAD_BYTES})`);
+        const kind = head[0]!;
+        const id = u32(head, 1);
+        this.frameHead = { kind, id, length, stream: kind === MUX_KIND.data ? this.streamFor(id) : undefined };
+      }
+      const head = this.frameHead;
+      if (head.kind === MUX_KIND.data) {
+        // A DATA payload goes to its stream as it arrives, in views of what was read: no copy, and no wait for the whole frame.
+        while (head.length > 0 && this.partsBytes > 0) {
+          const piece = this.take(Math.min(head.length, this.parts[0]!.byteLength));
+          head.length -= piece.byteLength;
+          if (head.stream) this.hold(head.stream, piece);
+        }
+        if (head.length > 0) return;
+        this.frameHead = undefined;
+        continue;
+      }
+      if (this.partsBytes < head.length) return;
+      const { kind, id, length } = this.frameHead;
+      this.frameHead = undefined;
+      // What a stream was given comes before what follows it on the connection (its fin, its reset).
+      this.release();
+      this.frame(kind, id, this.take(length));
+    }
+  }
+
+  /**
+   * Small DATA pieces of one stream read together go to it as one chunk: a QUIC stream's
+   * small reads at the edge become one read of the stream here, not one each. A large
+   * piece goes as it is, uncopied.
+   */
+  private hold(stream: Stream, piece: Uint8Array): void {
+    if (this.held !== undefined && (this.held.stream !== stream || piece.byteLength >= HOLD_BELOW_BYTES)) this.release();
+    if (piece.byteLength >= HOLD_BELOW_BYTES) return stream.data(piece);
+    this.held ??= { stream, pieces: [], bytes: 0 };
+    this.held.pieces.push(piece);
+    this.held.bytes += piece.byteLength;
+    if (this.held.bytes >= HOLD_BELOW_BYTES) this.release();
+  }
+
+  private release(): void {
+    const held = this.held;
+    if (held === undefined) return;
+    this.held = undefined;
+    if (held.pieces.length === 1) return held.stream.data(held.pieces[0]!);
+    const joined = new Uint8Array(held.bytes);
+    let at = 0;
+    for (const piece of held.pieces) {
+      joined.set(piece, at);
+      at += piece.byteLength;
+    }
+    held.stream.data(joined);
   }
 
   /** `n` bytes off the front of what has arrived: a view when one chunk holds them, else a copy. */
