@@ -1,15 +1,16 @@
 // The HTTP/3 edge of `callwire serve` (docs/http3.md "Server", spec §5.4): a Deno program,
 // because Deno ships a QUIC endpoint and a WebTransport server in a registry package.
-// It terminates HTTP/3 WebTransport and carries each session and each stream to the
-// Node server over a private unix socket, without looking inside a frame: the streams
-// already carry length-prefixed frames (§5.1). Backpressure is the sockets': when
-// the Node side stops reading a stream, this stops reading the QUIC stream, and the
-// stream's flow-control window stops opening.
+// It terminates HTTP/3 WebTransport and carries each session to the Node server over a
+// private unix socket, one connection per session with its streams multiplexed on it,
+// without looking inside a frame: the streams already carry length-prefixed frames
+// (§5.1). Backpressure is each stream's own window on the bridge: when the Node side
+// stops reading a stream, this stops reading that QUIC stream only, and its QUIC
+// flow-control window stops opening.
 //
-// The bridge's messages are defined once, for both its sides, in
-// src/webtransport/bridge-protocol.ts: this edge opens one unix connection per session
-// (`session`, answered `accepted` or `refused`, then `reset` lines both ways and `close`
-// from the server) and one per stream (`stream`, then the stream's bytes; end of input is FIN).
+// The bridge is defined once, for both its sides, in src/webtransport/bridge-protocol.ts
+// (the session's opening lines: `session`, answered `accepted` or `refused`) and
+// src/webtransport/bridge-mux.ts (then frames: this edge opens the streams; resets both
+// ways, `close` from the server, `lost` from here).
 //
 // It exits when its standard input ends (its server is gone), and removes its directory.
 //
@@ -17,7 +18,8 @@
 
 import { bridgeMessages, type BridgeMessage } from '../src/webtransport/bridge-protocol.ts';
 import { endWithParent } from './parent.ts';
-import { connectBridge, eachMessage, line, readMessage, readUntil, socketToStream, streamHeader, streamToSocket, WT_STREAM, writeAll } from './wire.ts';
+import { BridgeMux } from '../src/webtransport/bridge-mux.ts';
+import { carryStream, connectBridge, connectionWriter, eachChunk, line, readMessage, readUntil, streamHeader, WT_STREAM, writeAll } from './wire.ts';
 
 const config = bridgeMessages.serverEdgeConfig.parse(JSON.parse(Deno.readTextFileSync(Deno.args[0]!)));
 endWithParent(config.dir);
@@ -51,17 +53,24 @@ async function serveSession(conn: Deno.QuicConn, wt: Awaited<ReturnType<typeof D
     return;
   }
   await wt.ready;
-  const id = answer.id;
-  const writers = new Map<number, WritableStreamDefaultWriter<Uint8Array>>();
-  const readers = new Map<number, ReadableStreamDefaultReader<Uint8Array>>();
+  const writer = connectionWriter(control);
   let closed = false;
+  const mux = new BridgeMux({
+    opens: true,
+    write: writer.write,
+    onClose: (code, reason) => wt.close({ closeCode: code, reason }),
+    onViolation: (error) => {
+      console.error(JSON.stringify({ event: 'bridge message refused', error: error.message }));
+      closeAll();
+    },
+  });
   // A session closed by either side settles `closed`; a lost one (its QUIC connection timed
   // out or broke) rejects it, and the server hears `lost` first: its resumable calls wait (§4.9).
   const lost = wt.closed.then(
     () => false,
     () => true,
   );
-  const closeAll = (wasLost = false): void => {
+  function closeAll(wasLost = false): void {
     if (closed) return;
     closed = true;
     try {
@@ -69,29 +78,19 @@ async function serveSession(conn: Deno.QuicConn, wt: Awaited<ReturnType<typeof D
     } catch {
       // already closed
     }
-    void (wasLost ? writeAll(control, line<'lost'>({ type: 'lost' })) : Promise.resolve())
-      .catch(() => undefined)
-      .finally(() => {
-        try {
-          control.close();
-        } catch {
-          // already closed
-        }
-      });
-  };
+    if (wasLost) mux.lost();
+    mux.end();
+    void writer.drained().finally(() => {
+      try {
+        control.close();
+      } catch {
+        // already closed
+      }
+    });
+  }
   void lost.then(closeAll);
-  // Control lines from the server: a stream it reset, or the session's close. A line that
-  // fails its schema ends the session.
-  void eachMessage(control, early, ['reset', 'close'], (message) => {
-    if (message.type === 'reset') {
-      void writers.get(message.n)?.abort(new Error('reset by the server')).catch(() => undefined);
-      void readers.get(message.n)?.cancel('reset by the server').catch(() => undefined);
-    } else {
-      wt.close({ closeCode: message.code, reason: message.reason });
-    }
-  })
-    .catch((error: unknown) => console.error(JSON.stringify({ event: 'bridge message refused', error: String(error) })))
-    .finally(() => closeAll());
+  // The server's frames: its streams' bytes, and the session's close. Its end ends the session.
+  void eachChunk(control, early, (chunk) => mux.receive(chunk)).finally(() => closeAll());
 
   // The session's streams are taken from the QUIC connection itself, not from
   // `wt.incomingBidirectionalStreams`: Deno 2.9.6 wraps each WebTransport stream so that
@@ -99,48 +98,23 @@ async function serveSession(conn: Deno.QuicConn, wt: Awaited<ReturnType<typeof D
   // slot, and Chromium could open no 101st stream on a session (test/browser/http3.test.ts).
   // The QUIC stream's own close does send FIN. One connection carries one session here.
   const incoming = conn.incomingBidirectionalStreams.getReader();
-  for (let n = 0; ; n++) {
+  for (;;) {
     const next = await incoming.read().catch(() => ({ done: true as const, value: undefined }));
     // The connection's streams end with it: how the session ended says the rest.
     if (next.done) return void lost.then(closeAll);
-    void serveStream(next.value, id, n, control, writers, readers).catch(() => undefined);
+    void serveStream(next.value, mux).catch(() => undefined);
   }
 }
 
-async function serveStream(
-  stream: Deno.QuicBidirectionalStream,
-  session: string,
-  n: number,
-  control: Deno.Conn,
-  writers: Map<number, WritableStreamDefaultWriter<Uint8Array>>,
-  readers: Map<number, ReadableStreamDefaultReader<Uint8Array>>,
-): Promise<void> {
+async function serveStream(stream: Deno.QuicBidirectionalStream, mux: BridgeMux): Promise<void> {
   const reader = stream.readable.getReader();
   const writer = stream.writable.getWriter();
   const header = await readUntil(reader, streamHeader).catch(() => undefined);
   const first = header?.value.type === WT_STREAM ? header.rest : undefined;
-  if (first === undefined) {
-    // Not a WebTransport stream (an HTTP/3 request on a WebTransport connection): refused.
+  if (first === undefined || mux.isEnded) {
+    // Not a WebTransport stream (an HTTP/3 request on a WebTransport connection), or its session is over: refused.
     await Promise.allSettled([reader.cancel(), writer.close()]);
     return;
   }
-  const conn = await connectBridge(config.socket);
-  await writeAll(conn, line<'stream'>({ type: 'stream', secret: config.secret, session, n }));
-  if (first.byteLength > 0) await writeAll(conn, first);
-  writers.set(n, writer);
-  readers.set(n, reader);
-  const forget = (): void => {
-    writers.delete(n);
-    readers.delete(n);
-  };
-  // Caller to server, and back: each side's loop waits for the other side's reader (FIN as the caller's input end, WT-2).
-  const up = streamToSocket(reader, conn, control, n);
-  const down = socketToStream(conn, writer);
-  await Promise.allSettled([up, down]);
-  forget();
-  try {
-    conn.close();
-  } catch {
-    // already closed
-  }
+  await carryStream(reader, writer, mux.open(), first);
 }

@@ -1,8 +1,10 @@
 // What both Deno edges (the server's, edge/h3-server-edge.ts, and the client's,
-// edge/h3-client-edge.ts) need: the bridge's lines (their messages are defined once, for
-// both sides of the bridge, in src/webtransport/bridge-protocol.ts), whole writes, and the
+// edge/h3-client-edge.ts) need: the bridge's lines and frames (defined once, for both
+// sides of the bridge, in src/webtransport/bridge-protocol.ts and bridge-mux.ts), ordered
+// writes, a stream carried between QUIC and the bridge, and the
 // few pieces of HTTP/3 WebTransport framing they read and write themselves.
 
+import type { MuxStream } from '../src/webtransport/bridge-mux.ts';
 import { BRIDGE_LINE_MAX_BYTES, bridgeLine, type BridgeMessage, type BridgeMessageKind, parseBridgeLine } from '../src/webtransport/bridge-protocol.ts';
 
 const encoder = new TextEncoder();
@@ -52,28 +54,63 @@ export async function readMessage<K extends BridgeMessageKind>(
   }
 }
 
+/** Parts of a session's frames smaller than this are joined into one write; a larger one is written as it is. */
+const JOIN_BELOW_BYTES = 16 * 1024;
+
 /**
- * Calls `take` with each bridge line of a session's connection after its first, parsed as
- * one of `allowed`, until the connection ends (resolves) or a line fails its schema (throws).
+ * The writer of a session's connection: the mux hands it a turn's frames, and they go out
+ * in order, one write at a time (a Deno connection's writes must not overlap), with
+ * whatever arrived while the last write was under way. The mux's windows
+ * bound what waits here. A failed write closes the connection.
  */
-export async function eachMessage<K extends BridgeMessageKind>(
-  conn: Deno.Conn,
-  early: Uint8Array,
-  allowed: readonly K[],
-  take: (message: BridgeMessage<K>) => void,
-): Promise<void> {
-  let held = early;
-  const buffer = new Uint8Array(4096);
-  for (;;) {
-    for (let at = held.indexOf(10); at >= 0; at = held.indexOf(10)) {
-      const text = new TextDecoder().decode(held.subarray(0, at));
-      held = held.slice(at + 1);
-      take(parseBridgeLine(text, allowed));
+export function connectionWriter(conn: Deno.Conn): { write(parts: Uint8Array[]): void; drained(): Promise<void> } {
+  let queue: Uint8Array[] = [];
+  let writing: Promise<void> | undefined;
+  const drain = async (): Promise<void> => {
+    try {
+      while (queue.length > 0) {
+        const parts = queue;
+        queue = [];
+        // Small parts (headers, credits, small payloads) go joined; a large payload goes as it is, uncopied.
+        for (let at = 0; at < parts.length; ) {
+          let end = at;
+          let bytes = 0;
+          while (end < parts.length && bytes + parts[end]!.byteLength <= JOIN_BELOW_BYTES) bytes += parts[end++]!.byteLength;
+          if (end === at) {
+            await writeAll(conn, parts[at++]!);
+            continue;
+          }
+          await writeAll(conn, end - at === 1 ? parts[at]! : concat(...parts.slice(at, end)));
+          at = end;
+        }
+      }
+    } catch {
+      queue = [];
+      try {
+        conn.close();
+      } catch {
+        // already closed
+      }
+    } finally {
+      writing = undefined;
     }
-    if (held.byteLength > BRIDGE_LINE_MAX_BYTES) throw new Error('a bridge line over 64 KiB');
-    const n = await conn.read(buffer).catch(() => null);
-    if (n === null) return;
-    held = concat(held, buffer.subarray(0, n));
+  };
+  return {
+    write(parts) {
+      queue.push(...parts);
+      writing ??= drain();
+    },
+    drained: () => writing ?? Promise.resolve(),
+  };
+}
+
+/** Hands each chunk read from a session's connection to `take` (`early` first), until the connection ends. */
+export async function eachChunk(conn: Deno.Conn, early: Uint8Array, take: (chunk: Uint8Array) => void): Promise<void> {
+  if (early.byteLength > 0) take(early);
+  try {
+    for await (const chunk of conn.readable) take(chunk);
+  } catch {
+    // a broken connection ends the session as its end does
   }
 }
 
@@ -139,49 +176,47 @@ export function streamHeader(bytes: Uint8Array): { value: { type: number; sessio
 }
 
 /**
- * A stream's bytes into its bridge socket, one write at a time (a side that stops reading
- * the socket stops this loop), then the socket's FIN. A stream that fails was reset: that
- * is said on the session's control connection before the socket closes, so the other side
- * does not read the close as an end (WT-2). A stream that fails because its connection is
- * gone was reset by no one, and its socket is left open: a FIN there would read as the
- * caller's end of input. The other side closes it once the session's control connection has
- * said how the session ended (§4.9: a lost connection keeps resumable calls).
+ * Carries one stream between QUIC and the bridge, both ways (`first`, the bytes that came
+ * with its header, ahead of the caller's): each side's loop waits for the other side's
+ * window, and FIN crosses as FIN (WT-2). A reset on either side resets the other (the
+ * QUIC writer aborted, its reader cancelled; on the bridge, a reset frame). A QUIC stream
+ * that fails because its connection is gone was reset by no one: nothing is said for it,
+ * and the session's end (lost or closed) decides its call (§4.9).
  */
-export async function streamToSocket(reader: ReadableStreamDefaultReader<Uint8Array>, conn: Deno.Conn, control: Deno.Conn, n: number): Promise<void> {
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      await writeAll(conn, value);
-    }
-    await conn.closeWrite();
-  } catch (error) {
+export async function carryStream(
+  quicReader: ReadableStreamDefaultReader<Uint8Array>,
+  quicWriter: WritableStreamDefaultWriter<Uint8Array>,
+  stream: MuxStream,
+  first: Uint8Array = new Uint8Array(0),
+): Promise<void> {
+  const bridgeWriter = stream.writable.getWriter();
+  const bridgeReader = stream.readable.getReader();
+  let failed = false;
+  const fail = (error: unknown): void => {
+    if (failed) return;
+    failed = true;
     if (error instanceof Deno.errors.NotConnected) return;
-    await writeAll(control, line<'reset'>({ type: 'reset', n })).catch(() => undefined);
-    try {
-      conn.close();
-    } catch {
-      // already closed
-    }
-  }
-}
-
-/**
- * A bridge socket's bytes into its stream (`first` ahead of them), each write waiting for
- * QUIC's window (a side that stops reading the stream stops this loop), then the stream's
- * FIN; a socket that fails aborts the stream.
- */
-export async function socketToStream(conn: Deno.Conn, writer: WritableStreamDefaultWriter<Uint8Array>, first: Uint8Array = new Uint8Array(0)): Promise<void> {
-  const buffer = new Uint8Array(64 * 1024);
-  try {
-    if (first.byteLength > 0) await writer.write(first);
+    void quicWriter.abort(error).catch(() => undefined);
+    void quicReader.cancel(error).catch(() => undefined);
+    void bridgeWriter.abort(error).catch(() => undefined);
+    void bridgeReader.cancel(error).catch(() => undefined);
+  };
+  const up = async (): Promise<void> => {
+    if (first.byteLength > 0) await bridgeWriter.write(first);
     for (;;) {
-      const got = await conn.read(buffer);
-      if (got === null) break;
-      await writer.write(buffer.slice(0, got));
+      const { value, done } = await quicReader.read();
+      if (done) break;
+      await bridgeWriter.write(value);
     }
-    await writer.close();
-  } catch {
-    await writer.abort().catch(() => undefined);
-  }
+    await bridgeWriter.close();
+  };
+  const down = async (): Promise<void> => {
+    for (;;) {
+      const { value, done } = await bridgeReader.read();
+      if (done) break;
+      await quicWriter.write(value);
+    }
+    await quicWriter.close();
+  };
+  await Promise.allSettled([up().catch(fail), down().catch(fail)]);
 }

@@ -3,21 +3,15 @@ import { chunkBatcher } from '../io/index.js';
 import { checkFrameBody, FrameDecoder, ProtocolError } from '../protocol/index.js';
 import type { WtStream } from '../webtransport/index.js';
 
-/** What differs between the carriers of a call stream: how they log, and how a reset of ours reaches the caller. */
+/** What differs between the carriers of a call stream: how they log. */
 export interface CallStreamCarrier {
   /** Names the carrier in the debug log. */
   readonly name: string;
-  /**
-   * Called once when this side resets the stream (the session refused it, or its bytes
-   * are no frames), before both halves are aborted: a carrier whose abort cannot carry
-   * a reset (the Deno edge's unix socket) says so on its side channel here.
-   */
-  readonly announceReset?: () => void;
 }
 
 /**
  * Serves one call's stream (spec §5.4), whatever carries it: WebTransport over HTTP/2
- * (the library's stream) and over HTTP/3 (the Deno edge's unix socket, as web streams).
+ * (the library's stream) and over HTTP/3 (a stream of the Deno edge's bridge, src/webtransport/bridge-mux.ts).
  * It only moves bytes: it cuts length-prefixed frames (§5.1) and hands their bodies to
  * the session's entry (`open`), which decodes each once, and writes the session's frames
  * back with their length prefix. A FIN is the caller's end of input (WT-2); a reset or a
@@ -41,7 +35,6 @@ export async function pumpCallStream(stream: WtStream, open: (sink: StreamSink) 
   };
   const resetByUs = (error: unknown): void => {
     if (reset) return;
-    carrier.announceReset?.();
     abortBoth(error);
   };
   const entry = open({

@@ -4,7 +4,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import type { Dispatcher, Identity, SessionTransport } from '../dispatcher/index.js';
-import { BRIDGE_LINE_MAX_BYTES, bridgeLine, bridgeMessages, callStreamsAllowed, parseBridgeLine, socketStream, spawnEdge, type BridgeMessage } from '../webtransport/index.js';
+import { BRIDGE_LINE_MAX_BYTES, bridgeLine, bridgeMessages, BridgeMux, callStreamsAllowed, parseBridgeLine, spawnEdge, type BridgeMessage } from '../webtransport/index.js';
 import { pumpCallStream } from './call-stream.js';
 import type { ConnectionGuard } from './connection-guard.js';
 import { makeEdgeDir } from './edge-dir.js';
@@ -39,8 +39,8 @@ const RESTARTS_PER_MINUTE = 5;
 
 /**
  * HTTP/3 through a Deno edge process (edge/h3-server-edge.ts): QUIC and WebTransport end
- * there; each session and each stream comes here over a private unix socket (the bridge,
- * src/webtransport/bridge-protocol.ts), and each stream is served by the same pump as an
+ * there; each session comes here over a private unix socket (the bridge,
+ * src/webtransport/bridge-protocol.ts), its streams multiplexed on it (bridge-mux.ts), and each stream is served by the same pump as an
  * HTTP/2 WebTransport stream (./call-stream.ts), under the same limits and backpressure.
  * A crashed edge is restarted (at most five times a minute) without touching the other
  * listeners. The edge ends with this process, however it ends, and removes its
@@ -111,21 +111,14 @@ export async function startH3Bridge(options: H3BridgeOptions): Promise<H3Bridge>
   };
 }
 
-interface BridgeSession {
-  /** Opens a call stream of the session (`Session.openStream`). */
-  readonly open: Parameters<typeof pumpCallStream>[1];
-  /** Each open stream's socket, by the edge's number for it: a `reset` from the edge ends it. */
-  readonly streams: Map<number, Socket>;
-  readonly control: Socket;
-}
-
-/** The unix socket the edge connects to: one connection per session, one per stream. */
+/** The unix socket the edge connects to: one connection per session, its streams multiplexed on it (src/webtransport/bridge-mux.ts). */
 function listenBridge(socketPath: string, secret: string, options: H3BridgeOptions): Promise<Server> {
   const { dispatcher } = options;
-  const sessions = new Map<string, BridgeSession>();
   const expected = Buffer.from(secret);
-  // Half-open: a FIN from the edge is the caller's end of input; our side stays open for the answer.
-  const server = createServer({ allowHalfOpen: true }, (socket) => {
+  // Streams a session may have open on the bridge: what QUIC lets its caller open, with room
+  // for streams whose end is still crossing the bridge.
+  const maxStreams = 2 * (callStreamsAllowed(dispatcher.limits.maxCallsInFlight) + 1);
+  const server = createServer((socket) => {
     socket.setNoDelay?.(true);
     socket.on('error', () => undefined);
     let head = Buffer.alloc(0);
@@ -138,9 +131,9 @@ function listenBridge(socketPath: string, secret: string, options: H3BridgeOptio
       }
       socket.off('data', onData);
       socket.pause();
-      let hello: BridgeMessage<'session' | 'stream'>;
+      let hello: BridgeMessage<'session'>;
       try {
-        hello = parseBridgeLine(head.subarray(0, at).toString('utf8'), ['session', 'stream']);
+        hello = parseBridgeLine(head.subarray(0, at).toString('utf8'), ['session']);
       } catch (error) {
         // Whoever sent it loses this connection, never the server.
         dispatcher.logger?.warn('refused an HTTP/3 bridge connection', { error: String(error) });
@@ -148,9 +141,7 @@ function listenBridge(socketPath: string, secret: string, options: H3BridgeOptio
       }
       const given = Buffer.from(hello.secret);
       if (given.byteLength !== expected.byteLength || !timingSafeEqual(given, expected)) return void socket.destroy();
-      const rest = head.subarray(at + 1);
-      if (hello.type === 'session') openSession(socket, hello.url);
-      else openStream(socket, hello.session, hello.n, rest);
+      openSession(socket, hello.url, head.subarray(at + 1));
     };
     socket.on('data', onData);
   });
@@ -159,7 +150,7 @@ function listenBridge(socketPath: string, secret: string, options: H3BridgeOptio
     control.end(bridgeLine<'refused'>({ type: 'refused', status, reason }));
   }
 
-  function openSession(control: Socket, url: string): void {
+  function openSession(control: Socket, url: string, early: Buffer): void {
     const path = URL.canParse(url) ? new URL(url).pathname : '';
     const codec = Object.hasOwn(PATHS, path) ? PATHS[path] : undefined;
     if (!codec) return refuse(control, 404, `no WebTransport endpoint at ${path.slice(0, 200)}`);
@@ -167,62 +158,39 @@ function listenBridge(socketPath: string, secret: string, options: H3BridgeOptio
     const leave = options.guard ? options.guard.enter() : () => undefined;
     if (!leave) return refuse(control, 503, 'the server has its maximum of connections open');
     const id = randomUUID();
+    const mux = new BridgeMux({
+      opens: false,
+      maxStreams,
+      write: (parts) => {
+        control.cork();
+        for (const part of parts) control.write(part);
+        control.uncork();
+      },
+      // Each caller's stream is served by the same pump as an HTTP/2 one; a reset either way is a mux frame.
+      onStream: (stream) => void pumpCallStream(stream, session.openStream.bind(session), dispatcher, { name: 'http/3' }),
+      // The QUIC connection was lost, not closed: resumable calls wait for their caller (§4.9).
+      onLost: () => session.lost(),
+      onViolation: (error) => {
+        // An edge that speaks nonsense loses its session, never the server.
+        dispatcher.logger?.warn('ended an HTTP/3 session: its bridge broke the protocol', { session: id, error: error.message });
+        control.destroy();
+      },
+    });
     const transport: SessionTransport = {
       codec,
       send: () => Promise.reject(new Error("WebTransport frames travel on their call's stream")),
-      close: (code, reason) => void control.write(bridgeLine<'close'>({ type: 'close', code, reason: reason.slice(0, 1024) })),
+      close: (code, reason) => mux.close(code, reason),
     };
     const session = dispatcher.open(transport, options.anonymousIdentity);
-    const streams = new Map<number, Socket>();
-    sessions.set(id, { streams, control, open: session.openStream.bind(session) });
     control.write(bridgeLine<'accepted'>({ type: 'accepted', id }));
+    control.on('data', (chunk: Buffer) => mux.receive(chunk));
+    if (early.byteLength > 0) mux.receive(early);
     control.resume();
-    let pending = '';
-    control.on('data', (chunk: Buffer) => {
-      pending += chunk.toString('utf8');
-      for (let at = pending.indexOf('\n'); at >= 0; at = pending.indexOf('\n')) {
-        let message: BridgeMessage<'reset' | 'lost'>;
-        try {
-          message = parseBridgeLine(pending.slice(0, at), ['reset', 'lost']);
-        } catch (error) {
-          // An edge that speaks nonsense loses its session, never the server.
-          dispatcher.logger?.warn('ended an HTTP/3 session: its bridge sent a message that fails its schema', { error: String(error) });
-          return void control.destroy();
-        }
-        pending = pending.slice(at + 1);
-        // The QUIC connection was lost, not closed: resumable calls wait for their caller (§4.9).
-        if (message.type === 'lost') {
-          session.lost();
-          continue;
-        }
-        // The caller reset a stream: that call is aborted (WT-2).
-        streams.get(message.n)?.destroy(new Error('reset by the caller'));
-      }
-      if (pending.length > BRIDGE_LINE_MAX_BYTES) control.destroy();
-    });
-    // The bridge's sockets allow half-open streams (a caller's FIN is not the end of its
-    // answer); a session's control connection has no such half: the edge's end is the session's.
-    control.on('end', () => control.destroy());
     control.on('close', () => {
       leave();
-      sessions.delete(id);
       session.close(); // ABT-4: the session's calls end with it (unless it said `lost` first)
-      // Streams its lost QUIC connection left open (edge/wire.ts streamToSocket) end now, after their calls were decided.
-      for (const stream of streams.values()) stream.destroy();
-    });
-  }
-
-  function openStream(socket: Socket, sessionId: string, n: number, first: Buffer): void {
-    const owner = sessions.get(sessionId);
-    if (!owner) return void socket.destroy();
-    owner.streams.set(n, socket);
-    socket.on('close', () => owner.streams.delete(n));
-    // Bytes that came with the stream's first line are its first bytes.
-    if (first.byteLength > 0) socket.unshift(first);
-    void pumpCallStream(socketStream(socket), owner.open, dispatcher, {
-      name: 'http/3',
-      // A unix socket has no reset: the edge hears of it on the session's connection.
-      announceReset: () => void owner.control.write(bridgeLine<'reset'>({ type: 'reset', n })),
+      // Streams still open (a lost QUIC connection leaves them unended) end now, after their calls were decided.
+      mux.end();
     });
   }
 

@@ -5,16 +5,14 @@
 // --no-config, so a bare import resolves to nothing there, and the edge must not read a
 // consumer's node_modules or deno.json.
 //
-// The bridge: a private unix socket, one connection per session and one per stream, each
-// opened with one JSON line carrying the secret from the edge's config file:
+// The bridge: a private unix socket, one connection per session, opened with one JSON line
+// carrying the secret from the edge's config file:
 //   server's edge -> Node:  session {url}               -> Node answers accepted {id} or refused {status, reason}
 //   Node -> client's edge:  session {url, certHash?, idleTimeoutMs} -> the edge answers accepted {id} or refused {reason}
-//   either, per stream:     stream {session, n}          -> then the stream's bytes both ways; a half-close is FIN.
-// After `accepted`, a session's connection carries control lines both ways: reset {n} (the
-// stream was reset by the side that sends it, or by its peer) and close {code, reason}
-// (the session ends so); from the server's edge, lost {} before it closes the connection
-// of a session whose QUIC connection was lost (no close: §4.9). Either end closing the
-// connection ends the session.
+// After `accepted`, the connection carries the session's streams and its end as binary
+// frames (./bridge-mux.ts): open, data, fin, reset and credit per stream; close {code,
+// reason}; and, from the server's edge, lost before it closes the connection of a session
+// whose QUIC connection was lost (no close: §4.9). Either end closing the connection ends the session.
 // An edge says it is up with one `ready` line on its standard output.
 
 /** A message that fails its schema: the connection that carried it is ended, nothing else. */
@@ -84,7 +82,6 @@ function message<Type extends string, S extends Shape>(type: Type, shape: S): Me
 
 // A secret is 32 random bytes in hex, made anew for each edge.
 const secret = hex(32);
-const streamNumber = integer(0, Number.MAX_SAFE_INTEGER);
 const sessionId = text(64);
 const reason = text(1024);
 
@@ -92,18 +89,10 @@ const reason = text(1024);
 export const bridgeMessages = {
   /** Opens a session's connection: the server's edge reports one at `url`; a client asks its edge to open one. */
   session: message('session', { secret, url: text(4096), certHash: optional(hex(32)), idleTimeoutMs: optional(integer(1, 24 * 3_600_000)) }),
-  /** Opens stream `n` of a session: then the stream's bytes. */
-  stream: message('stream', { secret, session: sessionId, n: streamNumber }),
-  /** The session is open; streams name it by `id`. */
+  /** The session is open (`id` names it in logs); the connection's frames follow. */
   accepted: message('accepted', { id: sessionId }),
   /** The session is not open: `status` is the HTTP status a caller is refused with (the server's side). */
   refused: message('refused', { status: optional(integer(100, 599)), reason }),
-  /** Stream `n` was reset: the sender reset it, or learned that its peer did. */
-  reset: message('reset', { n: streamNumber }),
-  /** The session's QUIC connection was lost, not closed (idle timeout, keepalive): its resumable calls wait for their caller (§4.9). */
-  lost: message('lost', {}),
-  /** The session ends with this code and reason (spec §5.4 close codes). */
-  close: message('close', { code: integer(0, 2 ** 32 - 1), reason }),
   /** The edge's first line on its standard output: it is up (the server's edge says on which UDP port). */
   ready: message('ready', { port: optional(integer(1, 65535)) }),
   /** The server's edge's config file. */

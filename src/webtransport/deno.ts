@@ -1,7 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
-import type { Socket } from 'node:net';
 import { BRIDGE_LINE_MAX_BYTES, bridgeLine, bridgeMessages, parseBridgeLine, type BridgeMessage } from './bridge-protocol.js';
-import { socketStream } from './socket-stream.js';
+import { BridgeMux } from './bridge-mux.js';
 import type { WtCloseInfo, WtSession, WtStream } from './types.js';
 
 // Node has no QUIC: HTTP/3 goes through Deno, a pinned optional dependency whose binary
@@ -117,60 +116,67 @@ function startClientEdge(): Promise<ClientEdge> {
 }
 
 /**
- * A WebTransport session over HTTP/3, opened by the client edge and carried here over
- * its unix socket: the same shape as the library's session, so the SDK and the
- * conformance peer use it unchanged.
+ * A WebTransport session over HTTP/3, opened by the client edge and carried here over one
+ * unix connection, its streams multiplexed on it (./bridge-mux.ts): the same shape as the
+ * library's session, so the SDK and the conformance peer use it unchanged.
  */
 export async function openHttp3Session(url: string, options: { certHash?: string | undefined; idleTimeoutMs?: number }): Promise<WtSession> {
   const { connect } = await import('node:net');
   const edge = await startClientEdge();
   const control = connect(edge.socket);
-  control.setEncoding('utf8');
+  control.setNoDelay?.(true);
   const certHash = options.certHash?.replace(/:/g, '').toLowerCase();
   control.write(bridgeLine<'session'>({ type: 'session', secret: edge.secret, url, ...(certHash ? { certHash } : {}), idleTimeoutMs: options.idleTimeoutMs ?? 30_000 }));
-  const streams = new Map<number, Socket>();
-  let id: string | undefined;
-  let next = 0;
+  let accepted = false;
   let closeInfo: WtCloseInfo | undefined;
   let settleReady: { resolve: () => void; reject: (error: Error) => void } | undefined;
   const ready = new Promise<void>((resolve, reject) => (settleReady = { resolve, reject }));
+  const mux = new BridgeMux({
+    opens: true,
+    write: (parts) => {
+      control.cork();
+      for (const part of parts) control.write(part);
+      control.uncork();
+    },
+    onClose: (closeCode, reason) => (closeInfo = { closeCode, reason }),
+    // An edge that breaks the framing loses the session, never this process.
+    onViolation: () => control.destroy(),
+  });
   const closed = new Promise<WtCloseInfo | undefined>((resolve, reject) => {
     control.on('close', () => {
       settleReady?.reject(new Error('the HTTP/3 client edge closed the session request'));
-      for (const s of streams.values()) s.destroy(new Error('session closed'));
-      if (id === undefined) reject(new Error(closeInfo?.reason ?? 'no session'));
+      mux.end('session closed');
+      if (!accepted) reject(new Error(closeInfo?.reason ?? 'no session'));
       else resolve(closeInfo);
     });
   });
   closed.catch(() => undefined);
-  // The edge answers `accepted` or `refused`, then says `reset` and `close`. A line that
-  // fails its schema loses the session, never this process.
-  let pending = '';
-  control.on('data', (chunk: string) => {
-    pending += chunk;
-    for (let at = pending.indexOf('\n'); at >= 0; at = pending.indexOf('\n')) {
-      let message: BridgeMessage<'accepted' | 'refused' | 'reset' | 'close'>;
-      try {
-        message = parseBridgeLine(pending.slice(0, at), id === undefined ? ['accepted', 'refused'] : ['reset', 'close']);
-      } catch {
-        return void control.destroy();
-      }
-      pending = pending.slice(at + 1);
-      if (message.type === 'accepted') {
-        id = message.id;
-        settleReady?.resolve();
-        settleReady = undefined;
-      } else if (message.type === 'refused') {
-        closeInfo = { closeCode: 0, reason: message.reason };
-        settleReady?.reject(new Error(message.reason));
-        settleReady = undefined;
-      } else if (message.type === 'reset') {
-        streams.get(message.n)?.destroy(new Error('the server reset the stream'));
-      } else {
-        closeInfo = { closeCode: message.code, reason: message.reason };
-      }
+  // The edge answers `accepted` or `refused` in one line; after `accepted`, the session's frames.
+  let head = Buffer.alloc(0);
+  control.on('data', (chunk: Buffer) => {
+    if (accepted) return mux.receive(chunk);
+    head = Buffer.concat([head, chunk]);
+    const at = head.indexOf(10);
+    if (at < 0) {
+      if (head.byteLength > BRIDGE_LINE_MAX_BYTES) control.destroy();
+      return;
     }
-    if (pending.length > BRIDGE_LINE_MAX_BYTES) control.destroy();
+    let message: BridgeMessage<'accepted' | 'refused'>;
+    try {
+      message = parseBridgeLine(head.subarray(0, at).toString('utf8'), ['accepted', 'refused']);
+    } catch {
+      return void control.destroy();
+    }
+    if (message.type === 'refused') {
+      closeInfo = { closeCode: 0, reason: message.reason };
+      settleReady?.reject(new Error(message.reason));
+      settleReady = undefined;
+      return;
+    }
+    accepted = true;
+    settleReady?.resolve();
+    settleReady = undefined;
+    if (head.byteLength > at + 1) mux.receive(head.subarray(at + 1));
   });
   control.on('error', () => undefined);
   return {
@@ -179,19 +185,14 @@ export async function openHttp3Session(url: string, options: { certHash?: string
     incomingBidirectionalStreams: new ReadableStream<WtStream>(),
     async createBidirectionalStream(): Promise<WtStream> {
       await ready;
-      const n = next++;
-      const socket = connect(edge.socket);
-      socket.on('error', () => undefined);
-      socket.write(bridgeLine<'stream'>({ type: 'stream', secret: edge.secret, session: id!, n }));
-      streams.set(n, socket);
-      socket.once('close', () => streams.delete(n));
-      return socketStream(socket);
+      return mux.open();
     },
     close(info?: WtCloseInfo) {
       const code = info?.closeCode ?? 0;
       const reason = (info?.reason ?? '').slice(0, 1024);
       closeInfo = { closeCode: code, reason };
-      control.end(bridgeLine<'close'>({ type: 'close', code, reason }));
+      if (accepted) mux.close(code, reason);
+      control.end();
     },
   };
 }

@@ -7,5 +7,5 @@ export { loadWebTransport, type WtLibrary, type WtServer, type WtSession, type W
 export { callStreamsAllowed, webTransportWindows } from './windows.js';
 export { openWebTransport, type OpenOptions, type OpenedSession, type WtCarrierChoice } from './connect.js';
 export { findDeno, spawnEdge, type EdgeProcess } from './deno.js';
-export { socketStream } from './socket-stream.js';
 export { bridgeLine, bridgeMessages, parseBridgeLine, BridgeMessageError, BRIDGE_LINE_MAX_BYTES, type BridgeMessage, type BridgeMessageKind } from './bridge-protocol.js';
+export { BridgeMux, BridgeMuxError, MUX_KIND, MUX_HEADER_BYTES, MUX_MAX_PAYLOAD_BYTES, MUX_STREAM_WINDOW_BYTES, type BridgeMuxOptions, type MuxStream } from './bridge-mux.js';

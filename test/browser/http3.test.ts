@@ -128,7 +128,8 @@ describe.skipIf(!hasChromium || 'reason' in deno)('HTTP/3 from Chromium through 
     const tab = await browser.newPage();
     await tab.goto(`${pageUrl}#${encodeURIComponent(JSON.stringify({ url: fx.server.wtUrl, certHash: fx.server.certHash, container: c }))}`);
     await tab.waitForFunction(() => (window as unknown as { started?: boolean; result?: unknown }).started || (window as unknown as { result?: unknown }).result, undefined, { timeout: 30_000 });
-    expect(await docker.processes(c)).toContain('sleep 1005');
+    // `started` arrives before the shell has exec'd its sleep: the process list catches up.
+    await expect.poll(() => docker.processes(c), { timeout: 5000 }).toContain('sleep 1005');
     await tab.evaluate(() => (window as unknown as { abortNow: () => void }).abortNow());
     await tab.waitForFunction(() => (window as unknown as { result?: unknown }).result !== undefined, undefined, { timeout: 20_000 });
     const result = (await tab.evaluate(() => (window as unknown as { result: unknown }).result)) as Record<string, unknown>;

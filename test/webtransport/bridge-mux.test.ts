@@ -1,0 +1,102 @@
+import { describe, expect, it } from 'vitest';
+import { BridgeMux, MUX_STREAM_WINDOW_BYTES, type BridgeMuxError, type MuxStream } from '../../src/webtransport/bridge-mux.js';
+
+/** Two muxes joined back to back, as the two ends of one bridge connection are. */
+function pair(): { opener: BridgeMux; acceptor: BridgeMux; accepted: MuxStream[]; violations: BridgeMuxError[] } {
+  const accepted: MuxStream[] = [];
+  const violations: BridgeMuxError[] = [];
+  const acceptor: BridgeMux = new BridgeMux({
+    opens: false,
+    write: (parts) => parts.forEach((p) => opener.receive(p.slice())),
+    onStream: (s) => accepted.push(s),
+    onViolation: (e) => violations.push(e),
+  });
+  const opener: BridgeMux = new BridgeMux({
+    opens: true,
+    write: (parts) => parts.forEach((p) => acceptor.receive(p.slice())),
+    onViolation: (e) => violations.push(e),
+  });
+  return { opener, acceptor, accepted, violations };
+}
+
+const turn = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 0));
+
+async function readAll(stream: MuxStream): Promise<number> {
+  const reader = stream.readable.getReader();
+  let n = 0;
+  for (let next = await reader.read(); !next.done; next = await reader.read()) n += next.value.byteLength;
+  return n;
+}
+
+describe('the HTTP/3 bridge mux (src/webtransport/bridge-mux.ts)', () => {
+  it('a stream whose reader stops holds its writer at its window, while a sibling stream carries a MiB to its end', async () => {
+    const { opener, accepted, violations } = pair();
+    const stalled = opener.open();
+    const sibling = opener.open();
+    const stalledWriter = stalled.writable.getWriter();
+    let stalledWritten = 0;
+    void (async () => {
+      for (;;) {
+        await stalledWriter.write(new Uint8Array(16 * 1024));
+        stalledWritten += 16 * 1024;
+      }
+    })().catch(() => undefined);
+    await turn();
+    const siblingWriter = sibling.writable.getWriter();
+    const written = (async () => {
+      for (let i = 0; i < 64; i++) await siblingWriter.write(new Uint8Array(16 * 1024));
+      await siblingWriter.close();
+    })();
+    expect(accepted).toHaveLength(2);
+    expect(await readAll(accepted[1]!)).toBe(1024 * 1024);
+    await written;
+    await turn();
+    // Nobody read stream 0: its writer stopped at the window, and the window's bytes wait for a reader.
+    expect(stalledWritten).toBe(MUX_STREAM_WINDOW_BYTES);
+    expect(violations).toEqual([]);
+    // Its reader starts: the writer goes on.
+    const reader = accepted[0]!.readable.getReader();
+    for (let got = 0; got < 2 * MUX_STREAM_WINDOW_BYTES; ) got += (await reader.read()).value!.byteLength;
+    expect(stalledWritten).toBeGreaterThan(MUX_STREAM_WINDOW_BYTES);
+    opener.end();
+  });
+
+  it('a peer that sends a stream more than its window, past a reader that takes nothing, ends the session', async () => {
+    const { acceptor, accepted, violations } = pair();
+    const frame = (kind: number, id: number, payload = new Uint8Array(0)): Uint8Array => {
+      const out = new Uint8Array(9 + payload.byteLength);
+      new DataView(out.buffer).setUint8(0, kind);
+      new DataView(out.buffer).setUint32(1, id);
+      new DataView(out.buffer).setUint32(5, payload.byteLength);
+      out.set(payload, 9);
+      return out;
+    };
+    acceptor.receive(frame(1, 0));
+    for (let i = 0; i < 4; i++) acceptor.receive(frame(2, 0, new Uint8Array(MUX_STREAM_WINDOW_BYTES / 4)));
+    expect(violations).toEqual([]);
+    acceptor.receive(frame(2, 0, new Uint8Array(1)));
+    expect(violations.map((e) => e.message)).toEqual([expect.stringContaining('over its window')]);
+    expect(acceptor.isEnded).toBe(true);
+    await expect(accepted[0]!.readable.getReader().read()).rejects.toThrow();
+  });
+
+  it('FIN crosses as the end of the reader\'s bytes; an abort resets the stream both ways at the peer', async () => {
+    const { opener, acceptor, accepted } = pair();
+    const finished = opener.open();
+    const w = finished.writable.getWriter();
+    await w.write(new TextEncoder().encode('hello'));
+    await w.close();
+    expect(await readAll(accepted[0]!)).toBe(5);
+
+    const reset = opener.open();
+    await reset.writable.abort(new Error('caller gone'));
+    await turn();
+    await expect(accepted[1]!.readable.getReader().read()).rejects.toThrow(/reset/);
+    await expect(accepted[1]!.writable.getWriter().write(new Uint8Array(1))).rejects.toThrow();
+    // A stream is forgotten once both its halves are over: the reset one at once, the other at its second FIN.
+    expect([opener.size, acceptor.size]).toEqual([1, 1]);
+    await accepted[0]!.writable.close();
+    await turn();
+    expect([opener.size, acceptor.size]).toEqual([0, 0]);
+  });
+});
