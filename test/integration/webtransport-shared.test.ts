@@ -75,8 +75,9 @@ for (const carrier of carriers) {
       await sleep(2000);
       const started = fx.probe.started - startedBefore;
       console.log(`calls the server started while the peer did not read: ${started} of ${CALLS} (64 KiB answers, a 1 MiB bound)`);
-      // The bound (1 MiB), the stream's window and its buffers hold a few dozen answers, not 300.
-      expect(started).toBeLessThan(CALLS / 2);
+      // The session's bound (1 MiB of answers) and the carrier's windows (1 MiB each way)
+      // hold a few dozen 64 KiB answers; the carrier alone (no bound of ours) takes ~90.
+      expect(started).toBeLessThan(64);
       const seen = new Set<string>();
       peer.events.divert((e: RawEvent) => {
         if (e.kind === 'frame' && (e.value as { type: string }).type === 'call.responded') seen.add(e.id!);
