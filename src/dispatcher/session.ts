@@ -38,8 +38,9 @@ export interface SessionStats extends CallTableStats {
  * The protocol's frames over one connection (spec/PROTOCOL.md §4–§5): decodes each
  * frame once and turns it into what it asks of the connection's calls (start one,
  * give it input, credit, abort), and each call's events back into frames. Frames
- * arrive on the connection itself (`receive`, WebSocket) or on a stream that carries
- * one call (`openStream`, WebTransport). It holds no call state: the CallTable does.
+ * arrive on the connection itself (`receive`, WebSocket) or on a WebTransport stream
+ * (`openStream`) that carries one call, or many once it asked to be shared
+ * (./shared-stream.ts). It holds no call state: the CallTable does.
  */
 export class Session {
   private readonly calls: CallTable;

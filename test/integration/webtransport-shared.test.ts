@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi, type MockInstance } from 'vitest';
 import { SharedCallStream } from '../../src/client/shared-call-stream.js';
 import { rawConnect, type RawEvent } from '../../src/conformance/index.js';
 import { sharedStreamFrame } from '../../src/protocol/index.js';
@@ -25,8 +25,8 @@ for (const carrier of carriers) {
   describe(`shared call streams over ${carrier.name} (spec §5.4, WTS-1 to WTS-5)`, () => {
     const fx = new ServerFixture();
     const old = new ServerFixture();
-    let opened: ReturnType<typeof vi.spyOn>;
-    let shared: ReturnType<typeof vi.spyOn>;
+    let opened: MockInstance<typeof SharedCallStream.open>;
+    let shared: MockInstance<SharedCallStream['startCall']>;
     beforeAll(async () => {
       await fx.start({ ...carrier.server, limits: { maxOutboundBytesPerConnection: MIB } });
       // A callee that refuses shared streams as one that predates them does (WT-1, WT-3).
