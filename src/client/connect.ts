@@ -23,6 +23,8 @@ export interface ConnectOptions {
    * HTTP/3 session is ready within 300 ms; the first ready wins (docs/http3.md "Node client").
    */
   readonly transport?: WtCarrierChoice;
+  /** For https:// URLs: calls share one stream of the session (spec §5.4, WTS-1); default true, false: a stream per call. */
+  readonly sharedStream?: boolean;
   /**
    * Survive a lost connection (spec §4.9): dial again with backoff and jitter, and take
    * up every stream, which asks the server to keep it for `graceMs` (the server caps it).
@@ -85,6 +87,7 @@ async function connectOnce(url: string, options: Omit<ConnectOptions, 'resume'>)
       ...common,
       ...(options.certHash ? { certHash: options.certHash } : {}),
       ...(options.transport ? { transport: options.transport } : {}),
+      ...(options.sharedStream === undefined ? {} : { sharedStream: options.sharedStream }),
     });
     return { connection, perCallToken: connection.headerAuth ? undefined : options.token };
   }

@@ -7,10 +7,12 @@ import {
   RpcError,
   type Codec,
   type CodecName,
+  type Envelope,
   type WebTransportCarrier,
 } from '../protocol/index.js';
 import { openWebTransport, type WtCarrierChoice, type WtSession } from '../webtransport/index.js';
-import type { CallSink, ClientConnection } from './connection.js';
+import type { CallChannel, CallSink, ClientConnection } from './connection.js';
+import { SharedCallStream } from './shared-call-stream.js';
 import { redact } from './websocket-connection.js';
 
 export interface WebTransportConnectOptions {
@@ -21,12 +23,20 @@ export interface WebTransportConnectOptions {
   /** HTTP/3, HTTP/2, or `auto` (HTTP/3 where this process can speak it, falling back to HTTP/2). */
   readonly transport?: WtCarrierChoice;
   readonly signal?: AbortSignal;
+  /**
+   * Whether calls share one stream of the session (spec §5.4, WTS-1) rather than each
+   * opening its own (WT-1). Default true: a stream per call costs each end a stream,
+   * its web streams and a frame decoder per call, which bounds unary calls; a call's
+   * credit keeps a large stream from filling the shared one (§4.8). A callee that
+   * refuses sharing gets a stream per call.
+   */
+  readonly sharedStream?: boolean;
 }
 
 /**
- * WebTransport (HTTP/2 here, HTTP/3 where available): one bidirectional stream per
- * call, length-prefixed frames (spec/PROTOCOL.md §5.4). Authentication rides in each
- * call's `auth_token`.
+ * WebTransport (HTTP/2 here, HTTP/3 where available): calls on one shared stream, or
+ * one bidirectional stream per call where the callee refuses sharing; length-prefixed
+ * frames (spec/PROTOCOL.md §5.4). Authentication rides in each call's `auth_token`.
  */
 export async function connectWebTransport(
   url: string,
@@ -72,67 +82,113 @@ export async function connectWebTransport(
       sinks.clear();
     });
 
+  // WTS-1: one shared stream per session, asked for once; a refusal is for the whole session.
+  let sharingRefused = options.sharedStream === false;
+  let sharedReady: SharedCallStream | undefined;
+  let sharedAsked: Promise<SharedCallStream | undefined> | undefined;
+  const sharedStream = (): Promise<SharedCallStream | undefined> =>
+    (sharedAsked ??= SharedCallStream.open(wt, codec, () => {
+      sharedReady = undefined;
+      sharedAsked = undefined;
+    }).then(
+      (shared) => {
+        if (shared) sharedReady = shared;
+        else sharingRefused = true;
+        return shared;
+      },
+      () => {
+        sharingRefused = true;
+        return undefined;
+      },
+    ));
+
+  function streamPerCall(request: Envelope, sink: CallSink): CallChannel {
+    let delivering = true;
+    let writer: WritableStreamDefaultWriter<Uint8Array> | undefined;
+    let finished = false;
+    const write = (bytes: Uint8Array): void => {
+      writer?.write(bytes).catch(() => undefined);
+    };
+    const finish = (): void => {
+      if (finished) return;
+      finished = true;
+      sinks.delete(sink);
+      writer?.close().catch(() => undefined); // FIN: the stream's slot is freed
+    };
+    sinks.add(sink);
+    void (async () => {
+      if (!open) throw new RpcError('UNAVAILABLE', 'connection is closed');
+      // Past the stream limit, wait for a slot rather than fail the call.
+      const stream = await wt.createBidirectionalStream({ waitUntilAvailable: true });
+      writer = stream.writable.getWriter();
+      if (finished) {
+        // Aborted before the stream existed: nothing was sent, nothing to cancel.
+        await writer.close().catch(() => undefined);
+        return;
+      }
+      write(encodeFrame(codec.encode(request)));
+      const reader = stream.readable.getReader();
+      const decoder = new FrameDecoder();
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        for (const body of decoder.push(value)) {
+          const parsed = decodeEnvelope(codec, body);
+          if (parsed.kind === 'event' && delivering) sink.frame(parsed.envelope, body.byteLength);
+        }
+      }
+      if (delivering && !finished) throw new RpcError('UNAVAILABLE', 'the server closed the call stream before its terminal event');
+    })().catch((error: unknown) => {
+      if (delivering && !finished) sink.lost(error instanceof RpcError ? error : new RpcError('UNAVAILABLE', `call stream failed: ${String(error)}`));
+      finish();
+    });
+    return {
+      abort() {
+        if (!delivering) return;
+        delivering = false;
+        if (writer) write(encodeFrame(codec.encode(envelopes.aborted(request.id))));
+        finish();
+      },
+      done() {
+        delivering = false;
+        finish();
+      },
+      send(envelope) {
+        // Input follows the callee's first credit, which came on this stream: the writer exists.
+        const body = codec.encode(envelope);
+        if (delivering && writer) write(encodeFrame(body));
+        return body.byteLength;
+      },
+    };
+  }
+
   return {
     codec,
     carrier,
     headerAuth: false,
     closed,
     startCall(request, sink) {
-      let delivering = true;
-      let writer: WritableStreamDefaultWriter<Uint8Array> | undefined;
-      let finished = false;
-      const write = (bytes: Uint8Array): void => {
-        writer?.write(bytes).catch(() => undefined);
-      };
-      const finish = (): void => {
-        if (finished) return;
-        finished = true;
-        sinks.delete(sink);
-        writer?.close().catch(() => undefined); // FIN: the stream's slot is freed
-      };
-      sinks.add(sink);
-      void (async () => {
-        if (!open) throw new RpcError('UNAVAILABLE', 'connection is closed');
-        // Past the stream limit, wait for a slot rather than fail the call.
-        const stream = await wt.createBidirectionalStream({ waitUntilAvailable: true });
-        writer = stream.writable.getWriter();
-        if (finished) {
-          // Aborted before the stream existed: nothing was sent, nothing to cancel.
-          await writer.close().catch(() => undefined);
-          return;
-        }
-        write(encodeFrame(codec.encode(request)));
-        const reader = stream.readable.getReader();
-        const decoder = new FrameDecoder();
-        for (;;) {
-          const { value, done } = await reader.read();
-          if (done) break;
-          for (const body of decoder.push(value)) {
-            const parsed = decodeEnvelope(codec, body);
-            if (parsed.kind === 'event' && delivering) sink.frame(parsed.envelope, body.byteLength);
-          }
-        }
-        if (delivering && !finished) throw new RpcError('UNAVAILABLE', 'the server closed the call stream before its terminal event');
-      })().catch((error: unknown) => {
-        if (delivering && !finished) sink.lost(error instanceof RpcError ? error : new RpcError('UNAVAILABLE', `call stream failed: ${String(error)}`));
-        finish();
+      if (sharedReady?.alive) return sharedReady.startCall(request, sink);
+      if (sharingRefused) return streamPerCall(request, sink);
+      // The first call (or the first after a shared stream ended) waits for the callee's answer (WTS-2).
+      let chosen: CallChannel | undefined;
+      let dropped = false;
+      void sharedStream().then((shared) => {
+        if (dropped) return;
+        chosen = shared?.alive ? shared.startCall(request, sink) : streamPerCall(request, sink);
       });
       return {
         abort() {
-          if (!delivering) return;
-          delivering = false;
-          if (writer) write(encodeFrame(codec.encode(envelopes.aborted(request.id))));
-          finish();
+          if (chosen) return chosen.abort();
+          dropped = true; // nothing was sent yet
         },
         done() {
-          delivering = false;
-          finish();
+          if (chosen) return chosen.done();
+          dropped = true;
         },
         send(envelope) {
-          // Input follows the callee's first credit, which came on this stream: the writer exists.
-          const body = codec.encode(envelope);
-          if (delivering && writer) write(encodeFrame(body));
-          return body.byteLength;
+          // Input follows the callee's first credit, which came on the call's stream: it was chosen.
+          return chosen ? chosen.send(envelope) : codec.encode(envelope).byteLength;
         },
       };
     },

@@ -6,6 +6,7 @@ import { silentLogger, type Identity, type Logger } from './identity.js';
 import { IdentityLedger } from './identity-ledger.js';
 import { resolveLimits, type SessionLimits } from './limits.js';
 import type { AdoptResume } from './operation.js';
+import { OutboundGauge } from './outbound-gauge.js';
 import { ResumeRegistry } from './resume-registry.js';
 import type { Registry } from './registry.js';
 import { Session } from './session.js';
@@ -27,6 +28,11 @@ export interface DispatcherOptions {
   readonly observeRefusals?: ObserveRefusals;
   /** Takes up resumable calls this server did not issue, by their token (a fleet gateway, docs/fleet.md). */
   readonly adoptResume?: AdoptResume;
+  /**
+   * Whether WebTransport callers may open shared call streams (spec §5.4, WTS-1).
+   * Default true; false answers them as a callee that predates them does (WT-3).
+   */
+  readonly sharedStreams?: boolean;
 }
 
 /**
@@ -101,8 +107,12 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     },
     connect,
     open(transport, identity = options.anonymousIdentity ?? null) {
-      const calls = connect(transport.congested);
-      return new Session({ transport, calls, identity, limits, logger });
+      if (transport.congested || options.sharedStreams === false) return new Session({ transport, calls: connect(transport.congested), identity, limits, logger });
+      // A stream-per-call transport: its shared streams (WTS-3) are its one bounded channel.
+      const sharedOutbound = new OutboundGauge(limits.maxOutboundBytesPerConnection, () => session.drained());
+      const calls = connect(() => sharedOutbound.congested);
+      const session: Session = new Session({ transport, calls, identity, limits, logger, sharedOutbound });
+      return session;
     },
     async shutdown(graceMs = 0) {
       accepting = false;

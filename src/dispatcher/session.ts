@@ -1,9 +1,11 @@
-import { calleeEvents, closeCodes, decodeEnvelope, envelopes, RpcError, type Envelope, type EventType, type ParseResult } from '../protocol/index.js';
+import { calleeEvents, closeCodes, decodeEnvelope, envelopes, RpcError, SHARED_STREAM_TYPE, type Envelope, type EventType, type ParseResult } from '../protocol/index.js';
 import { duplicateCallId, truncate } from './admission.js';
 import type { CallTable, CallTableStats } from './call-table.js';
 import { frameOutlet, type Deliver } from './frame-outlet.js';
 import { silentLogger, type Identity, type Logger } from './identity.js';
 import type { SessionLimits } from './limits.js';
+import type { OutboundGauge } from './outbound-gauge.js';
+import { SharedStreams } from './shared-stream.js';
 import type { SessionTransport, StreamEntry, StreamSink } from './transport.js';
 
 export interface SessionOptions {
@@ -14,6 +16,12 @@ export interface SessionOptions {
   readonly identity: Identity | null;
   readonly limits: SessionLimits;
   readonly logger?: Logger;
+  /**
+   * The bytes that wait on the session's shared call streams (WTS-3), for a transport
+   * whose calls otherwise each have their own stream; absent: no shared streams (a
+   * WebSocket, or a callee that refuses them, WTS-1).
+   */
+  readonly sharedOutbound?: OutboundGauge;
 }
 
 export interface SessionStats extends CallTableStats {
@@ -30,8 +38,9 @@ export interface SessionStats extends CallTableStats {
  * The protocol's frames over one connection (spec/PROTOCOL.md §4–§5): decodes each
  * frame once and turns it into what it asks of the connection's calls (start one,
  * give it input, credit, abort), and each call's events back into frames. Frames
- * arrive on the connection itself (`receive`, WebSocket) or on a stream that carries
- * one call (`openStream`, WebTransport). It holds no call state: the CallTable does.
+ * arrive on the connection itself (`receive`, WebSocket) or on a WebTransport stream
+ * (`openStream`) that carries one call, or many once it asked to be shared
+ * (./shared-stream.ts). It holds no call state: the CallTable does.
  */
 export class Session {
   private readonly calls: CallTable;
@@ -39,6 +48,7 @@ export class Session {
   private readonly logger: Logger;
   private readonly viaConnection: Deliver;
   private counters = { unknownIdFrames: 0, unknownTypeFrames: 0, wrongDirectionFrames: 0, invalidFrames: 0 };
+  private readonly shared: SharedStreams | undefined;
 
   constructor(private readonly options: SessionOptions) {
     this.calls = options.calls;
@@ -46,6 +56,17 @@ export class Session {
     this.logger = options.logger ?? silentLogger;
     // The connection has no per-call streams to end: `final` means nothing to it.
     this.viaConnection = (frame) => this.transport.send(frame);
+    if (options.sharedOutbound) {
+      this.shared = new SharedStreams(options.sharedOutbound, {
+        isClosed: () => this.calls.isClosed,
+        find: (id) => this.calls.find(id),
+        decode: (bytes) => this.decode(bytes),
+        dispatch: (envelope, bytes, deliver, beside) => this.dispatch(envelope, bytes, deliver, beside),
+        rejectInvalid: (message, id, type, deliver, beside) => this.rejectInvalid(message, id, type, deliver, beside),
+        encode: (value) => this.transport.codec.encode(value),
+        logger: this.logger,
+      });
+    }
   }
 
   get stats(): SessionStats {
@@ -86,6 +107,8 @@ export class Session {
     let bound: string | undefined;
     let first = true;
     let open = true;
+    // WTS-1: a stream whose first frame asks for it carries many calls from then on.
+    let shared: StreamEntry | undefined;
     const boundCall = () => (bound === undefined ? undefined : this.calls.get(bound));
     const reset = (reason: string): void => {
       open = false;
@@ -98,11 +121,16 @@ export class Session {
     };
     return {
       receive: (bytes) => {
+        if (shared) return shared.receive(bytes);
         if (!open || this.calls.isClosed) return;
         if (first) {
           // WT-1 before everything: a stream is opened by its call's request, and by nothing else.
           first = false;
           const request = decodeEnvelope(this.transport.codec, bytes, this.options.limits.maxNestingDepth);
+          if (request.kind === 'unknown-type' && request.type === SHARED_STREAM_TYPE && this.shared) {
+            shared = this.shared.open(sink, request.id);
+            return;
+          }
           if (request.kind === 'invalid' && request.type === 'call.requested' && request.error.callId !== undefined) {
             // A request with a readable id but a bad field: answered on its stream (ENV-6, ID-4), which then ends.
             this.counters.invalidFrames++;
@@ -131,6 +159,7 @@ export class Session {
         this.dispatch(envelope, bytes.byteLength, onStream, besideStream);
       },
       end: () => {
+        if (shared) return shared.end();
         open = false;
         // WT-2: a half-close says "no more input" (as call.end would), not "abort": a
         // caller may close its side after the request and still read the whole answer.
@@ -138,15 +167,18 @@ export class Session {
         if (call?.input && !call.input.isEnded) call.endInput();
       },
       reset: () => {
+        if (shared) return shared.reset();
         open = false;
         cancelBound();
       },
+      whenReadable: () => shared?.whenReadable?.(),
     };
   }
 
-  /** The transport's channel is below its bound again (BP-4). */
+  /** The transport's channel (or the shared streams', WTS-3) is below its bound again (BP-4). */
   drained(): void {
     this.calls.drained();
+    this.shared?.drained();
   }
 
   /** The connection was closed: every live call is cancelled (ABT-4). */

@@ -44,4 +44,9 @@ export interface StreamEntry {
   end(): void;
   /** The caller reset the stream, or it failed. */
   reset(): void;
+  /**
+   * Before each read: a promise while the stream must not be read (a shared stream
+   * while the session's shared streams hold their bound of unsent bytes, WTS-3).
+   */
+  whenReadable?(): Promise<void> | undefined;
 }

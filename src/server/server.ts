@@ -34,6 +34,8 @@ export interface ServerOptions {
   /** A Docker engine whose operations to offer (`dockerEngine()` finds one as the docker CLI does); none by default. */
   readonly docker?: DockerEngine | false;
   readonly limits?: Partial<SessionLimits>;
+  /** Whether WebTransport callers may open shared call streams (spec §5.4, WTS-1); default true. */
+  readonly sharedStreams?: boolean;
   readonly logger?: Logger;
   /** Web page origins allowed to connect besides the server's own (spec §10.1); `*` needs tokens. */
   readonly allowOrigins?: readonly string[];
@@ -149,6 +151,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     ...(observe ? { observe } : {}),
     ...(observeRefusals ? { observeRefusals } : {}),
     ...(fleet ? { adoptResume: fleet.adoptResume } : {}),
+    ...(options.sharedStreams === false ? { sharedStreams: false } : {}),
   });
   metrics.watchSessions(() => dispatcher.connections.size);
   if (fleet) metrics.watchFleet(() => ({ hostsUp: fleet.hosts().filter((h) => h.state === 'up').length, natsReconnects: fleet.nats.reconnects }));

@@ -54,6 +54,9 @@ export async function pumpCallStream(stream: WtStream, open: (sink: StreamSink) 
   for (;;) {
     let next: ReadableStreamReadResult<Uint8Array>;
     try {
+      // A shared stream is not read while its session's shared streams are at their bound (WTS-3).
+      const paused = entry.whenReadable?.();
+      if (paused) await paused;
       next = await reader.read();
     } catch (error) {
       // The caller reset the stream, or its carrier failed: the call is aborted (WT-2).

@@ -67,8 +67,9 @@ export async function probeHttp3(timeoutMs = 2000): Promise<{ ok: boolean; reaso
 }
 
 /**
- * Serves the protocol over WebTransport: one bidirectional stream per call (spec
- * §5.4), each served by the call-stream pump (./call-stream.ts) into its session.
+ * Serves the protocol over WebTransport: a bidirectional stream per call, or shared
+ * call streams that carry many (spec §5.4, WTS-1), each served by the call-stream
+ * pump (./call-stream.ts) into its session.
  */
 export async function listenWebTransport(options: WebTransportServerOptions): Promise<WebTransportListener> {
   const { dispatcher } = options;

@@ -1,0 +1,90 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi, type MockInstance } from 'vitest';
+import { SharedCallStream } from '../../src/client/shared-call-stream.js';
+import { rawConnect, type RawEvent } from '../../src/conformance/index.js';
+import { sharedStreamFrame } from '../../src/protocol/index.js';
+import { hasHttp3, ServerFixture, transportCases, type TransportCase } from '../support/server-fixture.js';
+import { receivePattern } from '../support/sample-ops.js';
+import { sleep, until } from '../support/wait.js';
+
+const h2 = transportCases.find((t) => t.name === 'WebTransport HTTP/2 msgpack')!;
+const h3 = transportCases.find((t) => t.name === 'WebTransport HTTP/3 msgpack')!;
+const carriers: TransportCase[] = [h2, ...(hasHttp3 ? [h3] : [])];
+const KIB = 1024;
+const MIB = 1024 * KIB;
+
+/** Unary calls at once, a 2 MiB upload and a 1 MiB stream: every kind of call the SDK makes. */
+async function callsOfEveryKind(fx: ServerFixture, carrier: TransportCase, extra: { sharedStream?: boolean } = {}): Promise<void> {
+  const client = await fx.client(carrier, extra);
+  const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => client.call<{ text: string }>('test/echo', { text: `c${i}` })));
+  expect(answers.map((a) => a.text)).toEqual(Array.from({ length: 40 }, (_, i) => `c${i}`));
+  expect(await client.call('test/upload', { data: new Uint8Array(2 * MIB) })).toEqual({ bytes: 2 * MIB });
+  expect((await receivePattern(client, MIB, 64 * KIB)).bytes).toBe(MIB);
+}
+
+for (const carrier of carriers) {
+  describe(`shared call streams over ${carrier.name} (spec §5.4, WTS-1 to WTS-5)`, () => {
+    const fx = new ServerFixture();
+    const old = new ServerFixture();
+    let opened: MockInstance<typeof SharedCallStream.open>;
+    let shared: MockInstance<SharedCallStream['startCall']>;
+    beforeAll(async () => {
+      await fx.start({ ...carrier.server, limits: { maxOutboundBytesPerConnection: MIB } });
+      // A callee that refuses shared streams as one that predates them does (WT-1, WT-3).
+      await old.start({ ...carrier.server, sharedStreams: false });
+    });
+    beforeEach(() => {
+      opened = vi.spyOn(SharedCallStream, 'open');
+      shared = vi.spyOn(SharedCallStream.prototype, 'startCall');
+    });
+    afterEach(async () => {
+      vi.restoreAllMocks();
+      await Promise.all([fx.settle(), old.settle()]);
+    });
+    afterAll(() => Promise.all([fx.stop(), old.stop()]));
+
+    it('the SDK carries every call of a session on one shared stream by default', async () => {
+      await callsOfEveryKind(fx, carrier);
+      expect(opened).toHaveBeenCalledTimes(1);
+      expect(shared).toHaveBeenCalledTimes(42);
+      expect(await opened.mock.results[0]!.value).toBeInstanceOf(SharedCallStream);
+    });
+
+    it('against a callee that refuses them, the SDK falls back to a stream per call, once per session, and every call succeeds', async () => {
+      await callsOfEveryKind(old, carrier);
+      expect(opened).toHaveBeenCalledTimes(1);
+      expect(await opened.mock.results[0]!.value).toBeUndefined();
+      expect(shared).not.toHaveBeenCalled();
+    });
+
+    it('a caller that does not ask for them (as an older one) gets a stream per call from a callee that serves them', async () => {
+      await callsOfEveryKind(fx, carrier, { sharedStream: false });
+      expect(opened).not.toHaveBeenCalled();
+    });
+
+    it('a peer that never reads its shared stream: the server stops reading it at the bound, and answers every call once it reads (WTS-3)', async () => {
+      const CALLS = 300;
+      const peer = await rawConnect(carrier.url(fx.server), { codec: 'msgpack', certHash: fx.server.certHash, transport: carrier.options(fx.server).transport });
+      const stream = 'bounded';
+      peer.sendValue(sharedStreamFrame(stream));
+      expect(await peer.events.take((e) => e.kind === 'frame' && e.id === stream, 5000)).toMatchObject({ value: { type: 'stream.shared' } });
+      const startedBefore = fx.probe.started;
+      peer.pause();
+      const text = 'x'.repeat(64 * KIB);
+      for (let i = 0; i < CALLS; i++) peer.sendValue({ type: 'call.requested', id: `c${i}`, payload: { operationId: 'test/echo', input: { text } } }, stream);
+      // Long enough for the server to take every request if nothing held it back.
+      await sleep(2000);
+      const started = fx.probe.started - startedBefore;
+      console.log(`calls the server started while the peer did not read: ${started} of ${CALLS} (64 KiB answers, a 1 MiB bound)`);
+      // The session's bound (1 MiB of answers) and the carrier's windows (1 MiB each way)
+      // hold a few dozen 64 KiB answers; the carrier alone (no bound of ours) takes ~90.
+      expect(started).toBeLessThan(64);
+      const seen = new Set<string>();
+      peer.events.divert((e: RawEvent) => {
+        if (e.kind === 'frame' && (e.value as { type: string }).type === 'call.responded') seen.add(e.id!);
+      });
+      peer.resume();
+      await until(() => seen.size === CALLS, `${CALLS} answers (got ${seen.size})`, 60_000);
+      await peer.close();
+    }, 90_000);
+  });
+}
