@@ -41,3 +41,4 @@ export { limits, type Limits } from './limits.js';
 export { ENVELOPE_LEVELS, nestedArrays } from './nesting.js';
 export { envelopes, decodeEnvelope, encodeEnvelope, outputFrameEncoder } from './frames.js';
 export { isLoopbackName } from './loopback.js';
+export { outputFrameSplitter, isSplitFrame, SPLIT_MIN_BYTES, type SplitFrame } from './split-frame.js';
