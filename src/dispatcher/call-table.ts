@@ -2,9 +2,8 @@ import { RpcError, type ResumePayload } from '../protocol/index.js';
 import { admit, callerIdentity, duplicateCallId, type AdmissionRules, type CallRequest } from './admission.js';
 import type { ObserveCalls, ObserveRefusals } from './call-observer.js';
 import type { CallOutlet } from './call-outlet.js';
-import type { Identity, Logger } from './identity.js';
+import { bindLogger, type Identity, type Logger } from './identity.js';
 import { LiveCall, type CallHost } from './live-call.js';
-import { LiveCallContext } from './call-context.js';
 import { isUnary, type CallContext, type ResumeRelay } from './operation.js';
 import { pumpStream, pumpUnary } from './pump.js';
 import type { ResumeRegistry } from './resume-registry.js';
@@ -141,7 +140,25 @@ export class CallTable implements CallHost {
   }
 
   private context(call: LiveCall, identity: Identity | null, deadlineAt: number | undefined, relay: ResumeRelay | undefined): CallContext {
-    return new LiveCallContext(call, this.options.logger, identity, deadlineAt, relay);
+    const tableLogger = this.options.logger;
+    const { id } = call;
+    const operation = call.op.name;
+    let logger: CallContext['logger'] | undefined;
+    return {
+      callId: id,
+      operation,
+      identity,
+      get signal() {
+        return call.signal;
+      },
+      // Bound when first read, as the signal is: most handlers never log.
+      get logger() {
+        return (logger ??= bindLogger(tableLogger, { callId: id, operation }));
+      },
+      deadlineAt,
+      input: call.input,
+      ...(relay ? { relay } : {}),
+    };
   }
 
   private refused(request: CallRequest, identity: Identity | null, error: RpcError): RpcError {

@@ -22,7 +22,7 @@ export interface CallContext {
    */
   readonly input: AsyncIterable<unknown> | undefined;
   /** For an operation that `relaysResume`: how its call becomes resumable with the token of the stream it relays (§4.9). */
-  readonly relay?: ResumeRelay | undefined;
+  readonly relay?: ResumeRelay;
 }
 
 /**
