@@ -81,6 +81,15 @@ export const msgpackCodec: Codec = {
   },
 };
 
+/**
+ * The one msgpack value from `start` to the end of `bytes`, for a reader that has read
+ * what comes before it by hand (msgpack-envelope.ts). Throws when the value ends before
+ * the bytes do, or after. Nesting (LIM-2) is the caller's to check first, as `decode` does.
+ */
+export function msgpackValueAt(bytes: Uint8Array, start: number): unknown {
+  return packr.unpack(bytes as Parameters<typeof packr.unpack>[0], { start });
+}
+
 const BYTES_TAG = '$base64';
 const encoder = new TextEncoder();
 const decoder = new TextDecoder('utf-8', { fatal: true });

@@ -8,13 +8,16 @@ import { limits } from './limits.js';
 
 const utf8 = new TextEncoder();
 
+/** Whether a string is short enough for a call id (§3.2): at most `maxCallIdBytes` UTF-8 bytes. */
+export function fitsCallId(id: string): boolean {
+  // A UTF-16 code unit encodes to at most 3 UTF-8 bytes: short ids need no encoding (it was 5% of a client's time).
+  return id.length * 3 <= limits.maxCallIdBytes || utf8.encode(id).byteLength <= limits.maxCallIdBytes;
+}
+
 export const callIdSchema = z
   .string()
   .min(1, 'must not be empty')
-  // A UTF-16 code unit encodes to at most 3 UTF-8 bytes: short ids need no encoding (it was 5% of a client's time).
-  .refine((id) => id.length * 3 <= limits.maxCallIdBytes || utf8.encode(id).byteLength <= limits.maxCallIdBytes, {
-    message: `must be at most ${limits.maxCallIdBytes} UTF-8 bytes`,
-  });
+  .refine(fitsCallId, { message: `must be at most ${limits.maxCallIdBytes} UTF-8 bytes` });
 
 /** §4.1 — extra fields are allowed so later versions can add hints. */
 export const requestedPayloadSchema = z.looseObject({

@@ -1,6 +1,8 @@
-import type { Codec } from './codec.js';
+import { msgpackCodec, type Codec } from './codec.js';
 import type { Envelope, ErrorPayload, RequestedPayload, ResumePayload } from './envelope.js';
-import { parseEnvelope, type ParseResult } from './parse.js';
+import { limits } from './limits.js';
+import { readMsgpackEnvelope } from './msgpack-envelope.js';
+import { parseEnvelope, parseEnvelopeBySchema, type ParseResult } from './parse.js';
 import { ProtocolError } from './protocol-error.js';
 
 /** Constructors of the envelopes (decoded messages; a frame is one encoded envelope) (spec/PROTOCOL.md §4). */
@@ -19,7 +21,20 @@ export const envelopes = {
 };
 
 /** Decodes and validates one frame body; never throws. `maxNestingDepth` defaults to the protocol's (LIM-2). */
-export function decodeEnvelope(codec: Codec, bytes: Uint8Array, maxNestingDepth?: number): ParseResult {
+export function decodeEnvelope(codec: Codec, bytes: Uint8Array, maxNestingDepth: number = limits.maxNestingDepth): ParseResult {
+  if (codec === msgpackCodec) {
+    const known = readMsgpackEnvelope(bytes, maxNestingDepth);
+    if (known) return { kind: 'event', envelope: known };
+  }
+  return decodeWith(parseEnvelope, codec, bytes, maxNestingDepth);
+}
+
+/** decodeEnvelope through the general decoder and the schemas alone, with no shortcut for the fixed shape. */
+export function decodeEnvelopeBySchema(codec: Codec, bytes: Uint8Array, maxNestingDepth: number = limits.maxNestingDepth): ParseResult {
+  return decodeWith(parseEnvelopeBySchema, codec, bytes, maxNestingDepth);
+}
+
+function decodeWith(parse: (value: unknown) => ParseResult, codec: Codec, bytes: Uint8Array, maxNestingDepth: number): ParseResult {
   let value: unknown;
   try {
     value = codec.decode(bytes, maxNestingDepth);
@@ -27,7 +42,7 @@ export function decodeEnvelope(codec: Codec, bytes: Uint8Array, maxNestingDepth?
     if (error instanceof ProtocolError) return { kind: 'invalid', error };
     return { kind: 'invalid', error: new ProtocolError('UNDECODABLE', String(error)) };
   }
-  return parseEnvelope(value);
+  return parse(value);
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { callIdSchema, envelopeSchema, rawEnvelopeSchema, type Envelope } from './envelope.js';
 import { isEventType } from './event-types.js';
+import { knownEnvelopeOf } from './known-envelope.js';
 import { ProtocolError } from './protocol-error.js';
 
 /**
@@ -14,6 +15,12 @@ export type ParseResult =
   | { readonly kind: 'invalid'; readonly error: ProtocolError; readonly type?: string };
 
 export function parseEnvelope(value: unknown): ParseResult {
+  const known = knownEnvelopeOf(value);
+  return known ? { kind: 'event', envelope: known } : parseEnvelopeBySchema(value);
+}
+
+/** parseEnvelope through the schemas alone: what decides every frame the hand check leaves to them (known-envelope.ts). */
+export function parseEnvelopeBySchema(value: unknown): ParseResult {
   // A frame of a known type is checked against its full schema first: one pass for the
   // common case (two for every frame were a fifth of a client's time reading a stream
   // of small items). A frame that passes it passes the raw schema too (every payload
