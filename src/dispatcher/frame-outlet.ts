@@ -1,51 +1,37 @@
-import { envelopes, isSplitFrame, outputFrameEncoder, outputFrameSplitter, RpcError, type Codec, type SplitFrame } from '../protocol/index.js';
+import { envelopes, outputFrameEncoder, RpcError, type Codec } from '../protocol/index.js';
 import type { CallEvent, CallOutlet } from './call-outlet.js';
 import type { SessionLimits } from './limits.js';
 
 /** Sends one encoded frame; `final`: the call's terminal frame, after which a per-call stream ends. */
 export type Deliver = (frame: Uint8Array, final: boolean) => Promise<void>;
-/** Sends one split frame (never a terminal one) as one message. */
-export type DeliverSplit = (frame: SplitFrame) => Promise<void>;
 
 /**
  * A call's events as protocol frames (spec/PROTOCOL.md §4), for the frame transports.
  * The callee never sends what the peer must refuse: a frame over `maxFrameBytes`
  * (LIM-1) or nested deeper than `maxNestingDepth` (LIM-2) is not sent, and its
  * call ends instead.
- *
- * With `deliverSplit`, a stream item that ends in a large byte string (an exec's
- * output) is encoded as a split frame, its bytes left where they are, and sent with it.
  */
-export function frameOutlet(
-  codec: Codec,
-  limits: Pick<SessionLimits, 'maxFrameBytes' | 'maxNestingDepth'>,
-  id: string,
-  deliver: Deliver,
-  deliverSplit?: DeliverSplit,
-): CallOutlet<Uint8Array | SplitFrame> {
+export function frameOutlet(codec: Codec, limits: Pick<SessionLimits, 'maxFrameBytes' | 'maxNestingDepth'>, id: string, deliver: Deliver): CallOutlet<Uint8Array> {
   // A stream's output frames share their envelope's bytes up to the output (outputFrameEncoder).
   let outputFrames: ((output: unknown) => Uint8Array) | undefined;
-  const splitOutput = deliverSplit && outputFrameSplitter(codec, id);
   return {
-    encode(event: CallEvent): Uint8Array | SplitFrame {
-      let bytes: Uint8Array | SplitFrame;
+    encode(event: CallEvent): Uint8Array {
+      let bytes: Uint8Array;
       try {
-        if (event.type === 'output' && !event.final && event.seq === undefined) {
-          bytes = splitOutput?.(event.output) ?? (outputFrames ??= outputFrameEncoder(codec, id))(event.output);
-        } else bytes = codec.encode(envelopeOf(id, event));
+        if (event.type === 'output' && !event.final && event.seq === undefined) bytes = (outputFrames ??= outputFrameEncoder(codec, id))(event.output);
+        else bytes = codec.encode(envelopeOf(id, event));
       } catch (error) {
         throw new RpcError('INTERNAL', `output cannot be encoded with ${codec.name}: ${error instanceof Error ? error.message : String(error)}`);
       }
       if (bytes.byteLength > limits.maxFrameBytes) throw new RpcError('INTERNAL', `an output frame of ${bytes.byteLength} bytes exceeds maxFrameBytes ${limits.maxFrameBytes}`);
       try {
-        // A split frame's body is one byte string: its head holds every level.
-        codec.checkNesting(isSplitFrame(bytes) ? bytes.head : bytes, limits.maxNestingDepth);
+        codec.checkNesting(bytes, limits.maxNestingDepth);
       } catch {
         throw new RpcError('INTERNAL', `an output frame would nest more than maxNestingDepth ${limits.maxNestingDepth} maps and arrays`);
       }
       return bytes;
     },
-    send: (frame, final) => (isSplitFrame(frame) ? deliverSplit!(frame) : deliver(frame, final)),
+    send: deliver,
   };
 }
 

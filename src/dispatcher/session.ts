@@ -1,7 +1,7 @@
 import { calleeEvents, closeCodes, decodeEnvelope, envelopes, RpcError, SHARED_STREAM_TYPE, type Envelope, type EventType, type ParseResult } from '../protocol/index.js';
 import { duplicateCallId, truncate } from './admission.js';
 import type { CallTable, CallTableStats } from './call-table.js';
-import { frameOutlet, type Deliver, type DeliverSplit } from './frame-outlet.js';
+import { frameOutlet, type Deliver } from './frame-outlet.js';
 import { silentLogger, type Identity, type Logger } from './identity.js';
 import type { SessionLimits } from './limits.js';
 import type { OutboundGauge } from './outbound-gauge.js';
@@ -47,7 +47,6 @@ export class Session {
   private readonly transport: SessionTransport;
   private readonly logger: Logger;
   private readonly viaConnection: Deliver;
-  private readonly splitViaConnection: DeliverSplit | undefined;
   private counters = { unknownIdFrames: 0, unknownTypeFrames: 0, wrongDirectionFrames: 0, invalidFrames: 0 };
   private readonly shared: SharedStreams | undefined;
 
@@ -68,7 +67,6 @@ export class Session {
         logger: this.logger,
       });
     }
-    this.splitViaConnection = this.transport.sendSplit ? (frame) => this.transport.sendSplit!(frame) : undefined;
   }
 
   get stats(): SessionStats {
@@ -219,11 +217,9 @@ export class Session {
   /** `deliver`: the call's own way out; `beside`: for answers that must not end a per-call stream. */
   private dispatch(envelope: Envelope, frameBytes: number, deliver: Deliver, beside: Deliver): void {
     const { id } = envelope;
-    // Split frames go on the connection only: a per-call stream takes whole frames.
-    const split = deliver === this.viaConnection ? this.splitViaConnection : undefined;
     switch (envelope.type) {
       case 'call.requested': {
-        const outlet = frameOutlet(this.transport.codec, this.options.limits, id, deliver, split);
+        const outlet = frameOutlet(this.transport.codec, this.options.limits, id, deliver);
         const started = this.calls.start({ id, payload: envelope.payload, sizeBytes: frameBytes }, this.options.identity, outlet);
         // ID-2: the refusal of a live id must not end the stream the live call may be using.
         if (started instanceof RpcError) this.refuse(id, started, started.code === 'DUPLICATE_CALL_ID' ? beside : deliver);
@@ -231,7 +227,7 @@ export class Session {
       }
       case 'call.resume': {
         // §4.9: a call taken up from a lost connection answers here from now on.
-        const outlet = frameOutlet(this.transport.codec, this.options.limits, id, deliver, split);
+        const outlet = frameOutlet(this.transport.codec, this.options.limits, id, deliver);
         const resumed = this.calls.resume(id, envelope.payload, this.options.identity, outlet);
         if (resumed instanceof RpcError) this.refuse(id, resumed, resumed.code === 'DUPLICATE_CALL_ID' ? beside : deliver);
         return;

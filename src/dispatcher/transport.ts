@@ -1,4 +1,4 @@
-import type { Codec, SplitFrame } from '../protocol/index.js';
+import type { Codec } from '../protocol/index.js';
 
 /**
  * What a session needs from a connection. Transports implement it; the dispatcher
@@ -13,11 +13,6 @@ export interface SessionTransport {
    * connection is gone.
    */
   send(frame: Uint8Array): Promise<void>;
-  /**
-   * Writes one split frame as one message, in order with `send`'s, its body uncopied;
-   * as `send` otherwise. Absent: the session encodes every frame whole.
-   */
-  readonly sendSplit?: (frame: SplitFrame) => Promise<void>;
   /** Closes the whole connection with a close code of spec/PROTOCOL.md §5.2. */
   close(code: number, reason: string): void;
   /**

@@ -42,4 +42,3 @@ export { ENVELOPE_LEVELS, nestedArrays } from './nesting.js';
 export { envelopes, decodeEnvelope, encodeEnvelope, outputFrameEncoder } from './frames.js';
 export { isLoopbackName } from './loopback.js';
 export { SHARED_STREAM_TYPE, SHARED_STREAM_VERSION, sharedStreamFrame } from './shared-stream.js';
-export { outputFrameSplitter, isSplitFrame, SPLIT_MIN_BYTES, type SplitFrame } from './split-frame.js';

@@ -7,7 +7,6 @@ import { writeBatcher } from '../io/index.js';
 import { closeCodes, codecForSubprotocol, codecs, limits, sniffCodec, subprotocols, type Codec } from '../protocol/index.js';
 import { bearerToken } from './auth.js';
 import { requestPath } from './request-path.js';
-import { writeBinaryMessage } from './websocket-frame.js';
 import { Keepalive } from './keepalive.js';
 import { checkBrowserRequest, SAME_ORIGIN_ONLY, type OriginPolicy } from './origin.js';
 
@@ -77,14 +76,13 @@ export function createWebSocketTransport(options: WebSocketTransportOptions, ser
       if (!found) return refuse(socket, 401, 'invalid token'); // the token itself is never echoed
       identity = found;
     }
-    wss.handleUpgrade(req, socket, head, (ws) => serve(ws, req, socket, codecForSubprotocol(ws.protocol), identity));
+    wss.handleUpgrade(req, socket, head, (ws) => serve(ws, req, codecForSubprotocol(ws.protocol), identity));
     return true;
   };
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => void handleUpgrade(req, socket, head);
   server?.on('upgrade', onUpgrade);
 
-  /** `socket`: the upgraded connection, which `ws` writes its messages to. */
-  function serve(ws: WebSocket, req: IncomingMessage, socket: Duplex, negotiated: Codec | undefined, identity: Identity | null): void {
+  function serve(ws: WebSocket, req: IncomingMessage, negotiated: Codec | undefined, identity: Identity | null): void {
     req.socket.setNoDelay(true);
     sockets.add(ws);
     // WS-5, REF-2: without a subprotocol, the first frame's first byte picks the codec.
@@ -104,26 +102,21 @@ export function createWebSocketTransport(options: WebSocketTransportOptions, ser
       if (closeFrameSent) session.close();
       void closed.then(() => reject(error));
     };
-    // Counted, batched and refused once closing alike, whichever writes the message.
-    const sendWith = (byteLength: number, write: (done: (error?: Error | null) => void) => void): Promise<void> =>
-      new Promise<void>((resolve, reject) => {
-        if (ws.readyState !== ws.OPEN) return failAfterClose(reject, new Error('socket closed'));
-        if (outbound.add(byteLength)) ws.pause();
-        batched(byteLength, () =>
-          write((error) => {
-            outbound.taken(byteLength);
-            if (error) failAfterClose(reject, error);
-            else resolve();
-          }),
-        );
-      });
     const transport: { -readonly [K in keyof SessionTransport]: SessionTransport[K] } = {
       codec: negotiated ?? codecs.msgpack,
       congested: () => outbound.congested,
-      send: (frame) => sendWith(frame.byteLength, (done) => ws.send(frame, { binary: true }, done)),
-      // Without compression `ws` writes each message to the socket at once, in order, so a
-      // frame written here beside them keeps its place; compressed messages wait in `ws`'s queue.
-      ...(ws.extensions === '' ? { sendSplit: (frame) => sendWith(frame.byteLength, (done) => writeBinaryMessage(socket, frame.head, frame.body, done)) } : {}),
+      send: (frame) =>
+        new Promise<void>((resolve, reject) => {
+          if (ws.readyState !== ws.OPEN) return failAfterClose(reject, new Error('socket closed'));
+          if (outbound.add(frame.byteLength)) ws.pause();
+          batched(frame.byteLength, () =>
+            ws.send(frame, { binary: true }, (error) => {
+              outbound.taken(frame.byteLength);
+              if (error) failAfterClose(reject, error);
+              else resolve();
+            }),
+          );
+        }),
       close: (code, reason) => {
         closeFrameSent = true;
         ws.close(code, reason);

@@ -1,6 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { codecs, decodeEnvelope, envelopes, outputFrameEncoder, outputFrameSplitter, SPLIT_MIN_BYTES, type SplitFrame } from '../../src/protocol/index.js';
+import { codecs, decodeEnvelope, envelopes, outputFrameEncoder } from '../../src/protocol/index.js';
 
 const ids = ['a', 'x'.repeat(31), 'x'.repeat(32), 'é'.repeat(64), 'c7f0a9e2-1b3c-4d5e-8f90-123456789abc', 'y'.repeat(300)];
 const outputs: unknown[] = [
@@ -41,33 +40,5 @@ describe('outputFrameEncoder', () => {
       expect(output.i).toBe(i);
       expect(Buffer.from(output.data).equals(Buffer.alloc(i, i))).toBe(true);
     });
-  });
-});
-
-describe('outputFrameSplitter', () => {
-  const split = (id: string, output: unknown) => outputFrameSplitter(codecs.msgpack, id)!(output);
-  const joined = (frame: SplitFrame): Buffer => Buffer.concat([frame.head, frame.body]);
-
-  it('msgpack: head then body is byte for byte the whole envelope, at each length encoding of the bytes', () => {
-    for (const id of ids) {
-      for (const size of [SPLIT_MIN_BYTES, 65_535, 65_536, 1_000_000]) {
-        for (const output of [{ stream: 'stderr', data: randomBytes(size) }, { a: [1, { b: 'c' }], data: new Uint8Array(size).fill(0xc0) }]) {
-          const frame = split(id, output);
-          if (!frame) throw new Error(`not split: ${size} bytes`);
-          expect(frame.body).toBe(output.data);
-          expect(frame.byteLength).toBe(frame.head.byteLength + size);
-          expect(joined(frame).equals(Buffer.from(codecs.msgpack.encode(envelopes.responded(id, output))))).toBe(true);
-        }
-      }
-    }
-  });
-
-  it('leaves whole what it cannot split: short bytes, bytes not last, no bytes, not a plain object, JSON', () => {
-    expect(split('a', { stream: 'stdout', data: new Uint8Array(SPLIT_MIN_BYTES - 1) })).toBeUndefined();
-    expect(split('a', { data: new Uint8Array(SPLIT_MIN_BYTES), stream: 'stdout' })).toBeUndefined();
-    expect(split('a', { stream: 'stdout', text: 'x'.repeat(SPLIT_MIN_BYTES) })).toBeUndefined();
-    expect(split('a', new Uint8Array(SPLIT_MIN_BYTES))).toBeUndefined();
-    expect(split('a', [new Uint8Array(SPLIT_MIN_BYTES)])).toBeUndefined();
-    expect(outputFrameSplitter(codecs.json, 'a')).toBeUndefined();
   });
 });
