@@ -22,6 +22,13 @@ interface SentInput {
   readonly bytes: number;
 }
 
+/**
+ * Runs `f` once the current turn of the event loop is over: Node's check phase, after the
+ * socket read that delivered a burst. Browsers have no setImmediate; there a 0 ms timeout
+ * is the next task, after the message events already queued.
+ */
+const endOfTurn: (f: () => void) => void = typeof setImmediate === 'function' ? (f) => void setImmediate(f) : (f) => void setTimeout(f, 0);
+
 /** One call as this connection follows it, across the connections it rides. */
 interface Tracked {
   readonly id: string;
@@ -292,7 +299,7 @@ export class ResumingConnection implements ClientConnection {
   private acknowledgeSoon(call: Tracked): void {
     if (call.ackScheduled) return;
     call.ackScheduled = true;
-    setImmediate(() => {
+    endOfTurn(() => {
       call.ackScheduled = false;
       const seq = this.ackable(call);
       if (!call.channel || call.resuming || call.token === undefined || seq <= call.ackedSeq) return;
