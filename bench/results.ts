@@ -23,6 +23,11 @@ export interface Results {
   readonly machine: Machine;
   /** The commit measured (`git describe`-like: its short hash, `-dirty` with uncommitted changes); absent outside a checkout. */
   readonly commit?: string;
+  /**
+   * The machine's 1-minute load average as the run started (its build included): rows whose
+   * path has more processes than their peer's lose most on a machine busy with other work.
+   */
+  readonly loadAtStart?: number;
   /** Interleaved rounds per scenario. */
   readonly runs: number;
   /** How long the whole run took. */
@@ -41,7 +46,10 @@ export const LOSS_JSON = 'bench/results/loss.json';
 /** The second of two full runs in a row (`--repeat`), compared with latest.json on the page. */
 export const REPEAT_JSON = 'bench/results/repeat.json';
 
-/** The checkout's commit, `-dirty` when tracked files differ from it; undefined outside git. */
+/**
+ * The checkout's commit, `-dirty` when tracked files differ from it (the bench's own
+ * results aside: a `--repeat` run follows a run that rewrote them); undefined outside git.
+ */
 export function commitMeasured(): string | undefined {
   const git = (...args: string[]): string | undefined => {
     const r = spawnSync('git', args, { encoding: 'utf8', timeout: 10_000 });
@@ -49,7 +57,7 @@ export function commitMeasured(): string | undefined {
   };
   const head = git('rev-parse', '--short=9', 'HEAD');
   if (!head) return undefined;
-  return git('status', '--porcelain', '--untracked-files=no') ? `${head}-dirty` : head;
+  return git('status', '--porcelain', '--untracked-files=no', '--', ':(top)', ':(top,exclude)bench/results', `:(top,exclude)${RESULTS_MD}`) ? `${head}-dirty` : head;
 }
 
 export function machineInfo(): Machine {

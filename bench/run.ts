@@ -8,6 +8,7 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import os from 'node:os';
 import { BenchContainer } from './container.js';
 import { nodeFlags } from './built.js';
 import { BenchFleet } from './fleet.js';
@@ -51,6 +52,7 @@ if (options.repeat && !existsSync(LATEST_JSON)) {
 }
 const started = Date.now();
 const commit = commitMeasured();
+const loadAtStart = os.loadavg()[0]!;
 const lineup = await startLineup(options);
 const bench: Bench = { options, lineup, record: new Recorder((row) => console.error(rowLine(row))), container: new BenchContainer(), fleet: new BenchFleet(lineup.servers[0]!.build, WEBSOCKET) };
 const skipped: Results['skipped'][number][] = [];
@@ -75,6 +77,7 @@ const results: Results = {
   command: options.command,
   machine: machineInfo(),
   ...(commit ? { commit } : {}),
+  loadAtStart,
   runs: options.runs,
   seconds: Math.round((Date.now() - started) / 1000),
   skipped,

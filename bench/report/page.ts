@@ -27,7 +27,7 @@ function header(results: Results, source: string): string[] {
     `<!-- Generated from ${source} by \`npx tsx bench/report.ts\`; edit bench/report/page.ts, not this page. -->`,
     '',
     `Measured with \`${results.command}\` on ${when(results.date)}${results.commit ? ` at commit \`${results.commit}\`` : ''}: ${m.cores} × ${m.cpu}, ${m.memoryGiB} GiB, ` +
-      `Node ${m.node}, ${m.platform}${m.docker ? `, Docker Engine ${m.docker}` : ''}, loopback. ${results.runs} interleaved rounds; ` +
+      `Node ${m.node}, ${m.platform}${m.docker ? `, Docker Engine ${m.docker}` : ''}, loopback${results.loadAtStart === undefined ? '' : `, load average ${results.loadAtStart.toFixed(1)} as it started`}. ${results.runs} interleaved rounds; ` +
       `the run took ${fmt(results.seconds)} s. The data: [\`${source.replace(/^bench\//, '')}\`](${source.replace(/^bench\//, '')}). ` +
       'Where the time goes, with profiles: [`PROFILE.md`](PROFILE.md).',
     '',

@@ -166,5 +166,6 @@ describe('--repeat: two full runs in a row, compared', () => {
 
   it('puts the commit measured in the page\'s first line', () => {
     expect(resultsPage(first, 'r.json')).toContain('on 2026-01-02 03:00 UTC at commit `abc`: 2 × c');
+    expect(resultsPage({ ...first, loadAtStart: 14.26 }, 'r.json')).toContain('loopback, load average 14.3 as it started. 5 interleaved rounds');
   });
 });
