@@ -126,23 +126,25 @@ describe('fairness (spec §5.2, WS-7)', () => {
     await until(() => conn.session.stats.liveCalls === 0, 'streams aborted');
   });
 
-  it('streams past the turn\'s budget wait in line: each gets its items in turn, none is left behind', async () => {
-    const STREAMS = 2000;
-    const takenBy = new Array<number>(STREAMS).fill(0);
+  /** `count` streams at once, stream n's items made by `items(n, take)`, where `take()` counts one for it. */
+  async function numberedStreams(count: number, items: (n: number, take: () => number) => AsyncGenerator<number>) {
+    const takenBy = new Array<number>(count).fill(0);
     const registry = new Registry().register(
-      defineOperation({
-        name: 'tiny/numbered',
-        kind: 'subscription',
-        input: z.number(),
-        output: z.number(),
-        handler: (n) =>
-          (async function* () {
-            for (;;) yield ++takenBy[n]!;
-          })(),
-      }),
+      defineOperation({ name: 'tiny/numbered', kind: 'subscription', input: z.number(), output: z.number(), handler: (n) => items(n, () => ++takenBy[n]!) }),
     );
     const conn = new MemoryConnection({ registry });
-    for (let i = 0; i < STREAMS; i++) conn.client.request(`s${i}`, 'tiny/numbered', i);
+    for (let i = 0; i < count; i++) conn.client.request(`s${i}`, 'tiny/numbered', i);
+    const abortAll = async (): Promise<void> => {
+      for (let i = 0; i < count; i++) conn.client.abort(`s${i}`);
+      await until(() => conn.session.stats.liveCalls === 0, 'streams aborted');
+    };
+    return { takenBy, abortAll };
+  }
+
+  it('streams past the turn\'s budget wait in line: each gets its items in turn, none is left behind', async () => {
+    const { takenBy, abortAll } = await numberedStreams(2000, async function* (_n, take) {
+      for (;;) yield take();
+    });
     await until(() => takenBy.every((n) => n > 0), 'every stream started');
     // From here every stream waits in line for its turn: 2,000 of them, 256 a turn, so
     // each one's next item comes within about 8 turns, and all get about as many.
@@ -151,33 +153,18 @@ describe('fairness (spec §5.2, WS-7)', () => {
     const gained = takenBy.map((n, i) => n - before[i]!);
     expect(Math.min(...gained)).toBeGreaterThan(0);
     expect(Math.max(...gained)).toBeLessThan(4 * Math.max(1, Math.min(...gained)) + 4);
-    for (let i = 0; i < STREAMS; i++) conn.client.abort(`s${i}`);
-    await until(() => conn.session.stats.liveCalls === 0, 'streams aborted');
+    await abortAll();
   });
 
   it('a stream left waiting in line gets its turn even when no other stream joins the line after it', async () => {
-    const STREAMS = 2000;
-    const takenBy = new Array<number>(STREAMS).fill(0);
-    const registry = new Registry().register(
-      defineOperation({
-        name: 'tiny/two-then-quiet',
-        kind: 'subscription',
-        input: z.number(),
-        output: z.number(),
-        // Two items, then a wait that never ends: a stream woken for its second item does not come back to the line.
-        handler: (n) =>
-          (async function* () {
-            yield ++takenBy[n]!;
-            yield ++takenBy[n]!;
-            await new Promise(() => undefined);
-          })(),
-      }),
-    );
-    const conn = new MemoryConnection({ registry });
-    for (let i = 0; i < STREAMS; i++) conn.client.request(`s${i}`, 'tiny/two-then-quiet', i);
+    // Two items, then a wait that never ends: a stream woken for its second item does not come back to the line.
+    const { takenBy, abortAll } = await numberedStreams(2000, async function* (_n, take) {
+      yield take();
+      yield take();
+      await new Promise(() => undefined);
+    });
     await until(() => takenBy.every((n) => n === 2), 'every stream took both its items');
-    for (let i = 0; i < STREAMS; i++) conn.client.abort(`s${i}`);
-    await until(() => conn.session.stats.liveCalls === 0, 'streams aborted');
+    await abortAll();
   });
 
   it('a stream that never waits does not starve other calls or timers on the connection', async () => {
