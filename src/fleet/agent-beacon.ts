@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { Logger } from '../dispatcher/index.js';
-import type { DockerEngine } from '../operations/index.js';
+import { engineList, engineStream, type DockerEngine } from '../operations/index.js';
 import { BEAT_MS, helloSchema, type Beat, type RoutedContainer } from './beat.js';
 import { guarded } from './nats-settings.js';
 import { beatOf, HELLO } from './subjects.js';
@@ -87,8 +87,11 @@ export class AgentBeacon {
       do {
         this.again = false;
         try {
-          const list = await this.engine.docker.listContainers({ all: true });
-          this.containers = list.map((c) => ({ id: c.Id, names: c.Names.map((n) => n.replace(/^\//, '')) }));
+          // Row by row, keeping ids and names only: 10,000 containers of big labels are never one buffer (spec §12, DOCKER-2).
+          this.containers = await engineList(this.engine, { path: '/containers/json', query: { all: true } }, 'the container list', (c: { Id: string; Names: string[] }) => ({
+            id: c.Id,
+            names: c.Names.map((n) => n.replace(/^\//, '')),
+          }));
           this.engineUp = true;
         } catch (error) {
           this.engineUp = false;
@@ -116,9 +119,10 @@ export class AgentBeacon {
         void this.refresh();
       }, BEAT_MS).unref();
     };
-    this.engine.docker.getEvents({ filters: JSON.stringify({ type: ['container'] }) }, (error, stream) => {
-      if (error || !stream) return retry();
+    // No idle timeout (DOCKER-2): docker-modem's 60 s broke a quiet event stream every minute, and the host read as down.
+    engineStream(this.engine, { path: '/events', query: { filters: JSON.stringify({ type: ['container'] }) } }).then((stream) => {
       const events = stream as Readable;
+      if (this.stopped) return void events.destroy();
       this.events = events;
       let pending = '';
       events.on('data', (chunk: Buffer) => {
@@ -138,6 +142,6 @@ export class AgentBeacon {
       });
       events.once('error', retry);
       events.once('end', retry);
-    });
+    }, retry);
   }
 }

@@ -2,4 +2,4 @@
 export { discoveryOperations } from './discovery.js';
 export { serviceOperations, type ServiceSources } from './services.js';
 export { probeOperations } from './probes.js';
-export { dockerOperations, dockerEngine, probeDocker, type DockerEngine } from './docker/index.js';
+export { dockerOperations, dockerEngine, engineList, engineStream, probeDocker, type DockerEngine } from './docker/index.js';

@@ -3,6 +3,7 @@ import { containerAccess, containerName, containerReference, envEntry, imageRefe
 import { z } from 'zod';
 import { defineOperation, type CallContext, type Operation } from '../../dispatcher/index.js';
 import type { DockerEngine } from './engine.js';
+import { engineList } from './engine-request.js';
 import { containerError, dockerErrors, engineError, imageError, imageErrors } from './errors.js';
 import { inspectOwned, ownershipLabels } from './ownership.js';
 
@@ -58,12 +59,20 @@ export function containerOperations(engine: DockerEngine, labelPrefix: string): 
       handler: async (input, ctx) => {
         const filters: Record<string, string[]> = {};
         if (input?.owned_only) filters['label'] = [`${labels.owner}=${ctx.identity?.subject ?? ''}`];
-        const list = await docker.listContainers({ all: input?.all ?? true, filters: JSON.stringify(filters) }).catch((error: unknown) => {
+        // Row by row as the engine sends them, bounded (DOCKER-2): a list is as long as the engine's containers.
+        const query = { all: input?.all ?? true, filters: JSON.stringify(filters) };
+        const containers = await engineList(engine, { path: '/containers/json', query }, 'the container list', (c: Docker.ContainerInfo) => ({
+          id: c.Id,
+          names: c.Names,
+          image: c.Image,
+          state: c.State,
+          status: c.Status,
+          labels: c.Labels ?? {},
+          created: c.Created,
+        })).catch((error: unknown) => {
           throw engineError(error);
         });
-        return {
-          containers: list.map((c) => ({ id: c.Id, names: c.Names, image: c.Image, state: c.State, status: c.Status, labels: c.Labels ?? {}, created: c.Created })),
-        };
+        return { containers };
       },
     }),
     defineOperation({ ...inspectContract, handler: async ({ containerId: id }, ctx) => (await owned(id, ctx)).info as unknown as Record<string, unknown> }),

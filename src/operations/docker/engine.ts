@@ -21,21 +21,36 @@ export interface DockerEngine {
    * failed (spec §12, EXEC-5); services/stats reports the failures, /metrics both.
    */
   readonly counters: { execKills: number; execKillFailures: number };
+  /**
+   * The most of one engine answer the server reads whole (spec §12, DOCKER-2): an
+   * inspect document, one element of a list, and a list's rows as an operation keeps
+   * them. Logs are never read whole: they stream under the call's credit.
+   */
+  readonly maxAnswerBytes: number;
+}
+
+/** DOCKER-2's bound by default: what one output frame may carry (maxFrameBytes), which an inspect document must fit in anyway. */
+export const DEFAULT_MAX_ANSWER_BYTES = 16 * 1024 * 1024;
+
+export interface EngineSettings {
+  readonly maxAnswerBytes?: number;
 }
 
 /** Finds the engine through DOCKER_HOST, or the default socket (what the docker CLI does). */
-export function dockerEngine(dockerHost: string | undefined = process.env['DOCKER_HOST']): DockerEngine {
+export function dockerEngine(dockerHost: string | undefined = process.env['DOCKER_HOST'], settings: EngineSettings = {}): DockerEngine {
   const address = dockerHost && dockerHost.length > 0 ? dockerHost : 'unix:///var/run/docker.sock';
   if (address.startsWith('unix://')) {
     const socketPath = address.slice('unix://'.length);
-    return engineOf({ socketPath, timeout: 60_000, agent: engineAgent('http') }, address, true);
+    return engineOf({ socketPath, timeout: 60_000, agent: engineAgent('http') }, address, true, settings);
   }
   const url = new URL(address.replace(/^tcp:/, 'http:'));
   const protocol = url.protocol === 'https:' ? 'https' : 'http';
-  return engineOf({ host: url.hostname, port: Number(url.port || 2375), protocol, timeout: 60_000, agent: engineAgent(protocol) }, address, false);
+  return engineOf({ host: url.hostname, port: Number(url.port || 2375), protocol, timeout: 60_000, agent: engineAgent(protocol) }, address, false, settings);
 }
 
-function engineOf(options: EngineOptions, address: string, local: boolean): DockerEngine {
+// docker-modem's timeout (60 s) is its socket's idle timeout, for a whole request and any stream it returns:
+// engine-request.ts lifts it off the streams that may be quiet or wait for a caller (spec §12, DOCKER-2).
+function engineOf(options: EngineOptions, address: string, local: boolean, settings: EngineSettings): DockerEngine {
   const docker = new Docker(options);
   return {
     docker,
@@ -45,6 +60,7 @@ function engineOf(options: EngineOptions, address: string, local: boolean): Dock
     address,
     local,
     counters: { execKills: 0, execKillFailures: 0 },
+    maxAnswerBytes: settings.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES,
   };
 }
 

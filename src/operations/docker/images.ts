@@ -1,10 +1,14 @@
 import type { Readable } from 'node:stream';
+import type Docker from 'dockerode';
 import { z } from 'zod';
 import { imageReference } from '../../contracts/index.js';
 import { defineOperation, type Operation } from '../../dispatcher/index.js';
 import { RpcError } from '../../protocol/index.js';
 import type { DockerEngine } from './engine.js';
+import { engineJson, engineList, withoutIdleTimeout } from './engine-request.js';
 import { dockerErrors, engineError, imageError, imageErrors, isRedirect, registryMessage } from './errors.js';
+
+const MAX_PULL_LINE_CHARS = 1024 * 1024;
 
 const imageName = z.strictObject({ image: imageReference });
 
@@ -21,10 +25,13 @@ export function imageOperations(engine: DockerEngine): Operation[] {
       errors: { DOCKER_ERROR: dockerErrors.DOCKER_ERROR },
       access: { requiredScopes: ['image:list'], resourceType: 'image', resourceAction: 'list' },
       handler: async () => {
-        const images = await docker.listImages().catch((error: unknown) => {
-          throw engineError(error);
-        });
-        return { images: images.map((i) => ({ id: i.Id, tags: i.RepoTags ?? [], size: i.Size, created: i.Created })) };
+        // Row by row, bounded (DOCKER-2), as the container list.
+        const images = await engineList(engine, { path: '/images/json' }, 'the image list', (i: Docker.ImageInfo) => ({ id: i.Id, tags: i.RepoTags ?? [], size: i.Size, created: i.Created })).catch(
+          (error: unknown) => {
+            throw engineError(error);
+          },
+        );
+        return { images };
       },
     }),
     defineOperation({
@@ -35,13 +42,11 @@ export function imageOperations(engine: DockerEngine): Operation[] {
       output: z.record(z.string(), z.unknown()),
       errors: imageErrors,
       access: { requiredScopes: ['image:inspect'], resourceType: 'image', resourceAction: 'inspect', resourceIdPath: 'image' },
+      // Read up to maxAnswerBytes (DOCKER-2): an image's labels and history are as large as its builder liked.
       handler: async ({ image }) =>
-        (await engine
-          .image(image)
-          .inspect()
-          .catch((error: unknown) => {
-            throw imageError(error, image);
-          })) as unknown as Record<string, unknown>,
+        engineJson<Record<string, unknown>>(engine, { path: `/images/${encodeURIComponent(image)}/json` }, engine.maxAnswerBytes, `image ${image}`).catch((error: unknown) => {
+          throw imageError(error, image);
+        }),
     }),
     defineOperation({
       name: 'docker/image/pull',
@@ -60,6 +65,8 @@ export function imageOperations(engine: DockerEngine): Operation[] {
           if (error.statusCode === undefined || isRedirect(error.statusCode)) throw engineError(error);
           throw pullFailed(error.json?.message ?? error.message ?? 'unknown');
         })) as Readable;
+        // A layer can take minutes to extract without a progress line: no idle timeout on the stream (DOCKER-2).
+        withoutIdleTimeout(stream);
         const stop = (): void => void stream.destroy();
         ctx.signal.addEventListener('abort', stop, { once: true });
         try {
@@ -67,6 +74,8 @@ export function imageOperations(engine: DockerEngine): Operation[] {
           for await (const chunk of stream as AsyncIterable<Buffer>) {
             const lines = (buffered + chunk.toString('utf8')).split('\n');
             buffered = lines.pop() ?? '';
+            // The engine's progress lines are short; one without its end is not held without bound (DOCKER-2).
+            if (buffered.length > MAX_PULL_LINE_CHARS) throw pullFailed('the engine sent a progress line over 1 Mi characters');
             for (const line of lines.filter((l) => l.trim())) {
               const event = JSON.parse(line) as { status?: string; id?: string; progress?: string; error?: string };
               if (event.error) throw pullFailed(event.error);

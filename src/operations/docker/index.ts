@@ -6,6 +6,7 @@ import { imageOperations } from './images.js';
 import { logsOperation } from './logs.js';
 
 export { dockerEngine, probeDocker, type DockerEngine } from './engine.js';
+export { engineList, engineStream } from './engine-request.js';
 
 /** The Docker operations over one engine; `labelPrefix` names the ownership labels. */
 export function dockerOperations(engine: DockerEngine, labelPrefix = 'callwire'): Operation[] {

@@ -1,9 +1,9 @@
-import { Readable } from 'node:stream';
 import { z } from 'zod';
 import { containerReference } from '../../contracts/index.js';
 import { defineOperation, type Operation } from '../../dispatcher/index.js';
 import { DockerDemuxer } from './demux.js';
 import type { DockerEngine } from './engine.js';
+import { engineStream } from './engine-request.js';
 import { containerError, dockerErrors } from './errors.js';
 import { inspectOwned } from './ownership.js';
 
@@ -23,13 +23,13 @@ export function logsOperation(engine: DockerEngine, labelPrefix: string): Operat
     errors: dockerErrors,
     access: { requiredScopes: ['container:logs'], resourceType: 'container', resourceAction: 'logs', resourceIdPath: 'containerId' },
     handler: async function* ({ containerId, follow, tail }, ctx) {
-      const { info, container } = await inspectOwned(engine, containerId, ctx.identity, labelPrefix);
-      const options = { stdout: true, stderr: true, timestamps: true, ...(tail === undefined ? {} : { tail }) };
-      const stream = (await (follow ? container.logs({ ...options, follow: true }) : container.logs({ ...options, follow: false }).then((buffer) => Readable.from([buffer]))).catch(
-        (error: unknown) => {
-          throw containerError(error, containerId);
-        },
-      )) as Readable;
+      const { info } = await inspectOwned(engine, containerId, ctx.identity, labelPrefix);
+      // Followed or not, the log is the engine's response itself, pulled under the call's credit: never
+      // buffered whole (a log can be as large as a container writes), never timed out while quiet (DOCKER-2).
+      const query = { stdout: true, stderr: true, timestamps: true, follow, tail };
+      const stream = await engineStream(engine, { path: `/containers/${encodeURIComponent(info.Id)}/logs`, query }).catch((error: unknown) => {
+        throw containerError(error, containerId);
+      });
       const stop = (): void => void stream.destroy();
       // An abort that came while the engine opened the log must still stop it.
       if (ctx.signal.aborted) stop();

@@ -2,6 +2,7 @@ import type Docker from 'dockerode';
 import { holdsScope, type Identity } from '../../dispatcher/index.js';
 import { RpcError } from '../../protocol/index.js';
 import type { DockerEngine } from './engine.js';
+import { engineJson } from './engine-request.js';
 import { containerError } from './errors.js';
 
 /** The two labels the server writes on containers it creates (spec §12). */
@@ -38,12 +39,11 @@ export interface OwnedContainer {
  * CONTAINER_NOT_FOUND, someone else's is FORBIDDEN.
  */
 export async function inspectOwned(engine: DockerEngine, containerId: string, identity: Identity | null, prefix: string): Promise<OwnedContainer> {
-  const info = await engine
-    .container(containerId)
-    .inspect()
-    .catch((error: unknown) => {
-      throw containerError(error, containerId);
-    });
+  // Read up to maxAnswerBytes (DOCKER-2): labels and environment make a document as large as its creator liked.
+  const path = `/containers/${encodeURIComponent(containerId)}/json`;
+  const info = await engineJson<Docker.ContainerInspectInfo>(engine, { path }, engine.maxAnswerBytes, `container ${containerId}`).catch((error: unknown) => {
+    throw containerError(error, containerId);
+  });
   assertOwner(info.Config.Labels, identity, prefix, containerId);
   return { info, container: engine.container(info.Id) };
 }
