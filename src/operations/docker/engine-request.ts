@@ -78,6 +78,7 @@ export async function engineJson<T>(engine: DockerEngine, request: EngineGet, ma
   const { bytes, over } = await readAtMost(response, maxBytes);
   response.destroy();
   if (over) throw answerTooLarge(what, maxBytes);
+  // One string of at most maxBytes, parsed once: the cost is a small multiple of the bound, whatever the engine sent.
   try {
     return JSON.parse(bytes.toString('utf8')) as T;
   } catch {
@@ -120,13 +121,16 @@ export function answerTooLarge(what: string, maxBytes: number): RpcError {
 
 const formatBytes = (n: number): string => (n % (1024 * 1024) === 0 ? `${n / (1024 * 1024)} MiB` : n % 1024 === 0 ? `${n / 1024} KiB` : `${n} bytes`);
 
-/** The response's body up to `maxBytes`; `over` when it had more (then not read further). */
+/** The response's body up to `maxBytes`; `over` when it had more (then not read further, and `bytes` its first `maxBytes`). */
 async function readAtMost(response: IncomingMessage, maxBytes: number): Promise<{ bytes: Buffer; over: boolean }> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of response as AsyncIterable<Buffer>) {
+    if (size + chunk.byteLength > maxBytes) {
+      chunks.push(chunk.subarray(0, maxBytes - size));
+      return { bytes: Buffer.concat(chunks, maxBytes), over: true };
+    }
     size += chunk.byteLength;
-    if (size > maxBytes) return { bytes: Buffer.alloc(0), over: true };
     chunks.push(chunk);
   }
   return { bytes: Buffer.concat(chunks, size), over: false };

@@ -32,25 +32,21 @@ export interface DockerEngine {
 /** DOCKER-2's bound by default: what one output frame may carry (maxFrameBytes), which an inspect document must fit in anyway. */
 export const DEFAULT_MAX_ANSWER_BYTES = 16 * 1024 * 1024;
 
-export interface EngineSettings {
-  readonly maxAnswerBytes?: number;
-}
-
 /** Finds the engine through DOCKER_HOST, or the default socket (what the docker CLI does). */
-export function dockerEngine(dockerHost: string | undefined = process.env['DOCKER_HOST'], settings: EngineSettings = {}): DockerEngine {
+export function dockerEngine(dockerHost: string | undefined = process.env['DOCKER_HOST']): DockerEngine {
   const address = dockerHost && dockerHost.length > 0 ? dockerHost : 'unix:///var/run/docker.sock';
   if (address.startsWith('unix://')) {
     const socketPath = address.slice('unix://'.length);
-    return engineOf({ socketPath, timeout: 60_000, agent: engineAgent('http') }, address, true, settings);
+    return engineOf({ socketPath, timeout: 60_000, agent: engineAgent('http') }, address, true);
   }
   const url = new URL(address.replace(/^tcp:/, 'http:'));
   const protocol = url.protocol === 'https:' ? 'https' : 'http';
-  return engineOf({ host: url.hostname, port: Number(url.port || 2375), protocol, timeout: 60_000, agent: engineAgent(protocol) }, address, false, settings);
+  return engineOf({ host: url.hostname, port: Number(url.port || 2375), protocol, timeout: 60_000, agent: engineAgent(protocol) }, address, false);
 }
 
 // docker-modem's timeout (60 s) is its socket's idle timeout, for a whole request and any stream it returns:
 // engine-request.ts lifts it off the streams that may be quiet or wait for a caller (spec §12, DOCKER-2).
-function engineOf(options: EngineOptions, address: string, local: boolean, settings: EngineSettings): DockerEngine {
+function engineOf(options: EngineOptions, address: string, local: boolean): DockerEngine {
   const docker = new Docker(options);
   return {
     docker,
@@ -60,7 +56,7 @@ function engineOf(options: EngineOptions, address: string, local: boolean, setti
     address,
     local,
     counters: { execKills: 0, execKillFailures: 0 },
-    maxAnswerBytes: settings.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES,
+    maxAnswerBytes: DEFAULT_MAX_ANSWER_BYTES,
   };
 }
 
