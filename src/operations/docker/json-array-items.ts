@@ -1,9 +1,4 @@
-/**
- * The elements of one JSON array of objects, parsed one at a time as the bytes come
- * (the engine's container and image lists): the list is never held whole, only the
- * element being read, which may be at most `maxItemBytes`. Throws `TooLarge` past
- * it, and a plain Error on anything that is not an array of objects.
- */
+/** An element of the list over its bound: thrown before the element is whole. */
 export class ItemTooLarge extends Error {}
 
 const QUOTE = 0x22;
@@ -11,6 +6,12 @@ const BACKSLASH = 0x5c;
 const OPEN = new Set([0x7b, 0x5b]); // { [
 const CLOSE = new Set([0x7d, 0x5d]); // } ]
 
+/**
+ * The elements of one JSON array of objects, parsed one at a time as the bytes come
+ * (the engine's container and image lists, spec §12 DOCKER-2): the list is never held
+ * whole, only the element being read, which may be at most `maxItemBytes` (past it,
+ * ItemTooLarge). Anything but an array of objects throws a plain Error.
+ */
 export async function* jsonArrayItems(source: AsyncIterable<Buffer>, maxItemBytes: number): AsyncGenerator<unknown> {
   let depth = 0; // brackets open, the array's own included
   let inString = false;

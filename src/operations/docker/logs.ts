@@ -17,7 +17,8 @@ export function logsOperation(engine: DockerEngine, labelPrefix: string): Operat
     kind: 'subscription',
     description:
       'A container log, one frame per line (a line over 256 Ki characters is split; its later pieces have an empty timestamp); ' +
-      'follow streams new lines until the container stops or the call is aborted.',
+      'follow streams new lines until the container stops or the call is aborted, however long the log is quiet. ' +
+      'The log is read from the engine as the caller takes it, never whole (spec §12, DOCKER-2).',
     input: z.strictObject({ containerId: containerReference, follow: z.boolean().default(false), tail: z.number().int().min(0).optional() }),
     output: z.object({ stream: z.enum(['stdout', 'stderr']), timestamp: z.string(), text: z.string() }),
     errors: dockerErrors,
