@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeEngine } from '../support/fake-engine.js';
+import { drainNdjson } from '../support/ndjson-drain.js';
 import { rssOf } from '../support/proc.js';
 import { ServedCli } from '../support/served.js';
 
@@ -65,6 +66,13 @@ describe('engine answers larger than the server reads', () => {
     if (url.pathname === '/containers/json' && url.searchParams.get('all') === 'false') return sendList(response, 1, () => `{"Id":"c0","Names":["/c0"],"Labels":${labelsOf(100 * MiB)}}`);
     if (url.pathname === '/containers/json') return sendList(response, 40_000, (i) => `{"Id":"c${i}","Names":["/c${i}"],"Image":"i","State":"running","Status":"Up","Created":1,"Labels":${labelsOf(1024)}}`);
     if (url.pathname === '/images/json') return sendList(response, 2, (i) => `{"Id":"sha256:${i}","RepoTags":["i:${i}"],"Size":1,"Created":1,"Labels":${labelsOf(100 * MiB)}}`);
+    // A pull whose progress line never ends; and one quiet for 70 s before its only line (the engine extracting a layer).
+    if (url.pathname === '/images/create' && url.searchParams.get('fromImage') === 'endless') return sendHuge(response, '{"status":"', GiB, 'p', '"}\n');
+    if (url.pathname === '/images/create' && url.searchParams.get('fromImage') === 'quiet') {
+      response.writeHead(200, { 'content-type': 'application/json' }).flushHeaders();
+      const timer = setTimeout(() => response.end('{"status":"after the quiet"}\n'), 70_000);
+      return void response.on('close', () => clearTimeout(timer));
+    }
     response.writeHead(404, { 'content-type': 'application/json' }).end('{"message":"no such thing"}');
   });
   const served = new ServedCli();
@@ -119,4 +127,17 @@ describe('engine answers larger than the server reads', () => {
     expect(growth).toBeLessThan(64 * MiB);
     await served.expectAlive();
   }, 60_000);
+
+  it('a pull whose progress line never ends: IMAGE_PULL_FAILED past 1 Mi characters', async () => {
+    const { envelope, growth } = await measured('docker/image/pull', { image: 'endless' });
+    expect(envelope).toMatchObject({ outcome: 'operation_failure', error: { code: 'IMAGE_PULL_FAILED', message: expect.stringMatching(/progress line over 1 Mi characters/) } });
+    expect(growth).toBeLessThan(64 * MiB);
+    await served.expectAlive();
+  }, 60_000);
+
+  // Slow: 70 s, past docker-modem's 60 s idle timeout, which ended the pull (INTERNAL "aborted").
+  it('a pull quiet for 70 s gets the line that comes after', async () => {
+    const drained = await drainNdjson(`${served.base}/call/docker/image/pull`, { image: 'quiet' });
+    expect(drained).toMatchObject({ values: 1, envelope: { outcome: 'success' } });
+  }, 120_000);
 });
