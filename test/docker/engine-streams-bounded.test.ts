@@ -100,7 +100,7 @@ describe('engine streams that are quiet for longer than a minute', () => {
   });
 
   // Slow: holds the streams 70 s, past docker-modem's 60 s idle timeout, which ended both (INTERNAL "aborted").
-  it('a followed log and the engine\'s event stream, quiet for 70 s, deliver what comes after', async () => {
+  it('a followed log, the engine\'s event stream and an exec, quiet for 70 s, deliver what comes after', async () => {
     const containerId = await docker.container();
     const lines: string[] = [];
     let failure: unknown;
@@ -109,6 +109,13 @@ describe('engine streams that are quiet for longer than a minute', () => {
       next: (l) => lines.push(l.text),
       error: (e: unknown) => (failure = e),
       complete: () => (ended = true),
+    });
+    // An exec that says nothing for 68 s: its hijacked socket is the engine's too.
+    const execFrames: Record<string, unknown>[] = [];
+    let execFailure: unknown;
+    const exec = client.subscribe<Record<string, unknown>>('docker/container/exec', { containerId, cmd: ['sh', '-c', 'sleep 68; echo exec after the quiet'] }).subscribe({
+      next: (f) => execFrames.push(f),
+      error: (e: unknown) => (execFailure = e),
     });
     // The event stream the fleet agent follows, as it opens it, filtered to a label no container has yet.
     const label = `callwire.test-quiet=${docker.runId}`;
@@ -129,8 +136,11 @@ describe('engine streams that are quiet for longer than a minute', () => {
       await expect.poll(() => lines, { timeout: 15_000 }).toEqual(['after the quiet']);
       await expect.poll(() => eventText, { timeout: 15_000 }).toMatch(/"Action":"create"/);
       expect(failure).toBeUndefined();
+      expect(execFailure).toBeUndefined();
+      expect(execFrames).toEqual([{ stream: 'stdout', text: 'exec after the quiet\n' }, expect.objectContaining({ exitCode: 0, terminal: true })]);
     } finally {
       sub.unsubscribe();
+      exec.unsubscribe();
       (events as IncomingMessage).destroy();
     }
   }, 120_000);
