@@ -1,8 +1,9 @@
 import type { IncomingMessage } from 'node:http';
+import { lastValueFrom, toArray } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engineStream } from '../../src/operations/index.js';
 import { connect, type Client } from '../../src/client/index.js';
-import { DockerFixture, dockerHost } from '../support/docker.js';
+import { DockerFixture, dockerHost, RUN_LABEL, TEST_IMAGE } from '../support/docker.js';
 import { drainNdjson } from '../support/ndjson-drain.js';
 import { rssOf } from '../support/proc.js';
 import { ServedCli } from '../support/served.js';
@@ -83,6 +84,42 @@ describe('a log larger than a string can be, read without follow', () => {
     await served.expectAlive();
     expect((await drainNdjson(`${served.base}/call/docker/container/logs`, { containerId: small })).lastText).toBe('small');
   }, 300_000);
+});
+
+describe('a TTY container\'s log line without its end', () => {
+  const docker = new DockerFixture();
+  const fx = new ServerFixture();
+  let client: Client;
+  beforeAll(async () => {
+    await fx.start({ docker: docker.engine, webTransportPort: false });
+    client = await connect(fx.server.wsUrl);
+  });
+  afterAll(async () => {
+    await client.close();
+    await fx.stop();
+    await docker.cleanup();
+  });
+
+  it('goes out in pieces of at most 256 Ki characters (LIM-1), never held whole', async () => {
+    // 20 MiB with no newline on a terminal: one piece would pass maxFrameBytes (16 MiB) and end the call.
+    const created = await docker.engine.docker.createContainer({
+      Image: TEST_IMAGE,
+      Tty: true,
+      Cmd: ['sh', '-c', 'head -c 20971520 /dev/zero | tr "\\0" a; echo; echo next; sleep 1000000'],
+      Labels: { [RUN_LABEL]: docker.runId },
+      HostConfig: { NetworkMode: 'none' },
+    });
+    await created.start();
+    let frames: { text: string }[] = [];
+    for (let attempt = 0; frames.at(-1)?.text.trimEnd() !== 'next'; attempt++) {
+      if (attempt > 40) throw new Error(`the log did not end in "next": ${frames.at(-1)?.text.slice(0, 100)}`);
+      await sleep(500);
+      frames = await lastValueFrom(client.subscribe<{ text: string }>('docker/container/logs', { containerId: created.id }).pipe(toArray()));
+    }
+    expect(frames.length).toBeGreaterThan(20 * 4);
+    expect(Math.max(...frames.map((f) => f.text.length))).toBeLessThanOrEqual(256 * 1024);
+    expect(frames.reduce((n, f) => n + (f.text.match(/a/g)?.length ?? 0), 0)).toBe(20 * MiB);
+  }, 60_000);
 });
 
 describe('engine streams that are quiet for longer than a minute', () => {

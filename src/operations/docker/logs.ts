@@ -105,16 +105,30 @@ function newState() {
   return { decoder: new TextDecoder(), inTimestamp: false, stamp: '', lineStamp: undefined as string | undefined, partial: '' };
 }
 
-/** Lines of a TTY container's log: one raw stream, each line starting with its timestamp. */
+/**
+ * Lines of a TTY container's log: one raw stream, each line starting with its timestamp.
+ * A line over MAX_LINE_CHARS goes out in pieces (LIM-1), the later ones with an empty
+ * timestamp: what is held for a line without its end is bounded (DOCKER-2).
+ */
 async function* ttyLines(source: AsyncIterable<Buffer>): AsyncGenerator<LogLine> {
   const decoder = new TextDecoder();
   let partial = '';
+  let continued = false; // the line in `partial` began in a piece already sent
   for await (const chunk of source) {
     const parts = (partial + decoder.decode(chunk, { stream: true })).split('\n');
     partial = parts.pop() ?? '';
-    for (const line of parts) yield toFrame('stdout', line);
+    for (const line of parts) {
+      yield continued ? { stream: 'stdout', timestamp: '', text: line } : toFrame('stdout', line);
+      continued = false;
+    }
+    while (partial.length > MAX_LINE_CHARS) {
+      const piece = partial.slice(0, MAX_LINE_CHARS);
+      yield continued ? { stream: 'stdout', timestamp: '', text: piece } : toFrame('stdout', piece);
+      partial = partial.slice(MAX_LINE_CHARS);
+      continued = true;
+    }
   }
-  if (partial.length > 0) yield toFrame('stdout', partial);
+  if (partial.length > 0) yield continued ? { stream: 'stdout', timestamp: '', text: partial } : toFrame('stdout', partial);
 }
 
 function toFrame(stream: 'stdout' | 'stderr', line: string) {
