@@ -157,4 +157,15 @@ describe('hostile WebTransport-over-HTTP/2 capsules end one session, never the s
     const end = await endOf(peer);
     expect(end.rstCode).toBe(0);
   });
+
+  it('a second request on a stream whose call has ended and whose writer the server closed is refused without a write after the close', async () => {
+    const peer = await open();
+    const id = clientBidi(0);
+    await peer.send(streamCapsule(id, echo('first', 'first')));
+    await until(() => peer.fins.has(id), 'the server\'s FIN after the first call', 15_000);
+    // Node 20's WritableStream asserts (ERR_INTERNAL_ASSERTION, uncaught) on a write after its close.
+    await peer.send(streamCapsule(id, echo('second', 'second')));
+    await answers(peer, clientBidi(1), 'after the second request');
+    expect(peer.on(id).filter((e) => e.id === 'second')).toEqual([]);
+  });
 });
