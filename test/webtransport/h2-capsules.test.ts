@@ -9,7 +9,7 @@ import { WtChildServer } from '../support/wt-child.js';
 // Each path here is driven by a raw peer (test/support/raw-wt-h2.ts) against the server
 // as a child process, so that a kill shows as its exit. After each: the process runs, and
 // a call on a fresh session (the SDK's) is answered. The codes are RFC 9000's, as the
-// library's other closes use (spec/PROTOCOL.md §5, WTH-1..WTH-4).
+// library's other closes use (spec/PROTOCOL.md §5.4, hostile peers over HTTP/2).
 const STREAM_STATE_ERROR = 0x05;
 const FINAL_SIZE_ERROR = 0x06;
 const FRAME_ENCODING_ERROR = 0x07;
