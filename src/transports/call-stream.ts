@@ -26,7 +26,12 @@ export async function pumpCallStream(stream: WtStream, open: (sink: StreamSink) 
   let reset = false;
   // A turn's frames in one write: a write per 100-byte item cost a stream object's
   // promise, a capsule and an HTTP/2 DATA frame each (bench/PROFILE.md).
-  const batch = chunkBatcher((chunk) => writer.write(chunk), { lengthPrefixed: true });
+  // Once our side is closed nothing more is written: Node 20's WritableStream meets a
+  // write after its close with an internal assertion, thrown uncaught, not a rejection,
+  // and a caller's second request on a finished stream led to one (issue 31).
+  let closed = false;
+  const afterClose = (): Promise<void> => Promise.reject(new Error('the stream has ended'));
+  const batch = chunkBatcher((chunk) => (closed ? afterClose() : writer.write(chunk)), { lengthPrefixed: true });
   const abortBoth = (error: unknown): void => {
     reset = true;
     batch.drop(error);
@@ -40,10 +45,11 @@ export async function pumpCallStream(stream: WtStream, open: (sink: StreamSink) 
   const entry = open({
     write: (frame) => {
       checkFrameBody(frame, maxFrameBytes);
-      return batch.write(frame);
+      return closed ? afterClose() : batch.write(frame);
     },
     end: () => {
       batch.flush();
+      closed = true;
       void writer.close().catch(() => undefined);
     },
     reset: (reason) => {

@@ -158,9 +158,10 @@ export class BridgeMux {
       this.parse();
       this.release();
     } catch (error) {
-      if (!(error instanceof BridgeMuxError)) throw error;
-      this.end(error.message);
-      this.options.onViolation(error);
+      // Anything else thrown while reading a peer's bytes is a bug of ours, and still ends this session only.
+      const violation = error instanceof BridgeMuxError ? error : new BridgeMuxError(`the session's frames could not be read: ${String(error)}`);
+      this.end(violation.message);
+      this.options.onViolation(violation);
     }
   }
 
