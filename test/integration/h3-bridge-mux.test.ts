@@ -5,7 +5,8 @@ import { codecs, decodeEnvelope, encodeFrame, envelopes, FrameDecoder, type Enve
 import { silentLogger, type Logger } from '../../src/dispatcher/index.js';
 import { callStreamsAllowed, MUX_HEADER_BYTES, MUX_KIND, MUX_MAX_PAYLOAD_BYTES, MUX_STREAM_WINDOW_BYTES } from '../../src/webtransport/index.js';
 import { childPids, commandLine } from '../support/proc.js';
-import { hasHttp3, ServerFixture, transportCases } from '../support/server-fixture.js';
+import { hasHttp3, http3Missing, ServerFixture, transportCases } from '../support/server-fixture.js';
+import { skipTitle } from '../support/skip.js';
 import { sleep, until } from '../support/wait.js';
 
 // The HTTP/3 bridge's multiplexing (src/webtransport/bridge-mux.ts): one unix connection per
@@ -111,7 +112,7 @@ class RawEdge {
   }
 }
 
-describe.skipIf(!hasHttp3)('the HTTP/3 bridge multiplexes a session\'s streams on one unix connection', () => {
+describe.skipIf(!hasHttp3)(skipTitle('the HTTP/3 bridge multiplexes a session\'s streams on one unix connection', http3Missing), () => {
   const h3 = new ServerFixture();
   const warnings: string[] = [];
   const logger: Logger = { ...silentLogger, warn: (message, fields) => void warnings.push(`${message} ${JSON.stringify(fields)}`) };
