@@ -4,6 +4,7 @@ import type { CallTable, CallTableStats } from './call-table.js';
 import { frameOutlet, type Deliver } from './frame-outlet.js';
 import { silentLogger, type Identity, type Logger } from './identity.js';
 import type { SessionLimits } from './limits.js';
+import type { LiveCall } from './live-call.js';
 import type { OutboundGauge } from './outbound-gauge.js';
 import { SharedStreams } from './shared-stream.js';
 import type { SessionTransport, StreamEntry, StreamSink } from './transport.js';
@@ -104,12 +105,14 @@ export class Session {
       );
     // Answers about other ids (a duplicate, a second request) must not end this stream, which belongs to its own call.
     const besideStream: Deliver = (frame) => onStream(frame, false);
-    let bound: string | undefined;
+    // The call this stream started, as itself: its id may since have ended (aborted from
+    // another stream) and been started again on another stream, which this one must leave alone.
+    let bound: LiveCall | undefined;
     let first = true;
     let open = true;
     // WTS-1: a stream whose first frame asks for it carries many calls from then on.
     let shared: StreamEntry | undefined;
-    const boundCall = () => (bound === undefined ? undefined : this.calls.get(bound));
+    const boundCall = () => (bound !== undefined && this.calls.get(bound.id) === bound ? bound : undefined);
     const reset = (reason: string): void => {
       open = false;
       sink.reset(reason);
@@ -117,7 +120,7 @@ export class Session {
     };
     // WT-2: the caller reset its side (or it broke): an abort, which also drops what waits for credit.
     const cancelBound = (): void => {
-      if (bound !== undefined) this.calls.find(bound)?.cancel();
+      if (bound !== undefined && this.calls.find(bound.id) === bound) bound.cancel();
     };
     return {
       receive: (bytes) => {
@@ -144,15 +147,18 @@ export class Session {
           const id = request.envelope.id;
           // ID-2: a live id is refused on this new stream, which then ends; the live call is left alone.
           if (this.calls.get(id)) return this.refuse(id, duplicateCallId(id), onStream);
-          bound = id;
-          return this.dispatch(request.envelope, bytes.byteLength, onStream, besideStream);
+          const before = this.calls.find(id);
+          this.dispatch(request.envelope, bytes.byteLength, onStream, besideStream);
+          const after = this.calls.find(id);
+          if (after !== before) bound = after;
+          return;
         }
         const parsed = this.decode(bytes);
         if (parsed === undefined) return;
         if (parsed.kind === 'invalid' && parsed.error.callId === undefined) return reset(parsed.error.message);
         if (parsed.kind === 'invalid') return this.rejectInvalid(parsed.error.message, parsed.error.callId!, parsed.type, besideStream, besideStream);
         const envelope = parsed.envelope;
-        if (envelope.type === 'call.requested' && envelope.id !== bound) {
+        if (envelope.type === 'call.requested' && envelope.id !== bound?.id) {
           // §5.4: one call per stream. The new id is refused here; the stream's own call runs on.
           return this.refuse(envelope.id, RpcError.of('INVALID_FRAME', 'a stream carries one call: open a new stream for a new call (§5.4)'), besideStream);
         }

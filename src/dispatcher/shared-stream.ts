@@ -41,19 +41,26 @@ export class SharedStreams {
   /** Takes over a stream whose first frame asked for sharing, and acknowledges it (WTS-1). */
   open(sink: StreamSink, streamId: string): StreamEntry {
     const { host, gauge } = this;
-    // The calls this stream started, so that its end or reset ends them (WTS-4).
-    const calls = new Set<string>();
+    // The calls this stream started, so that its end or reset ends them (WTS-4). Kept as
+    // the call itself, not its id: an id this stream started may since have ended (its
+    // abort sent on another stream) and been started again on another stream, which owns
+    // that new call; an id is not proof of ownership.
+    const calls = new Map<string, LiveCall>();
+    const owned = (id: string): LiveCall | undefined => {
+      const call = host.find(id);
+      return call !== undefined && call === calls.get(id) ? call : undefined;
+    };
     let reading = true;
     let callerDone = false;
     let ended = false;
     let broken = false;
     const cancelAll = (): void => {
-      for (const id of calls) host.find(id)?.cancel();
+      for (const id of calls.keys()) owned(id)?.cancel();
       calls.clear();
     };
     const endIfIdle = (): void => {
       if (!callerDone || ended || broken) return;
-      for (const id of calls) if (!host.find(id)) calls.delete(id);
+      for (const id of [...calls.keys()]) if (!owned(id)) calls.delete(id);
       if (calls.size > 0) return;
       ended = true;
       sink.end();
@@ -103,15 +110,16 @@ export class SharedStreams {
         }
         const { envelope } = parsed;
         if (envelope.type === 'call.requested' || envelope.type === 'call.resume') {
-          const known = host.find(envelope.id) !== undefined;
+          const before = host.find(envelope.id);
           host.dispatch(envelope, bytes.byteLength, deliverFor(envelope.id), beside);
-          // A refused duplicate stays with the stream that started it.
-          if (!known && host.find(envelope.id)) calls.add(envelope.id);
+          // A refused duplicate stays with the stream that started it; a new call under the id is this stream's.
+          const after = host.find(envelope.id);
+          if (after !== undefined && after !== before) calls.set(envelope.id, after);
           return;
         }
         host.dispatch(envelope, bytes.byteLength, beside, beside);
         // ABT-2: an aborted call sends nothing more, so its end is now.
-        if (envelope.type === 'call.aborted' && !host.find(envelope.id)) calls.delete(envelope.id);
+        if (envelope.type === 'call.aborted' && !owned(envelope.id)) calls.delete(envelope.id);
       },
       end: () => {
         // WTS-4: the caller sends nothing more; the stream ends once its calls have.

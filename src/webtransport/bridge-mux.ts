@@ -10,7 +10,8 @@
 // window: a side sends a stream's DATA only within the credit its reader granted, and grants
 // more as its reader takes bytes, so one stream that is not read never stalls the others on
 // the connection. A peer that breaks these rules (an unknown kind, a payload over the largest
-// frame, a stream it never opened, bytes over a window) ends the session, never the process.
+// frame, a stream it never opened, bytes over a window, credit over a window, data after a
+// FIN, a payload where none belongs) ends the session, never the process.
 
 /** Frame kinds: 1 to 7, in order (a header's kind is checked against that range). */
 export const MUX_KIND = {
@@ -41,6 +42,7 @@ const MAX_REASON_BYTES = 1024;
 /** DATA pieces smaller than this, of one stream and read together, are joined into one chunk for its reader. */
 const HOLD_BELOW_BYTES = 16 * 1024;
 const MAX_STREAM_ID = 2 ** 32 - 1;
+const BARE_KINDS: Readonly<Record<number, string>> = { [MUX_KIND.open]: 'an open', [MUX_KIND.fin]: 'a fin', [MUX_KIND.reset]: 'a reset', [MUX_KIND.lost]: 'a lost' };
 
 /** The peer broke the bridge's framing or flow control: its session ends. */
 export class BridgeMuxError extends Error {
@@ -249,10 +251,11 @@ export class BridgeMux {
   }
 
   private frame(kind: number, id: number, payload: Uint8Array): void {
+    // These carry nothing: bytes there are a peer out of step, not an extension.
+    if (BARE_KINDS[kind] !== undefined && payload.byteLength > 0) throw new BridgeMuxError(`${BARE_KINDS[kind]} with a payload`);
     if (kind === MUX_KIND.open) {
       if (this.options.opens) throw new BridgeMuxError('the peer opened a stream, and only this side opens them');
       if (id !== this.highest + 1) throw new BridgeMuxError(`the peer opened stream ${id}, not the next one (${this.highest + 1})`);
-      if (payload.byteLength > 0) throw new BridgeMuxError('an open with a payload');
       if (this.streams.size >= (this.options.maxStreams ?? 65_536)) throw new BridgeMuxError(`the peer opened more than ${this.options.maxStreams ?? 65_536} streams at once`);
       this.highest = id;
       this.options.onStream?.(this.add(id));

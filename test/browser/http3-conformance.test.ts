@@ -4,8 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadFeatures, loadScenarios } from '../../src/conformance/index.js';
 import { probeOperations } from '../../src/operations/index.js';
 import { startServer, type RunningServer } from '../../src/server/index.js';
-import { bundleConformanceRunner, hasChromium, launchChromium, servePage } from '../support/browser.js';
-import { hasHttp3 } from '../support/server-fixture.js';
+import { bundleConformanceRunner, chromiumMissing, launchChromium, servePage } from '../support/browser.js';
+import { http3Missing } from '../support/server-fixture.js';
+import { skipTitle } from '../support/skip.js';
 
 // In the page: the conformance runner itself, its WebTransport the browser's own (HTTP/3).
 const PAGE_SCRIPT = `
@@ -24,7 +25,8 @@ runScenario(area, scenario, { url, codec: 'json', features, certHash }).then(
  */
 const SCENARIOS = ['webtransport-002', 'webtransport-026'];
 
-describe.skipIf(!hasChromium || !hasHttp3)('the conformance runner in Chromium, over HTTP/3 through the Deno edge', () => {
+const missing = chromiumMissing ?? http3Missing;
+describe.skipIf(missing !== undefined)(skipTitle('the conformance runner in Chromium, over HTTP/3 through the Deno edge', missing), () => {
   const features = loadFeatures();
   let server: RunningServer;
   let page: Server;

@@ -2,12 +2,12 @@ import { execFileSync } from 'node:child_process';
 import type { Server } from 'node:http';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findDeno } from '../../src/webtransport/index.js';
-import { bundleClient, hasChromium, launchChromium, servePage } from '../support/browser.js';
+import { bundleClient, chromiumMissing, launchChromium, servePage } from '../support/browser.js';
 import { DockerFixture } from '../support/docker.js';
-import { ServerFixture, transportCases } from '../support/server-fixture.js';
+import { http3Missing, ServerFixture, transportCases } from '../support/server-fixture.js';
+import { skipTitle } from '../support/skip.js';
 
-const deno = await findDeno();
+const missing = chromiumMissing ?? http3Missing;
 
 // In the page: the SDK over the browser's own WebTransport (HTTP/3, QUIC), no polyfill.
 const PAGE_SCRIPT = `
@@ -98,7 +98,7 @@ try {
  * server and a real Docker engine. The page is served from http://127.0.0.1 (a
  * secure context; about:blank is not one in headless Chromium).
  */
-describe.skipIf(!hasChromium || 'reason' in deno)('HTTP/3 from Chromium through the Deno edge', () => {
+describe.skipIf(missing !== undefined)(skipTitle('HTTP/3 from Chromium through the Deno edge', missing), () => {
   const docker = new DockerFixture();
   const fx = new ServerFixture();
   let page: Server;

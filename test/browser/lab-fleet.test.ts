@@ -1,10 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasChromium, launchChromium } from '../support/browser.js';
+import { chromiumMissing, hasChromium, launchChromium } from '../support/browser.js';
 import { DockerFixture, RUN_LABEL, TEST_IMAGE } from '../support/docker.js';
 import { Fleet, type GatewayRun } from '../support/fleet.js';
 import { ServerFixture } from '../support/server-fixture.js';
+import { skipTitle } from '../support/skip.js';
 
 const ARTIFACTS = 'test-artifacts';
 
@@ -15,7 +16,7 @@ const ARTIFACTS = 'test-artifacts';
  * lab-a and lab-b: the same containers, so a name is ambiguous and HOST/NAME picks one),
  * and the gateway, each a process with its own NATS user.
  */
-describe.skipIf(!hasChromium)('the Lab of a fleet gateway in Chromium', () => {
+describe.skipIf(!hasChromium)(skipTitle('the Lab of a fleet gateway in Chromium', chromiumMissing), () => {
   const docker = new DockerFixture();
   let fleet: Fleet | undefined;
   let gateway: GatewayRun;

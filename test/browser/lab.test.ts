@@ -2,10 +2,11 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FOLD_AFTER_LINES } from '../../src/lab/json-view.js';
-import { hasChromium, launchChromium } from '../support/browser.js';
+import { chromiumMissing, hasChromium, launchChromium } from '../support/browser.js';
 import { DockerFixture } from '../support/docker.js';
 import { parseEnvelope } from '../support/envelope-schema.js';
 import { ServerFixture } from '../support/server-fixture.js';
+import { skipTitle } from '../support/skip.js';
 
 const ARTIFACTS = 'test-artifacts';
 
@@ -15,7 +16,7 @@ const ARTIFACTS = 'test-artifacts';
  * cancel by editing, export the terminal JSON. Screenshots go to test-artifacts/.
  * The page runs under its CSP throughout: no console error, no violation.
  */
-describe.skipIf(!hasChromium)('the Lab in Chromium', () => {
+describe.skipIf(!hasChromium)(skipTitle('the Lab in Chromium', chromiumMissing), () => {
   const docker = new DockerFixture();
   const fx = new ServerFixture();
   let browser: Browser;

@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleClient, hasChromium, launchChromium, servePage } from '../support/browser.js';
-import { hasHttp3, ServerFixture } from '../support/server-fixture.js';
+import { hasHttp3, http3Missing, ServerFixture } from '../support/server-fixture.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 import { UdpProxy } from '../support/udp-proxy.js';
 import { until } from '../support/wait.js';
@@ -46,7 +46,7 @@ const cases: Case[] = [
   },
   {
     name: "WebTransport over HTTP/3 (a UDP relay that stops passing the page's datagrams)",
-    skip: hasHttp3 ? false : 'no Deno, so no HTTP/3 edge',
+    skip: http3Missing ?? false,
     async relay(server) {
       const proxy = await new UdpProxy().start(Number(new URL(server.wtUrl!).port));
       return { url: proxy.via(server.wtUrl!), certHash: server.certHash!, cut: () => proxy.cut('from-client'), stop: () => proxy.stop() };

@@ -4,15 +4,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadScenarios } from '../../src/conformance/index.js';
-import { findDeno } from '../../src/webtransport/index.js';
 import { cliPath, runCli, type CliRun } from '../support/cli.js';
+import { denoForTests } from '../support/deno-presence.js';
 import { dockerHost } from '../support/docker.js';
+import { http3Missing } from '../support/server-fixture.js';
+import { skipTitle } from '../support/skip.js';
+import { DENO_DEFECTS, unexplained } from './deno-defects.js';
 import { conformanceTokens, RUNNER_TOKEN, SCOPELESS_TOKEN } from './tokens.js';
 
 const dir = tmpdir();
 
-/** The scenarios Deno's own WebTransport client fails: they need its FIN, which it never sends (see the HTTP/3 test below). */
-const DENO_CLIENT_FIN_SCENARIOS = ['webtransport-005', 'webtransport-026'];
+/** The skips of a run over one transport that are the other transport's, each saying so: the only skips accepted besides a pinned defect's. */
+function otherTransportSkips(url: string): string[] {
+  return url.startsWith('https')
+    ? ['needs websocket (this run is over WebTransport)', 'needs http (plain HTTP is served on the WebSocket port; the WebSocket run checks it)']
+    : ['needs webtransport (this run is over WebSocket)'];
+}
 
 describe('callwire conformance <url> against callwire serve --conformance (both real processes)', () => {
   let server: CliRun;
@@ -33,12 +40,12 @@ describe('callwire conformance <url> against callwire serve --conformance (both 
     await server.exited;
   });
 
-  for (const [name, url, extra] of [
-    ['WebSocket (msgpack)', () => wsUrl, () => []],
-    ['WebTransport over HTTP/2 (msgpack)', () => wtUrl, () => ['--cert-hash', certHash, '--transport', 'h2']],
-    ['WebTransport over HTTP/3 (msgpack)', () => wtUrl, () => ['--cert-hash', certHash, '--transport', 'h3']],
+  for (const [name, url, extra, missing] of [
+    ['WebSocket (msgpack)', () => wsUrl, () => [], undefined],
+    ['WebTransport over HTTP/2 (msgpack)', () => wtUrl, () => ['--cert-hash', certHash, '--transport', 'h2'], undefined],
+    ['WebTransport over HTTP/3 (msgpack)', () => wtUrl, () => ['--cert-hash', certHash, '--transport', 'h3'], http3Missing],
   ] as const) {
-    it(`passes every scenario over ${name}, with a JSON and a JUnit report`, async () => {
+    it.skipIf(missing !== undefined)(skipTitle(`passes every scenario over ${name}, with a JSON and a JUnit report`, missing), async () => {
       const report = join(dir, `callwire-conformance-${process.pid}-${name.replace(/\W+/g, "-")}.json`);
       const junit = join(dir, `callwire-conformance-${process.pid}-${name.replace(/\W+/g, "-")}.xml`);
       const run = runCli(['--token', RUNNER_TOKEN, ...extra(), 'conformance', url(), '--scopeless-token', SCOPELESS_TOKEN, '--report', report, '--junit', junit], {
@@ -51,23 +58,21 @@ describe('callwire conformance <url> against callwire serve --conformance (both 
       expect(results).toHaveLength(loadScenarios().length);
       const passed = results.filter((r) => r.status === 'pass').length;
       const skipped = results.filter((r) => r.status === 'skip').map((r) => r.id);
-      // What is skipped is only what belongs to the other transport, and it says so.
-      const other = url().startsWith('https')
-        ? ['needs websocket (this run is over WebTransport)', 'needs http (plain HTTP is served on the WebSocket port; the WebSocket run checks it)']
-        : ['needs webtransport (this run is over WebSocket)'];
-      // Over HTTP/3 the Node client goes through Deno, which cannot reset a stream: that scenario says so and skips.
-      if (name.includes('HTTP/3')) other.push("needs a caller that can reset a stream (this run's http/3 client cannot: Deno's QUIC API has no reset)");
-      expect(results.filter((r) => r.status === 'skip' && !other.includes(r.message))).toEqual([]);
+      // What is skipped is only what belongs to the other transport, and it says so; over HTTP/3,
+      // through the Deno client edge, also what a pinned Deno defect names by id (./deno-defects.ts).
+      const other = otherTransportSkips(url());
+      const accounted = unexplained(name.includes('HTTP/3') ? 'node-through-edge' : undefined, results, (r) => r.status === 'skip' && other.includes(r.message));
+      expect(accounted).toEqual({ unexplained: [], unpinned: [] });
       expect(passed + skipped.length).toBe(results.length);
       expect(readFileSync(junit, 'utf8')).toMatch(/<testsuite name="conformance msgpack" tests="\d+" failures="0"/);
       expect(run.stdout).toMatch(new RegExp(`^${passed} passed, 0 failed, ${skipped.length} skipped$`, 'm'));
     }, 240_000);
   }
 
-  describe('over HTTP/3 through the Deno edge, run by Deno with its own WebTransport client', () => {
+  describe.skipIf(http3Missing !== undefined)(skipTitle('over HTTP/3 through the Deno edge, run by Deno with its own WebTransport client', http3Missing), () => {
     let results: { id: string; status: string; message: string }[] = [];
     beforeAll(async () => {
-      const deno = await findDeno();
+      const deno = await denoForTests();
       if ('reason' in deno) throw new Error(`no HTTP/3 client: ${deno.reason} (npm ci installs it)`);
       const report = join(dir, `callwire-conformance-${process.pid}-h3.json`);
       const run = spawn(deno.path, ['run', '-A', '--unstable-net', '--quiet', cliPath, '--token', RUNNER_TOKEN, '--cert-hash', certHash, 'conformance', wtUrl, '--scopeless-token', SCOPELESS_TOKEN, '--report', report], {
@@ -78,22 +83,24 @@ describe('callwire conformance <url> against callwire serve --conformance (both 
       results = (JSON.parse(readFileSync(report, 'utf8')) as { results: typeof results }).results;
     }, 240_000);
 
-    it('every scenario passes but those its client cannot run: the one that needs a caller\'s reset skips, saying why', () => {
-      expect(results.filter((r) => r.status === 'fail' && !DENO_CLIENT_FIN_SCENARIOS.includes(r.id))).toEqual([]);
-      expect(results.find((r) => r.id === 'webtransport-002')).toMatchObject({ status: 'skip', message: expect.stringMatching(/cannot: Deno's QUIC API has no reset/) });
-      expect(results.filter((r) => r.status === 'pass').length).toBeGreaterThanOrEqual(83);
+    it('every scenario passes but the other transport\'s, each saying so, and those a pinned Deno defect names by id, outcome and message', () => {
+      expect(results).toHaveLength(loadScenarios().length);
+      const other = otherTransportSkips(wtUrl);
+      expect(unexplained('deno-webtransport', results, (r) => r.status === 'skip' && other.includes(r.message))).toEqual({ unexplained: [], unpinned: [] });
     });
 
-    // Deno 2.9.6's WebTransport client never sends a stream's FIN (docs/http3.md "Upstream defects"): the
-    // scenarios that need one cannot pass with it. Each is reported skipped, with that
-    // reason, while the defect shows; when Deno fixes it, the test fails: unpin it.
-    for (const id of DENO_CLIENT_FIN_SCENARIOS) {
-      it(`${id} (needs a FIN from Deno's client)`, (ctx) => {
-        const result = results.find((r) => r.id === id);
-        expect(result?.status, `${id} no longer fails with Deno's client: unpin it`).toBe('fail');
-        expect(result?.message).toMatch(/nothing came|stayed open/);
-        ctx.skip("pinned upstream defect: Deno 2.9.6's WebTransport client never sends a stream's FIN");
-      });
+    // Deno 2.9.6's defects (docs/http3.md "Upstream defects", listed in ./deno-defects.ts): the
+    // scenarios they name cannot pass with its client. Each is reported skipped, with its
+    // defect, while the defect shows; when Deno fixes it, the test fails: unpin it.
+    for (const defect of DENO_DEFECTS.filter((d) => d.clients.includes('deno-webtransport'))) {
+      for (const id of defect.scenarios) {
+        it(`${id} (pinned: ${defect.id})`, (ctx) => {
+          const result = results.find((r) => r.id === id);
+          expect(result?.status, `${id} no longer ends ${defect.status} with Deno's client: unpin ${defect.id}`).toBe(defect.status);
+          expect(result?.message).toMatch(defect.message);
+          ctx.skip(`pinned upstream defect ${defect.id}: ${defect.what}`);
+        });
+      }
     }
   });
 
@@ -111,12 +118,12 @@ describe('callwire conformance <url> against callwire serve --conformance (both 
       await plain.exited;
     });
 
-    for (const [name, args] of [
-      ['WebSocket', () => ['conformance', urls.ws]],
-      ['WebTransport over HTTP/2', () => ['--cert-hash', urls.certHash, '--transport', 'h2', 'conformance', urls.wt]],
-      ['WebTransport over HTTP/3', () => ['--cert-hash', urls.certHash, '--transport', 'h3', 'conformance', urls.wt]],
+    for (const [name, args, missing] of [
+      ['WebSocket', () => ['conformance', urls.ws], undefined],
+      ['WebTransport over HTTP/2', () => ['--cert-hash', urls.certHash, '--transport', 'h2', 'conformance', urls.wt], undefined],
+      ['WebTransport over HTTP/3', () => ['--cert-hash', urls.certHash, '--transport', 'h3', 'conformance', urls.wt], http3Missing],
     ] as const) {
-      it(`over ${name}: no failure, and each skip says why`, async () => {
+      it.skipIf(missing !== undefined)(skipTitle(`over ${name}: no failure, and each skip says why`, missing), async () => {
         const report = join(dir, `callwire-conformance-${process.pid}-newcomer-${name.replace(/\W+/g, '-')}.json`);
         const run = runCli([...args(), '--report', report], { stdin: 'ignore' });
         const { code } = await run.exited;

@@ -4,6 +4,7 @@ import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliPath, runCli } from '../support/cli.js';
 import { DockerFixture, dockerHost } from '../support/docker.js';
+import { skipTitle } from '../support/skip.js';
 import { sleep, until } from '../support/wait.js';
 
 const PRLIMIT = '/usr/bin/prlimit';
@@ -18,7 +19,7 @@ const AGENT_IDLE_MS = 6000;
  * the engine's refusal (DOCKER_ERROR, 125). The real CLI serves under a real
  * descriptor limit, filled by connections that send nothing.
  */
-describe.skipIf(!existsSync(PRLIMIT))('a server out of descriptors', () => {
+describe.skipIf(!existsSync(PRLIMIT))(skipTitle('a server out of descriptors', existsSync(PRLIMIT) ? undefined : `no ${PRLIMIT} (util-linux)`), () => {
   const docker = new DockerFixture();
   let server: ChildProcess;
   let port = 0;

@@ -7,6 +7,7 @@ import { dockerEngine, dockerOperations } from '../../src/operations/index.js';
 import { MemoryConnection } from '../../src/testing/index.js';
 import { useExecServer } from '../support/exec-server.js';
 import { carrierCases } from '../support/server-fixture.js';
+import { skipTitle } from '../support/skip.js';
 import { sleep, until } from '../support/wait.js';
 
 const GIB = 1024 * 1024 * 1024;
@@ -16,7 +17,7 @@ const MIB = 1024 * 1024;
 // each of them; what does not (validation, the engine's errors, the server's own memory) once.
 for (const transport of carrierCases) {
   const onceHere = transport === carrierCases[0];
-  describe(`docker/container/exec behaviour over ${transport.name}`, () => {
+  describe.skipIf(transport.missing !== undefined)(skipTitle(`docker/container/exec behaviour over ${transport.name}`, transport.missing), () => {
     const { docker, fx, containerId: container } = useExecServer({ webTransport: !onceHere });
     let containerId = '';
     let client: Client;

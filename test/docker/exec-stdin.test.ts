@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { exec, execFrames } from '../../src/client/index.js';
 import { useExecServer } from '../support/exec-server.js';
 import { carrierCases } from '../support/server-fixture.js';
+import { skipTitle } from '../support/skip.js';
 
 const MIB = 1024 * 1024;
 
@@ -39,7 +40,7 @@ describe('exec stdin streamed through the SDK', () => {
   });
 
   for (const transport of carrierCases) {
-    it(`${transport.name}: 64 MiB into wc -c arrive whole, and a command that does not read holds the source back`, async () => {
+    it.skipIf(transport.missing !== undefined)(skipTitle(`${transport.name}: 64 MiB into wc -c arrive whole, and a command that does not read holds the source back`, transport.missing), async () => {
       const client = await fx.client(transport);
       const pulled = { n: 0 };
       expect(await run(execFrames(client, containerId, ['wc', '-c'], { stdin: chunks(64, pulled) }))).toEqual({ text: `${64 * MIB}\n`, exitCode: 0 });
@@ -57,7 +58,7 @@ describe('exec stdin streamed through the SDK', () => {
   }
 
   for (const transport of carrierCases) {
-    it(`${transport.name}: exec's handle: stdin.write and end, resize, signal (EXEC-8, EXEC-9, EXEC-10)`, async () => {
+    it.skipIf(transport.missing !== undefined)(skipTitle(`${transport.name}: exec's handle: stdin.write and end, resize, signal (EXEC-8, EXEC-9, EXEC-10)`, transport.missing), async () => {
       const client = await fx.client(transport);
       // Writable stdin: each write resolves once sent; end() is the command's end of file.
       const cat = exec(client, containerId, ['sh', '-c', 'cat; echo "[eof]"'], { stdin: 'pipe' });

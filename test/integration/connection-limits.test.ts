@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Client } from '../../src/client/index.js';
 import type { ServerOptions } from '../../src/server/index.js';
-import { hasHttp3, ServerFixture, transportCases } from '../support/server-fixture.js';
+import { hasHttp3, http3Missing, ServerFixture, transportCases } from '../support/server-fixture.js';
+import { skipTitle } from '../support/skip.js';
 import { sleep } from '../support/wait.js';
 
 /** spec §9, maxConnections and LIM-4: every listener's connections are counted, and each must complete a request in time. */
@@ -153,7 +154,7 @@ describe('maxConnections (spec §9)', () => {
   });
 });
 
-describe.skipIf(!hasHttp3)('maxConnections over HTTP/3 (spec §9)', () => {
+describe.skipIf(!hasHttp3)(skipTitle('maxConnections over HTTP/3 (spec §9)', http3Missing), () => {
   const fx = new ServerFixture();
   const opened: Raw[] = [];
   afterEach(async () => {

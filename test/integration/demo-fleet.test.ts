@@ -8,6 +8,7 @@ import Docker from 'dockerode';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.js';
 import { childPids, isRunning } from '../support/proc.js';
+import { skipTitle } from '../support/skip.js';
 import { until } from '../support/wait.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -48,7 +49,8 @@ function tree(pid: number): number[] {
  * `demo` containers are those of two engines; and a Ctrl-C (SIGINT to its process group,
  * as a terminal sends it) that leaves nothing it started running or listening.
  */
-describe.skipIf(!existsSync(NATS_SCRIPT) || process.getuid?.() !== 0)('npm run fleet', () => {
+const demoMissing = !existsSync(NATS_SCRIPT) ? `no ${NATS_SCRIPT}` : process.getuid?.() !== 0 ? 'not root here: the demo starts a second Docker engine' : undefined;
+describe.skipIf(demoMissing !== undefined)(skipTitle('npm run fleet', demoMissing), () => {
   const scratch = mkdtempSync(join(tmpdir(), 'callwire-fleet-demo-'));
   // The second engine's root: short, as its sockets' paths must be.
   const engineB = `/tmp/cwf-${randomUUID().slice(0, 8)}`;

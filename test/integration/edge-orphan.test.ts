@@ -6,7 +6,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { connect } from '../../src/client/index.js';
 import { runCli, type CliRun } from '../support/cli.js';
 import { childPids, commandLine, isRunning } from '../support/proc.js';
-import { hasHttp3 } from '../support/server-fixture.js';
+import { hasHttp3, http3Missing } from '../support/server-fixture.js';
+import { skipTitle } from '../support/skip.js';
 import { udpFree } from '../support/udp-free.js';
 
 /** A `callwire serve` with HTTP/3 on (its default): its WebTransport URL, certificate hash and Deno edge. */
@@ -27,7 +28,7 @@ function deadPid(): number {
   return Number(gone.stdout.trim());
 }
 
-describe.skipIf(!hasHttp3)('a dead server leaves nothing behind (its HTTP/3 edge, the UDP port, the key)', () => {
+describe.skipIf(!hasHttp3)(skipTitle('a dead server leaves nothing behind (its HTTP/3 edge, the UDP port, the key)', http3Missing), () => {
   const runs: CliRun[] = [];
   const made: string[] = [];
   afterEach(async () => {

@@ -3,9 +3,10 @@ import { connect as connectUnix, type Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { codecs, decodeEnvelope, encodeFrame, envelopes, FrameDecoder, type Envelope } from '../../src/protocol/index.js';
 import { silentLogger, type Logger } from '../../src/dispatcher/index.js';
-import { MUX_HEADER_BYTES, MUX_KIND, MUX_MAX_PAYLOAD_BYTES, MUX_STREAM_WINDOW_BYTES } from '../../src/webtransport/index.js';
+import { callStreamsAllowed, MUX_HEADER_BYTES, MUX_KIND, MUX_MAX_PAYLOAD_BYTES, MUX_STREAM_WINDOW_BYTES } from '../../src/webtransport/index.js';
 import { childPids, commandLine } from '../support/proc.js';
-import { hasHttp3, ServerFixture, transportCases } from '../support/server-fixture.js';
+import { hasHttp3, http3Missing, ServerFixture, transportCases } from '../support/server-fixture.js';
+import { skipTitle } from '../support/skip.js';
 import { sleep, until } from '../support/wait.js';
 
 // The HTTP/3 bridge's multiplexing (src/webtransport/bridge-mux.ts): one unix connection per
@@ -40,6 +41,16 @@ function muxFrame(kind: number, id: number, payload: Uint8Array = new Uint8Array
   head.writeUInt32BE(length, 5);
   return Buffer.concat([head, payload]);
 }
+
+/** Stream `id` opened, with a call on it that runs until its session ends. */
+function liveCall(id: number): Buffer {
+  const request = encodeFrame(codecs.msgpack.encode(envelopes.requested(`live${id}`, { operationId: 'test/forever', input: null })));
+  return Buffer.concat([muxFrame(MUX_KIND.open, id), muxFrame(MUX_KIND.data, id, request)]);
+}
+
+/** The fixture's calls per connection, so that its bridge's stream bound (twice the QUIC streams allowed, src/transports/h3-bridge.ts) is small enough to cross. */
+const CALLS_IN_FLIGHT = 16;
+const MAX_STREAMS = 2 * (callStreamsAllowed(CALLS_IN_FLIGHT) + 1);
 
 /** A raw edge: one bridge connection, opened as the server's edge opens a session, then frames by hand. */
 class RawEdge {
@@ -101,11 +112,11 @@ class RawEdge {
   }
 }
 
-describe.skipIf(!hasHttp3)('the HTTP/3 bridge multiplexes a session\'s streams on one unix connection', () => {
+describe.skipIf(!hasHttp3)(skipTitle('the HTTP/3 bridge multiplexes a session\'s streams on one unix connection', http3Missing), () => {
   const h3 = new ServerFixture();
   const warnings: string[] = [];
   const logger: Logger = { ...silentLogger, warn: (message, fields) => void warnings.push(`${message} ${JSON.stringify(fields)}`) };
-  beforeAll(() => h3.start({ http3: true, logger }).then(() => undefined));
+  beforeAll(() => h3.start({ http3: true, logger, limits: { maxCallsInFlight: CALLS_IN_FLIGHT } }).then(() => undefined));
   afterEach(() => h3.settle());
   afterAll(() => h3.stop());
 
@@ -156,6 +167,15 @@ describe.skipIf(!hasHttp3)('the HTTP/3 bridge multiplexes a session\'s streams o
     ['a header announcing more than the largest frame', () => muxFrame(MUX_KIND.data, 0, new Uint8Array(0), MUX_MAX_PAYLOAD_BYTES + 1), 'over the largest'],
     ['a frame for a stream never opened', () => muxFrame(MUX_KIND.data, 5, Buffer.from('x')), 'never opened'],
     ['an open that skips ids', () => muxFrame(MUX_KIND.open, 3), 'not the next one'],
+    // The server sent nothing on stream 0: its window is whole, so one byte of credit is over it.
+    ['credit over the window', () => Buffer.concat([muxFrame(MUX_KIND.open, 0), muxFrame(MUX_KIND.credit, 0, Buffer.from([0, 0, 0, 1]))]), 'over its window'],
+    ['a credit without its amount', () => Buffer.concat([muxFrame(MUX_KIND.open, 0), muxFrame(MUX_KIND.credit, 0, Buffer.from([0, 1]))]), 'a credit without its 4-byte amount'],
+    // A live call on the stream, so the server's side of it is still open when the frame after its FIN comes.
+    ['data after FIN', () => Buffer.concat([liveCall(0), muxFrame(MUX_KIND.fin, 0), muxFrame(MUX_KIND.data, 0, Buffer.from('x'))]), 'data on stream 0 after its end'],
+    ['a second FIN', () => Buffer.concat([liveCall(0), muxFrame(MUX_KIND.fin, 0), muxFrame(MUX_KIND.fin, 0)]), 'a second end of stream 0'],
+    ['an open with a payload', () => muxFrame(MUX_KIND.open, 0, Buffer.from('x')), 'an open with a payload'],
+    ['a reset with a payload', () => Buffer.concat([liveCall(0), muxFrame(MUX_KIND.reset, 0, Buffer.from('x'))]), 'a reset with a payload'],
+    [`more than maxStreams (${MAX_STREAMS}) streams at once`, () => Buffer.concat(Array.from({ length: MAX_STREAMS + 1 }, (_, id) => muxFrame(MUX_KIND.open, id))), `more than ${MAX_STREAMS} streams`],
   ])('an edge that sends %s loses that session, with a log that says why, and the server serves on', async (_, bytes, why) => {
     const { socket, secret } = bridge();
     warnings.length = 0;

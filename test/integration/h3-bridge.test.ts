@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { connect as connectUnix } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { childPids, commandLine } from '../support/proc.js';
-import { hasHttp3, ServerFixture, transportCases } from '../support/server-fixture.js';
+import { hasHttp3, http3Missing, ServerFixture, transportCases } from '../support/server-fixture.js';
+import { skipTitle } from '../support/skip.js';
 import { until } from '../support/wait.js';
 
 // The bridge between Node and a Deno HTTP/3 edge (src/webtransport/bridge-protocol.ts; its
@@ -60,7 +61,7 @@ async function refusedUnanswered(connection: BridgeConnection): Promise<void> {
 
 const otherSecret = (secret: string): string => secret.replace(/^./, (c) => (c === '0' ? '1' : '0'));
 
-describe.skipIf(!hasHttp3)('the HTTP/3 bridge: one schema, one secret check, on both sides', () => {
+describe.skipIf(!hasHttp3)(skipTitle('the HTTP/3 bridge: one schema, one secret check, on both sides', http3Missing), () => {
   const h3 = new ServerFixture();
   beforeAll(() => h3.start({ http3: true }).then(() => undefined));
   afterEach(() => h3.settle());

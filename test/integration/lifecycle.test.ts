@@ -2,13 +2,14 @@ import { firstValueFrom, take, toArray } from 'rxjs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { connect, RpcError } from '../../src/client/index.js';
 import { ServerFixture, transportCases } from '../support/server-fixture.js';
+import { skipTitle } from '../support/skip.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 import { UdpProxy } from '../support/udp-proxy.js';
 import { until } from '../support/wait.js';
 
-// One suite, every transport that runs here: the same lifecycles over real sockets.
+// One suite, every transport: the same lifecycles over real sockets (a carrier this machine cannot run is a recorded skip).
 for (const transport of transportCases) {
-  describe(`lifecycles over ${transport.name}`, () => {
+  describe.skipIf(transport.missing !== undefined)(skipTitle(`lifecycles over ${transport.name}`, transport.missing), () => {
     const fx = new ServerFixture();
     beforeAll(() => fx.start(transport.server).then(() => undefined));
     afterEach(() => fx.settle());

@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canMakeNamespaces, LossyLink } from '../../bench/netns.js';
 import { connect, type ConnectOptions } from '../../src/client/index.js';
 import { patternDigest, receivePattern } from '../support/sample-ops.js';
-import { hasHttp3 } from '../support/server-fixture.js';
+import { http3Missing } from '../support/server-fixture.js';
+import { skipTitle } from '../support/skip.js';
 
 const MIB = 1024 * 1024;
 
@@ -15,7 +16,8 @@ const MIB = 1024 * 1024;
  * or reordered, whatever the carrier does to recover. `npm run bench:loss` measures the
  * same at 0%, 1% and 5% (bench/RESULTS.md "Loss").
  */
-describe.skipIf(!canMakeNamespaces())('carriers on a link that drops 5% of packets', () => {
+const noNamespaces = canMakeNamespaces() ? undefined : 'no network namespaces here (root, ip netns and iptables)';
+describe.skipIf(noNamespaces !== undefined)(skipTitle('carriers on a link that drops 5% of packets', noNamespaces), () => {
   let link: LossyLink;
   let server: ChildProcess;
   let addresses: { wsUrl: string; wtUrl: string; certHash: string; http3: boolean };
@@ -34,13 +36,14 @@ describe.skipIf(!canMakeNamespaces())('carriers on a link that drops 5% of packe
     link?.remove();
   });
 
-  const carriers: [string, () => [string, ConnectOptions]][] = [
+  // [carrier, its address and options, why this machine cannot run it]
+  const carriers: [string, () => [string, ConnectOptions], (string | undefined)?][] = [
     ['WebSocket', () => [addresses.wsUrl, { token }]],
     ['WebTransport HTTP/2', () => [addresses.wtUrl, { token, certHash: addresses.certHash, transport: 'h2' }]],
-    ...(hasHttp3 ? [['WebTransport HTTP/3', () => [addresses.wtUrl, { token, certHash: addresses.certHash, transport: 'h3' }]] as [string, () => [string, ConnectOptions]]] : []),
+    ['WebTransport HTTP/3', () => [addresses.wtUrl, { token, certHash: addresses.certHash, transport: 'h3' }], http3Missing],
   ];
-  for (const [name, target] of carriers) {
-    it(`${name}: 8 MiB of a known pattern arrive whole and in order, and 100 calls in a row each get their own answer`, async () => {
+  for (const [name, target, missing] of carriers) {
+    it.skipIf(missing !== undefined)(skipTitle(`${name}: 8 MiB of a known pattern arrive whole and in order, and 100 calls in a row each get their own answer`, missing), async () => {
       const [url, options] = target();
       const client = await connect(url, { ...options, connectTimeoutMs: 20_000 });
       if (name.includes('HTTP/3')) expect(client.carrier).toBe('http/3');

@@ -2,7 +2,8 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { connect } from '../../src/client/index.js';
 import { runCli, type CliRun } from '../support/cli.js';
-import { hasHttp3 } from '../support/server-fixture.js';
+import { hasHttp3, http3Missing } from '../support/server-fixture.js';
+import { skipTitle } from '../support/skip.js';
 import { udpFree } from '../support/udp-free.js';
 
 const NATIVE_STAND_IN = fileURLToPath(new URL('../support/native-http3/register.mjs', import.meta.url));
@@ -41,7 +42,7 @@ describe('serve --no-http3: nothing listens for HTTP/3, whichever the provider',
     expect(await udpFree('127.0.0.1', portOf(off.wtUrl))).toBe(true);
   });
 
-  it.skipIf(!hasHttp3)('the Deno edge: by default a call rides HTTP/3; with --no-http3 the UDP port is free and an HTTP/3 session fails', async () => {
+  it.skipIf(!hasHttp3)(skipTitle('the Deno edge: by default a call rides HTTP/3; with --no-http3 the UDP port is free and an HTTP/3 session fails', http3Missing), async () => {
     const on = await serve([]);
     expect(on.banner).toMatch(/HTTP\/3 via the Deno edge/);
     const client = await connect(on.wtUrl, { certHash: on.certHash, transport: 'h3' });

@@ -4,7 +4,8 @@ import { codecs, encodeFrame, envelopes, FrameDecoder } from '../../src/protocol
 import type { RunningServer } from '../../src/server/index.js';
 import { openWebTransport } from '../../src/webtransport/index.js';
 import { runCli } from '../support/cli.js';
-import { hasHttp3, ServerFixture, transportCases, type TransportCase } from '../support/server-fixture.js';
+import { hasHttp3, http3Missing, ServerFixture, transportCases, type TransportCase } from '../support/server-fixture.js';
+import { skipTitle } from '../support/skip.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 import { UdpProxy } from '../support/udp-proxy.js';
 import { until } from '../support/wait.js';
@@ -41,8 +42,8 @@ async function resumingClient(url: string, options: ConnectOptions): Promise<{ c
 
 // §4.9 over real sockets, over every carrier: a call through a relay that is cut in its
 // middle goes on over a new connection with every item once, in order.
-for (const transport of transportCases.filter((t) => hasHttp3 || t.server?.http3 !== true)) {
-  describe(`resumable calls over ${transport.name}`, () => {
+for (const transport of transportCases) {
+  describe.skipIf(transport.missing !== undefined)(skipTitle(`resumable calls over ${transport.name}`, transport.missing), () => {
     const fx = new ServerFixture();
     beforeAll(() => fx.start({ ...transport.server, conformance: true }).then(() => undefined));
     afterAll(() => fx.stop());
@@ -152,7 +153,7 @@ describe('losses the server or the client finds on its own', () => {
     });
   }
 
-  it.skipIf(!hasHttp3)('HTTP/3: a connection that times out under the client\'s edge leaves the other HTTP/3 sessions of the process working', async () => {
+  it.skipIf(!hasHttp3)(skipTitle('HTTP/3: a connection that times out under the client\'s edge leaves the other HTTP/3 sessions of the process working', http3Missing), async () => {
     const h3 = transportCases.find((t) => t.name === 'WebTransport HTTP/3 msgpack')!;
     const url = h3.url(fx.server);
     const proxy = await new UdpProxy().start(Number(new URL(url).port));

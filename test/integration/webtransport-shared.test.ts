@@ -1,14 +1,15 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi, type MockInstance } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi, type MockInstance, type TestContext } from 'vitest';
 import { SharedCallStream } from '../../src/client/shared-call-stream.js';
-import { rawConnect, type RawEvent } from '../../src/conformance/index.js';
-import { sharedStreamFrame } from '../../src/protocol/index.js';
-import { hasHttp3, ServerFixture, transportCases, type TransportCase } from '../support/server-fixture.js';
+import { rawConnect, type RawEvent, type RawPeer } from '../../src/conformance/index.js';
+import { envelopes, sharedStreamFrame } from '../../src/protocol/index.js';
+import { ServerFixture, transportCases, type TransportCase } from '../support/server-fixture.js';
+import { skipTitle } from '../support/skip.js';
 import { receivePattern } from '../support/sample-ops.js';
 import { sleep, until } from '../support/wait.js';
 
 const h2 = transportCases.find((t) => t.name === 'WebTransport HTTP/2 msgpack')!;
 const h3 = transportCases.find((t) => t.name === 'WebTransport HTTP/3 msgpack')!;
-const carriers: TransportCase[] = [h2, ...(hasHttp3 ? [h3] : [])];
+const carriers: TransportCase[] = [h2, h3];
 const KIB = 1024;
 const MIB = 1024 * KIB;
 
@@ -22,7 +23,7 @@ async function callsOfEveryKind(fx: ServerFixture, carrier: TransportCase, extra
 }
 
 for (const carrier of carriers) {
-  describe(`shared call streams over ${carrier.name} (spec §5.4, WTS-1 to WTS-5)`, () => {
+  describe.skipIf(carrier.missing !== undefined)(skipTitle(`shared call streams over ${carrier.name} (spec §5.4, WTS-1 to WTS-5)`, carrier.missing), () => {
     const fx = new ServerFixture();
     const old = new ServerFixture();
     let opened: MockInstance<typeof SharedCallStream.open>;
@@ -36,8 +37,11 @@ for (const carrier of carriers) {
       opened = vi.spyOn(SharedCallStream, 'open');
       shared = vi.spyOn(SharedCallStream.prototype, 'startCall');
     });
+    // Raw sessions a test opened, closed (even when it failed) before the fixture checks that nothing is left.
+    const rawPeers: RawPeer[] = [];
     afterEach(async () => {
       vi.restoreAllMocks();
+      await Promise.all(rawPeers.splice(0).map((peer) => peer.close()));
       await Promise.all([fx.settle(), old.settle()]);
     });
     afterAll(() => Promise.all([fx.stop(), old.stop()]));
@@ -86,5 +90,83 @@ for (const carrier of carriers) {
       await until(() => seen.size === CALLS, `${CALLS} answers (got ${seen.size})`, 60_000);
       await peer.close();
     }, 90_000);
+
+    /** A raw session with two shared streams open and acknowledged. */
+    async function twoSharedStreams(ctx: TestContext): Promise<RawPeer> {
+      const peer = await rawConnect(carrier.url(fx.server), { codec: 'msgpack', certHash: fx.server.certHash, transport: carrier.options(fx.server).transport });
+      rawPeers.push(peer);
+      if (!peer.resets) {
+        ctx.skip(`the ${peer.carrier} raw peer cannot reset a stream (docs/http3.md "Upstream defects")`);
+      }
+      for (const stream of ['one', 'two']) {
+        peer.sendValue(sharedStreamFrame(stream));
+        expect(await peer.events.take((e) => e.kind === 'frame' && e.id === stream, 5000)).toMatchObject({ value: { type: 'stream.shared' } });
+      }
+      return peer;
+    }
+    const forever = (id: string): unknown => envelopes.requested(id, { operationId: 'test/forever', input: null });
+
+    it('a duplicate id on a second shared stream, then that stream reset: the call on the first stream runs on (ID-2, WTS-4)', async (ctx) => {
+      const peer = await twoSharedStreams(ctx);
+      const signals = fx.probe.signals.length;
+      peer.sendValue(forever('x'), 'one');
+      await peer.nextFor('x');
+      peer.sendValue(forever('y'), 'two');
+      await peer.nextFor('y');
+      // The same id again, on the other stream: refused there, and not that stream's call.
+      peer.sendValue(forever('x'), 'two');
+      expect(await peer.next((e) => e.id === 'x' && e.type === 'call.error')).toMatchObject({ payload: { code: 'DUPLICATE_CALL_ID' } });
+      peer.reset('two');
+      // The reset reached the server once the second stream's own call is cancelled.
+      await until(() => fx.probe.signals[signals + 1]!.aborted, 'the reset stream\'s own call cancelled', 10_000);
+      expect(fx.probe.signals[signals]!.aborted).toBe(false);
+      // And it still answers.
+      const before = peer.framesFor('x').length;
+      await until(() => peer.framesFor('x').length > before, 'x answers after the reset');
+      peer.sendValue(envelopes.aborted('x'), 'one');
+      await until(() => fx.probe.signals[signals]!.aborted, 'x cancelled by its own abort');
+    });
+
+    it('an id its first stream started, aborted from the second and started again there, belongs to the second: the first stream\'s reset leaves it alone (WTS-4)', async (ctx) => {
+      const peer = await twoSharedStreams(ctx);
+      const signals = fx.probe.signals.length;
+      peer.sendValue(forever('x'), 'one');
+      await peer.nextFor('x');
+      peer.sendValue(forever('z'), 'one');
+      await peer.nextFor('z');
+      // ABT-1 from any stream of the session; then the id is free and the second stream reuses it.
+      peer.sendValue(envelopes.aborted('x'), 'two');
+      await until(() => fx.probe.signals[signals]!.aborted, 'the first x cancelled');
+      peer.sendValue(forever('x'), 'two');
+      await until(() => fx.probe.signals.length === signals + 3, 'the second x started');
+      peer.reset('one');
+      await until(() => fx.probe.signals[signals + 1]!.aborted, 'the reset stream\'s own call (z) cancelled', 10_000);
+      expect(fx.probe.signals[signals + 2]!.aborted).toBe(false);
+      peer.sendValue(envelopes.aborted('x'), 'two');
+      await until(() => fx.probe.signals[signals + 2]!.aborted, 'the second x cancelled by its own abort');
+    });
+
+    it('the same on streams of one call each: an id aborted from another stream and started again on a new one is not the first stream\'s to reset (WT-2)', async (ctx) => {
+      const peer = await rawConnect(carrier.url(fx.server), { codec: 'msgpack', certHash: fx.server.certHash, transport: carrier.options(fx.server).transport });
+      rawPeers.push(peer);
+      if (!peer.resets) ctx.skip(`the ${peer.carrier} raw peer cannot reset a stream (docs/http3.md "Upstream defects")`);
+      const signals = fx.probe.signals.length;
+      // Each request opens a stream of its own (WT-1); the raw peer keys a stream by its first id.
+      peer.sendValue(forever('x'));
+      await peer.nextFor('x');
+      peer.sendValue(forever('y'));
+      await peer.nextFor('y');
+      peer.sendValue(envelopes.aborted('x'), 'y');
+      await until(() => fx.probe.signals[signals]!.aborted, 'the first x cancelled');
+      // A new stream for the new x: the first x's stream is still open.
+      peer.sendValue(forever('x'));
+      await until(() => fx.probe.signals.length === signals + 3, 'the second x started');
+      peer.reset('x');
+      peer.reset('y');
+      await until(() => fx.probe.signals[signals + 1]!.aborted, 'y cancelled by its own stream\'s reset', 10_000);
+      expect(fx.probe.signals[signals + 2]!.aborted).toBe(false);
+      const before = peer.framesFor('x').length;
+      await until(() => peer.framesFor('x').length > before, 'the second x answers after the reset');
+    });
   });
 }

@@ -6,7 +6,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { connect } from '../../src/client/index.js';
 import { probeHttp3 } from '../../src/transports/index.js';
 import { selfSignedCertificate } from '../../src/server/index.js';
-import { carrierCases, hasHttp3, ServerFixture, transportCases } from '../support/server-fixture.js';
+import { carrierCases, hasHttp3, http3Missing, ServerFixture, transportCases } from '../support/server-fixture.js';
+import { skipTitle } from '../support/skip.js';
 import { until } from '../support/wait.js';
 import { patternChunk, patternDigest, receivePattern } from '../support/sample-ops.js';
 
@@ -84,7 +85,7 @@ describe('WebTransport over HTTP/2: the library defects, each pinned', () => {
 });
 
 for (const transport of carrierCases) {
-  describe(`100 MiB subscriptions arrive intact over ${transport.name}`, () => {
+  describe.skipIf(transport.missing !== undefined)(skipTitle(`100 MiB subscriptions arrive intact over ${transport.name}`, transport.missing), () => {
     const fx = new ServerFixture();
     beforeAll(() => fx.start(transport.server).then(() => undefined));
     afterEach(() => fx.settle());
@@ -97,7 +98,7 @@ for (const transport of carrierCases) {
   });
 }
 
-describe.skipIf(!hasHttp3)('the Node client over HTTP/3, through the Deno client edge', () => {
+describe.skipIf(!hasHttp3)(skipTitle('the Node client over HTTP/3, through the Deno client edge', http3Missing), () => {
   const h3 = new ServerFixture();
   const h2only = new ServerFixture();
   beforeAll(() => Promise.all([h3.start({ http3: true, limits: { maxCallsInFlight: 300 } }), h2only.start()]).then(() => undefined));

@@ -87,6 +87,32 @@ describe('msgpack: what is not structure', () => {
     expect(refusal(() => codecs.msgpack.decode(deep(MAX / 2, 0x90))).kind).toBe('FRAME_TOO_DEEP');
   });
 
+  // The same Set in ext 8, 16 and 32, whose headers spell the data's length in 1, 2 or 4
+  // bytes before the type: a scan one byte off there reads the type, the data or the array
+  // after as structure, or skips it, and the deep case then overflows the decoder's stack.
+  // The data bytes are array headers, so that reading them as structure counts levels.
+  const setExt: Record<string, (length: number) => number[]> = {
+    'ext 8': (length) => [0xc7, length, 0x73],
+    'ext 16': (length) => [0xc8, length >> 8, length & 0xff, 0x73],
+    'ext 32': (length) => [0xc9, 0, 0, length >> 8, length & 0xff, 0x73],
+  };
+  for (const [format, head] of Object.entries(setExt)) {
+    for (const length of [0, 1, 3, format === 'ext 8' ? 255 : 300]) {
+      it(`the Set extension as ${format} with ${length} bytes of data nests its value a level deeper, to the limit and over it`, () => {
+        const set = [...head(length), ...new Array<number>(length).fill(0x91)];
+        const deep = (pairs: number, innermost: number): Uint8Array => frame(...Array.from({ length: pairs }, () => [...set, 0x91]), innermost);
+        const atLimit = codecs.msgpack.decode(deep(MAX / 2, 0xc0));
+        // A Set is made of the array after it: one Set per pair, two levels of the decoder's each.
+        let sets = 0;
+        for (let v: unknown = atLimit; v instanceof Set; v = [...v][0]) sets++;
+        expect(sets).toBe(MAX / 2);
+        expect(refusal(() => codecs.msgpack.decode(deep(MAX / 2, 0x90))).kind).toBe('FRAME_TOO_DEEP');
+        // Deep enough to overflow the decoder's stack (a few thousand levels do), in at most ~3 MB.
+        expect(refusal(() => codecs.msgpack.decode(deep(Math.min(100_000, Math.floor(3e6 / set.length)), 0xc0))).kind).toBe('FRAME_TOO_DEEP');
+      });
+    }
+  }
+
   it("msgpackr's record definitions and string bundles, which COD-1 rules out, are undecodable", () => {
     // A record definition (fixext 1, type 0x72) of one key "a", then a record of it.
     expect(refusal(() => codecs.msgpack.decode(frame(0xd4, 0x72, 0x40, 0x91, 0xa1, 0x61, 0x01))).kind).toBe('UNDECODABLE');

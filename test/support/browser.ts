@@ -7,6 +7,8 @@ import { chromium, type Browser } from 'playwright-core';
 /** Debian's Chromium, which .ci/run installs. */
 export const CHROMIUM = '/usr/bin/chromium';
 export const hasChromium = existsSync(CHROMIUM);
+/** Why the browser tests are skipped here, for their titles (`skipTitle`); undefined where Chromium is installed. */
+export const chromiumMissing: string | undefined = hasChromium ? undefined : `no ${CHROMIUM}; .ci/run installs it`;
 
 /** `extraArgs`: more Chromium switches, e.g. `--host-resolver-rules` to play a rebinding DNS. */
 export function launchChromium(extraArgs: readonly string[] = []): Promise<Browser> {

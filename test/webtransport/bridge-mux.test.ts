@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BridgeMux, MUX_STREAM_WINDOW_BYTES, type BridgeMuxError, type MuxStream } from '../../src/webtransport/bridge-mux.js';
+import { BridgeMux, MUX_HEADER_BYTES, MUX_KIND, MUX_STREAM_WINDOW_BYTES, type BridgeMuxError, type MuxStream } from '../../src/webtransport/bridge-mux.js';
 
 /** Two muxes joined back to back, as the two ends of one bridge connection are. */
 function pair(): { opener: BridgeMux; acceptor: BridgeMux; accepted: MuxStream[]; violations: BridgeMuxError[] } {
@@ -98,5 +98,70 @@ describe('the HTTP/3 bridge mux (src/webtransport/bridge-mux.ts)', () => {
     await accepted[0]!.writable.close();
     await turn();
     expect([opener.size, acceptor.size]).toEqual([0, 0]);
+  });
+});
+
+/** One frame, written by hand as a hostile peer would. */
+function rawFrame(kind: number, id: number, payload: Uint8Array = new Uint8Array(0)): Uint8Array {
+  const out = new Uint8Array(MUX_HEADER_BYTES + payload.byteLength);
+  const view = new DataView(out.buffer);
+  view.setUint8(0, kind);
+  view.setUint32(1, id);
+  view.setUint32(5, payload.byteLength);
+  out.set(payload, MUX_HEADER_BYTES);
+  return out;
+}
+const amount = (n: number): Uint8Array => new Uint8Array([n >>> 24, (n >>> 16) & 0xff, (n >>> 8) & 0xff, n & 0xff]);
+const { open, data, fin, reset, credit, lost } = MUX_KIND;
+
+/** The accepting side (the server's, in production) fed hand-written frames: what it wrote back, and what it refused. */
+function acceptorFed(maxStreams = 4): { mux: BridgeMux; accepted: MuxStream[]; violations: string[]; feed: (...frames: Uint8Array[]) => void } {
+  const accepted: MuxStream[] = [];
+  const violations: string[] = [];
+  const mux = new BridgeMux({ opens: false, maxStreams, write: () => undefined, onStream: (s) => accepted.push(s), onViolation: (e) => violations.push(e.message) });
+  return { mux, accepted, violations, feed: (...frames) => frames.forEach((f) => mux.receive(f)) };
+}
+
+describe('the bridge mux refuses each broken rule: the session ends, its streams with it, and the rule is named', () => {
+  // [rule, frames that keep it to the limit, the one frame that breaks it, the message naming it]
+  const cases: [string, () => Uint8Array[], () => Uint8Array, RegExp][] = [
+    // The acceptor sent nothing on stream 0: its window is whole, so any credit is over it.
+    ['credit over the window', () => [rawFrame(open, 0), rawFrame(credit, 0, amount(0))], () => rawFrame(credit, 0, amount(1)), /credit on stream 0 over its window/],
+    ['a credit without its amount', () => [rawFrame(open, 0)], () => rawFrame(credit, 0, new Uint8Array(3)), /a credit without its 4-byte amount/],
+    ['a credit with more than its amount', () => [rawFrame(open, 0)], () => rawFrame(credit, 0, new Uint8Array(5)), /a credit without its 4-byte amount/],
+    ['data after FIN', () => [rawFrame(open, 0), rawFrame(data, 0, new Uint8Array(8)), rawFrame(fin, 0)], () => rawFrame(data, 0, new Uint8Array(1)), /data on stream 0 after its end/],
+    ['a second FIN', () => [rawFrame(open, 0), rawFrame(fin, 0)], () => rawFrame(fin, 0), /a second end of stream 0/],
+    ['an open with a payload', () => [rawFrame(open, 0)], () => rawFrame(open, 1, new Uint8Array(1)), /an open with a payload/],
+    ['more streams than maxStreams', () => [0, 1, 2, 3].map((id) => rawFrame(open, id)), () => rawFrame(open, 4), /more than 4 streams at once/],
+    ['a FIN with a payload', () => [rawFrame(open, 0)], () => rawFrame(fin, 0, new Uint8Array(1)), /a fin with a payload/],
+    ['a reset with a payload', () => [rawFrame(open, 0)], () => rawFrame(reset, 0, new Uint8Array(1)), /a reset with a payload/],
+    ['a lost with a payload', () => [rawFrame(open, 0)], () => rawFrame(lost, 0, new Uint8Array(1)), /a lost with a payload/],
+  ];
+  it.each(cases)('%s', async (_, upTo, breaking, rule) => {
+    const { mux, accepted, violations, feed } = acceptorFed();
+    feed(...upTo());
+    // Up to the limit, nothing is wrong.
+    expect(violations).toEqual([]);
+    expect(mux.isEnded).toBe(false);
+    feed(breaking());
+    expect(violations).toEqual([expect.stringMatching(rule)]);
+    expect(mux.isEnded).toBe(true);
+    expect(mux.size).toBe(0);
+    // Every stream of the session has ended: a writer learns it at once.
+    await expect(accepted[0]!.writable.getWriter().write(new Uint8Array(1))).rejects.toThrow();
+    // And a frame after the end is not read at all: no second violation.
+    feed(rawFrame(data, 0, new Uint8Array(1)));
+    expect(violations).toHaveLength(1);
+  });
+
+  it('credit up to the window, after bytes were sent, is taken; one byte more is over it', async () => {
+    const { violations, accepted, feed } = acceptorFed();
+    feed(rawFrame(open, 0));
+    const writer = accepted[0]!.writable.getWriter();
+    await writer.write(new Uint8Array(100));
+    feed(rawFrame(credit, 0, amount(60)), rawFrame(credit, 0, amount(40)));
+    expect(violations).toEqual([]);
+    feed(rawFrame(credit, 0, amount(1)));
+    expect(violations).toEqual([expect.stringContaining('over its window')]);
   });
 });
