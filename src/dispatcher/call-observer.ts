@@ -29,6 +29,11 @@ export interface RefusedCall {
   readonly identity: Identity | null;
   readonly requestBytes: number;
   readonly error: RpcError;
+  /**
+   * Set for a token refused before any call could start (a WebSocket upgrade's or an
+   * HTTP request's `Authorization`, which has no call id): the transport that refused it.
+   */
+  readonly transport?: 'websocket' | 'http';
 }
 
 /**

@@ -1,4 +1,4 @@
-import { createWriteStream, openSync, type WriteStream } from 'node:fs';
+import { createWriteStream, type WriteStream } from 'node:fs';
 import type { Writable } from 'node:stream';
 import type { Logger } from '../dispatcher/index.js';
 
@@ -25,15 +25,6 @@ export class AppendStream {
       this.failed = true;
       logger.error(`${what}: write failed; nothing more is written to it`, { error: error.message });
     });
-  }
-
-  /**
-   * Opens `path` for appending now, so a path that cannot be written is an error at
-   * startup; created with mode 0600 (an existing file keeps its own).
-   */
-  static appendTo(path: string, what: string, maxBufferedBytes: number, logger: Logger): AppendStream {
-    const fd = openSync(path, 'a', 0o600);
-    return new AppendStream(createWriteStream('', { fd }), what, maxBufferedBytes, logger, true);
   }
 
   /** A new file, mode 0600, opened without waiting; an existing file is never overwritten (its open fails, logged). */

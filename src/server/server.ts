@@ -7,6 +7,7 @@ import { isLoopbackName, limits as protocolLimits } from '../protocol/index.js';
 import { ConnectionGuard, createHttpCalls, createWebSocketTransport, findDeno, startH3Bridge, type H3Bridge, listenWebTransport, validatePolicy, type OriginPolicy, type WebTransportListener } from '../transports/index.js';
 import { startGateway, type FleetGateway, type NatsSettings } from '../fleet/index.js';
 import { AppendStream } from './append-stream.js';
+import { AuditFile } from './audit-file.js';
 import { auditLog } from './audit-log.js';
 import { combineObservers, combineRefusalObservers } from './call-observers.js';
 import { certificateSha256, selfSignedCertificate } from './certificate.js';
@@ -88,7 +89,7 @@ export interface RunningServer {
   close(graceMs?: number): Promise<void>;
 }
 
-/** What the audit log may hold unwritten while the disk falls behind. */
+/** What the audit log may hold unwritten while the disk falls behind or fails (lines past it are counted as lost). */
 const MAX_AUDIT_BUFFERED_BYTES = 16 * 1024 * 1024;
 
 /** One rule for what loopback is, whether for the address we bind or the Host a browser sends (spec §10.1). */
@@ -136,7 +137,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       ? undefined
       : auditPath === '-'
         ? AppendStream.stdout('the audit log', MAX_AUDIT_BUFFERED_BYTES, logger)
-        : AppendStream.appendTo(auditPath, `the audit log ${auditPath}`, MAX_AUDIT_BUFFERED_BYTES, logger);
+        : AuditFile.open(auditPath, MAX_AUDIT_BUFFERED_BYTES, logger);
   const audit = auditOut ? auditLog(auditOut) : undefined;
   const recorder = options.recordDir === undefined ? undefined : sessionRecorder(options.recordDir, logger);
   const metrics = createMetrics({ operations: registry, engine: docker.on ? engine : undefined });
