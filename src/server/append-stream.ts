@@ -38,6 +38,11 @@ export class AppendStream {
     return new AppendStream(process.stdout, what, maxBufferedBytes, logger, false);
   }
 
+  /** Bytes queued and not yet written. */
+  get pending(): number {
+    return this.out.writableLength;
+  }
+
   /** Queues `text`; false when it was refused (the stream failed, or holds its bound unwritten). */
   write(text: string): boolean {
     if (this.failed || this.out.destroyed) return false;

@@ -121,7 +121,9 @@ export class AuditFile implements LineSink {
       });
     } else closeQuietly(fd);
     this.fd = undefined;
-    if (!this.failure) {
+    // The latest reason is the one that holds the lines back (a short write, then ENOSPC on each retry).
+    if (this.failure) this.failure = { since: this.failure.since, error: reason };
+    else {
       this.failure = { since: new Date().toISOString(), error: reason };
       this.logger.error(`the audit log ${this.path}: write failed; lines wait in memory (up to ${this.maxBacklogBytes} bytes) and the file is opened again on the next line`, { error: reason });
     }
