@@ -143,7 +143,7 @@ describe('serve --record: caps, bursts and --record-strict (issue 31, finding 9)
     expect(events.some((e) => e[1] === 'm')).toBe(false);
   });
 
-  it('--record-strict: a session whose recording reaches its cap is ended (LIMIT_EXCEEDED), and its cast says so', async () => {
+  it('--record-strict: a session whose recording reaches its cap is ended (LIMIT_EXCEEDED, EXEC-11), and its cast says so', async () => {
     const casts = join(dir, 'strict');
     const audit = join(dir, 'strict.jsonl');
     const { url } = await started(['--record', casts, '--record-max-bytes', '65536', '--record-strict', '--audit', audit]);
