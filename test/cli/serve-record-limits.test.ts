@@ -89,6 +89,7 @@ describe('serve --record: caps, bursts and --record-strict (issue 31, finding 9)
     for (const { run } of servers) run.child.kill('SIGKILL');
     await Promise.all(servers.map(({ run }) => run.exited));
     await docker.cleanup();
+    rmSync(dir, { recursive: true, force: true });
   });
   const started = async (args: string[]): Promise<Served> => {
     const served = await serve(args);
@@ -141,6 +142,28 @@ describe('serve --record: caps, bursts and --record-strict (issue 31, finding 9)
     expect(output.split('\x01').length - 1).toBe(2_000_000);
     expect(/typed-42-after/.test(output)).toBe(true);
     expect(events.some((e) => e[1] === 'm')).toBe(false);
+  });
+
+  it("a caller's hostile call id never puts a recording outside --record DIR (issue 31: the tests' ids were UUIDs)", async () => {
+    const top = join(dir, 'hostile-ids');
+    const casts = join(top, 'a', 'casts');
+    const { url } = await started(['--record', casts]);
+    const client = await connect(url);
+    try {
+      for (const id of ['../../../escaped', '/../../escaped-abs', '..', '.hidden-escaped']) {
+        const shell = exec(client, c, ['sh', '-c', 'echo recorded-$((40+2))'], { id, tty: { cols: 80, rows: 24 } });
+        expect((await shell.result).exitCode).toBe(0);
+      }
+    } finally {
+      client.close();
+    }
+    const everything = (readdirSync(top, { recursive: true }) as string[]).map((name) => join(top, name));
+    // Every file the server wrote is a cast directly in DIR, named by letters, digits, _ and -.
+    const files = everything.filter((path) => statSync(path).isFile());
+    expect(files.every((path) => path.startsWith(`${casts}/`) && /^[0-9T-]+Z-[A-Za-z0-9_-]+-\d+\.cast$/.test(path.slice(casts.length + 1)))).toBe(true);
+    await expect.poll(() => readdirSync(casts).length, { timeout: 15_000 }).toBe(4);
+    expect(readdirSync(casts).some((name) => name.includes('_________escaped'))).toBe(true);
+    await expect.poll(() => readdirSync(casts).every((name) => readFileSync(join(casts, name), 'utf8').includes('recorded-42')), { timeout: 15_000 }).toBe(true);
   });
 
   it('--record-strict: a session whose recording reaches its cap is ended (LIMIT_EXCEEDED, EXEC-11), and its cast says so', async () => {
