@@ -128,8 +128,10 @@ export class Recording {
     this.sinceStatfs += bytes;
     if (this.sinceStatfs >= STATFS_EVERY_BYTES) {
       this.sinceStatfs = 0;
+      // What the recordings hold unwritten lands on the same disk: it counts as taken already.
       const free = freeBytes(this.dir);
-      if (free !== undefined && free < this.policy.reserveBytes) return this.stop('reserve', `its disk has ${free} bytes free, under the ${this.policy.reserveBytes} kept for the audit log (--record-reserve-bytes)`);
+      const left = free === undefined ? undefined : free - this.budget.pending();
+      if (left !== undefined && left < this.policy.reserveBytes) return this.stop('reserve', `its disk has ${left} bytes free, under the ${this.policy.reserveBytes} kept for the audit log (--record-reserve-bytes)`);
     }
     // Only a recording that itself holds a lot unwritten adds up everyone's: the common path costs nothing.
     if (this.out.pending > STATFS_EVERY_BYTES && this.budget.pending() + bytes > this.budget.maxPendingBytes) {

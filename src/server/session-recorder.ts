@@ -41,7 +41,7 @@ export function sessionRecorder(dir: string, logger: Logger, policy: RecordingPo
       const tty = terminalOf(call);
       if (!tty) return undefined;
       const free = freeBytes(dir);
-      if (free !== undefined && free < policy.reserveBytes) return unrecorded(call, `${dir} has ${free} bytes free, under the ${policy.reserveBytes} kept for the audit log (--record-reserve-bytes)`, policy, logger);
+      if (free !== undefined && free - budget.pending() < policy.reserveBytes) return unrecorded(call, `${dir} has ${free} bytes free, under the ${policy.reserveBytes} kept for the audit log (--record-reserve-bytes)`, policy, logger);
       const path = join(dir, fileName(call.id, ++serial));
       // The bound is the cap: a burst waits for the disk, in order, and only the cap stops it.
       const out = AppendStream.create(path, `the recording ${path}`, policy.maxBytes, logger);
