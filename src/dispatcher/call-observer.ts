@@ -18,6 +18,12 @@ export interface ObservedCall {
   readonly input: unknown;
   /** The request's size as it arrived (its frame, its body). */
   readonly requestBytes: number;
+  /**
+   * Ends the call with this error, as the dispatcher ends one (its handler is cancelled),
+   * in a turn of its own: for an observer without which the call may not go on
+   * (`serve --record-strict`: a session whose recording stopped).
+   */
+  readonly end?: (error: RpcError) => void;
 }
 
 /** A call refused at admission (spec §4.1, REQ-2 … REQ-7): it never started. */
@@ -29,6 +35,11 @@ export interface RefusedCall {
   readonly identity: Identity | null;
   readonly requestBytes: number;
   readonly error: RpcError;
+  /**
+   * Set for a token refused before any call could start (a WebSocket upgrade's or an
+   * HTTP request's `Authorization`, which has no call id): the transport that refused it.
+   */
+  readonly transport?: 'websocket' | 'http';
 }
 
 /**

@@ -83,7 +83,9 @@ export class CallTable implements CallHost {
     const { op } = admitted;
     const call = new LiveCall(id, op, limits.maxBufferedBytesPerCall, outlet, this, request.payload.credit);
     call.releaseAdmission = admitted.release;
-    call.observer = this.options.observe?.({ id, operation: op, identity: admitted.identity, input: admitted.input, requestBytes: request.sizeBytes });
+    // An observer's `end` may come from inside its own hooks: the call ends in a later turn, not under them.
+    const end = (error: RpcError): void => void setImmediate(() => call.terminate(error));
+    call.observer = this.options.observe?.({ id, operation: op, identity: admitted.identity, input: admitted.input, requestBytes: request.sizeBytes, end });
     this.place(call);
     let deadlineAt: number | undefined;
     const deadlineMs = request.payload.deadline_ms;

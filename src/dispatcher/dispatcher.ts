@@ -51,6 +51,12 @@ export interface Dispatcher {
   readonly connections: ReadonlySet<CallTable>;
   /** Resumable calls, over every connection and none (§4.9). */
   readonly resumable: ResumeRegistry;
+  /**
+   * A transport refused a token before any call started (HTTP 401): told to the same
+   * observer as a call's refusal (`observeRefusals`), so every refused authentication,
+   * on every transport, is one audit line. `operationId`: what the request named, if anything.
+   */
+  refusedToken(refusal: { readonly transport: 'websocket' | 'http'; readonly operationId: string; readonly requestBytes: number }): void;
   /** False once shutdown has begun: transports refuse new connections. */
   readonly accepting: boolean;
   /**
@@ -102,6 +108,9 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     anonymousIdentity: options.anonymousIdentity ?? null,
     connections,
     resumable,
+    refusedToken({ transport, operationId, requestBytes }) {
+      options.observeRefusals?.({ id: '', operationId, identity: null, requestBytes, error: RpcError.of('FORBIDDEN', 'invalid token'), transport });
+    },
     get accepting() {
       return accepting;
     },

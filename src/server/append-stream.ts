@@ -1,4 +1,4 @@
-import { createWriteStream, openSync, type WriteStream } from 'node:fs';
+import { createWriteStream, type WriteStream } from 'node:fs';
 import type { Writable } from 'node:stream';
 import type { Logger } from '../dispatcher/index.js';
 
@@ -27,15 +27,6 @@ export class AppendStream {
     });
   }
 
-  /**
-   * Opens `path` for appending now, so a path that cannot be written is an error at
-   * startup; created with mode 0600 (an existing file keeps its own).
-   */
-  static appendTo(path: string, what: string, maxBufferedBytes: number, logger: Logger): AppendStream {
-    const fd = openSync(path, 'a', 0o600);
-    return new AppendStream(createWriteStream('', { fd }), what, maxBufferedBytes, logger, true);
-  }
-
   /** A new file, mode 0600, opened without waiting; an existing file is never overwritten (its open fails, logged). */
   static create(path: string, what: string, maxBufferedBytes: number, logger: Logger): AppendStream {
     const out: WriteStream = createWriteStream(path, { flags: 'wx', mode: 0o600 });
@@ -45,6 +36,11 @@ export class AppendStream {
   /** The process's stdout, which close() leaves open. */
   static stdout(what: string, maxBufferedBytes: number, logger: Logger): AppendStream {
     return new AppendStream(process.stdout, what, maxBufferedBytes, logger, false);
+  }
+
+  /** Bytes queued and not yet written. */
+  get pending(): number {
+    return this.out.writableLength;
   }
 
   /** Queues `text`; false when it was refused (the stream failed, or holds its bound unwritten). */

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { CallOutcome, ObserveCalls, ObservedCall, ObserveRefusals, Operation } from '../dispatcher/index.js';
-import type { AppendStream } from './append-stream.js';
+import type { LineSink } from './audit-file.js';
 
 /**
  * One line of the audit log (docs/security.md "Audit log"): who called what, on
@@ -31,12 +31,14 @@ export interface AuditRecord {
   /** Every output, as encoded for the caller. */
   readonly bytes_out: number;
   readonly duration_ms: number;
+  /** A token refused before any call (an HTTP request's or WebSocket upgrade's): the transport; the line has no call id. */
+  readonly transport?: 'websocket' | 'http';
 }
 
 const MAX_OPERATION_CHARS = 200;
 
 /** Writes one audit line for every call: `observe` for admitted calls, `observeRefusals` for refused ones. */
-export function auditLog(out: AppendStream): { observe: ObserveCalls; observeRefusals: ObserveRefusals } {
+export function auditLog(out: LineSink): { observe: ObserveCalls; observeRefusals: ObserveRefusals } {
   const write = (record: AuditRecord): void => void out.write(`${JSON.stringify(record)}\n`);
   return {
     observe(call) {
@@ -83,6 +85,7 @@ export function auditLog(out: AppendStream): { observe: ObserveCalls; observeRef
         bytes_in: call.requestBytes,
         bytes_out: 0,
         duration_ms: 0,
+        ...(call.transport ? { transport: call.transport } : {}),
       });
     },
   };

@@ -7,13 +7,14 @@ import { isLoopbackName, limits as protocolLimits } from '../protocol/index.js';
 import { ConnectionGuard, createHttpCalls, createWebSocketTransport, findDeno, startH3Bridge, type H3Bridge, listenWebTransport, validatePolicy, type OriginPolicy, type WebTransportListener } from '../transports/index.js';
 import { startGateway, type FleetGateway, type NatsSettings } from '../fleet/index.js';
 import { AppendStream } from './append-stream.js';
+import { AuditFile } from './audit-file.js';
 import { auditLog } from './audit-log.js';
 import { combineObservers, combineRefusalObservers } from './call-observers.js';
 import { certificateSha256, selfSignedCertificate } from './certificate.js';
 import { createLab } from './lab.js';
 import { metricsEndpoint } from './metrics-endpoint.js';
 import { createMetrics, type ServerMetrics } from './metrics.js';
-import { sessionRecorder } from './session-recorder.js';
+import { defaultRecordingPolicy, sessionRecorder, type RecordingPolicy } from './session-recorder.js';
 import { listenUnix, type UnixListener } from './unix-listener.js';
 import { tokenAuthenticator, type TokenEntry } from './tokens.js';
 
@@ -55,6 +56,8 @@ export interface ServerOptions {
   readonly auditPath?: string;
   /** Record every exec with a terminal as an asciicast v2 file in this directory (created mode 0700). */
   readonly recordDir?: string;
+  /** The recordings' cap, the free space kept for the audit log, and whether a session whose recording stops is ended (defaults: `defaultRecordingPolicy`). */
+  readonly recordPolicy?: Partial<RecordingPolicy>;
   /** Be a fleet gateway (docs/fleet.md): the Docker operations of every agent on this NATS cluster, instead of a local engine's. */
   readonly fleet?: NatsSettings;
   /** Serve `GET /metrics` on the HTTP port (docs/cli.md "Metrics"); with tokens it needs the scope `metrics:read`. Default true. */
@@ -88,7 +91,7 @@ export interface RunningServer {
   close(graceMs?: number): Promise<void>;
 }
 
-/** What the audit log may hold unwritten while the disk falls behind. */
+/** What the audit log may hold unwritten while the disk falls behind or fails (lines past it are counted as lost). */
 const MAX_AUDIT_BUFFERED_BYTES = 16 * 1024 * 1024;
 
 /** One rule for what loopback is, whether for the address we bind or the Host a browser sends (spec §10.1). */
@@ -136,9 +139,9 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       ? undefined
       : auditPath === '-'
         ? AppendStream.stdout('the audit log', MAX_AUDIT_BUFFERED_BYTES, logger)
-        : AppendStream.appendTo(auditPath, `the audit log ${auditPath}`, MAX_AUDIT_BUFFERED_BYTES, logger);
+        : AuditFile.open(auditPath, MAX_AUDIT_BUFFERED_BYTES, logger);
   const audit = auditOut ? auditLog(auditOut) : undefined;
-  const recorder = options.recordDir === undefined ? undefined : sessionRecorder(options.recordDir, logger);
+  const recorder = options.recordDir === undefined ? undefined : sessionRecorder(options.recordDir, logger, { ...defaultRecordingPolicy, ...options.recordPolicy });
   const metrics = createMetrics({ operations: registry, engine: docker.on ? engine : undefined });
   const observe = combineObservers([metrics.observe, ...(audit ? [audit.observe] : []), ...(recorder ? [recorder.observe] : [])], logger);
   const observeRefusals = combineRefusalObservers([metrics.observeRefusals, ...(audit ? [audit.observeRefusals] : [])], logger);

@@ -1,11 +1,16 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
-import type { CallObserver, Logger, ObserveCalls, ObservedCall } from '../dispatcher/index.js';
+import { RpcError } from '../protocol/index.js';
+import type { Logger, ObserveCalls, ObservedCall } from '../dispatcher/index.js';
 import { AppendStream } from './append-stream.js';
+import { freeBytes, Recording, sizeOf, type RecordingPolicy, type TerminalSize } from './recording.js';
 
-/** What one recording may hold unwritten before it is stopped (a disk slower than the session). */
-const MAX_BUFFERED_BYTES_PER_RECORDING = 8 * 1024 * 1024;
+export type { RecordingPolicy } from './recording.js';
+
+/** The defaults of `serve --record-max-bytes` and `--record-reserve-bytes`; `--record-strict` is off. */
+export const defaultRecordingPolicy: RecordingPolicy = { maxBytes: 64 * 1024 * 1024, reserveBytes: 64 * 1024 * 1024, strict: false };
+/** What every recording together may hold unwritten (a disk slower than the sessions): past it, the one that adds to it stops. */
+const MAX_PENDING_BYTES_ALL_RECORDINGS = 256 * 1024 * 1024;
 
 export interface SessionRecorder {
   readonly observe: ObserveCalls;
@@ -19,20 +24,34 @@ export interface SessionRecorder {
  * as "o" events and its resizes as "r" events. What the caller types is not
  * recorded: a terminal does not echo a password, and the recording must not hold
  * one either; what the terminal echoed is in the output. Execs without a terminal
- * are not recorded (the audit log has them).
+ * are not recorded (the audit log has them). Each recording is held to the policy's
+ * cap, and none starts or goes on while the disk is under the audit log's reserve.
  */
-export function sessionRecorder(dir: string, logger: Logger): SessionRecorder {
+export function sessionRecorder(dir: string, logger: Logger, policy: RecordingPolicy = defaultRecordingPolicy): SessionRecorder {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const open = new Set<Recording>();
+  const streams = new Set<AppendStream>();
+  const budget = {
+    maxPendingBytes: MAX_PENDING_BYTES_ALL_RECORDINGS,
+    pending: () => [...streams].reduce((sum, stream) => sum + stream.pending, 0),
+  };
   let serial = 0;
   return {
     observe(call) {
       const tty = terminalOf(call);
       if (!tty) return undefined;
+      const free = freeBytes(dir);
+      if (free !== undefined && free - budget.pending() < policy.reserveBytes) return unrecorded(call, `${dir} has ${free} bytes free, under the ${policy.reserveBytes} kept for the audit log (--record-reserve-bytes)`, policy, logger);
       const path = join(dir, fileName(call.id, ++serial));
-      const recording = new Recording(AppendStream.create(path, `the recording ${path}`, MAX_BUFFERED_BYTES_PER_RECORDING, logger), call, tty);
+      // The bound is the cap: a burst waits for the disk, in order, and only the cap stops it.
+      const out = AppendStream.create(path, `the recording ${path}`, policy.maxBytes, logger);
+      const recording = new Recording(out, dir, call, tty, policy, budget, logger);
       open.add(recording);
-      return recording.observer(() => open.delete(recording));
+      streams.add(out);
+      return recording.observer(() => {
+        open.delete(recording);
+        streams.delete(out);
+      });
     },
     async close() {
       await Promise.all([...open].map((recording) => recording.close()));
@@ -40,84 +59,11 @@ export function sessionRecorder(dir: string, logger: Logger): SessionRecorder {
   };
 }
 
-interface TerminalSize {
-  readonly cols: number;
-  readonly rows: number;
-}
-
-class Recording {
-  private readonly started = performance.now();
-  private readonly decoders = new Map<string, TextDecoder>();
-  private stopped = false;
-  private closing: Promise<void> | undefined;
-
-  constructor(
-    private readonly out: AppendStream,
-    call: ObservedCall,
-    tty: TerminalSize,
-  ) {
-    const cmd = (call.input as { cmd: readonly string[] }).cmd;
-    const container = (call.input as { containerId?: unknown }).containerId;
-    this.line({
-      version: 2,
-      width: tty.cols,
-      height: tty.rows,
-      timestamp: Math.floor(Date.now() / 1000),
-      command: cmd.map(shellWord).join(' '),
-      title: `${call.identity?.subject ?? 'anonymous'}${typeof container === 'string' ? ` in ${container}` : ''}`,
-    });
-  }
-
-  observer(onEnd: () => void): CallObserver {
-    return {
-      input: (item) => {
-        const size = resizeOf(item);
-        if (size) this.event('r', `${size.cols}x${size.rows}`);
-      },
-      output: (output) => {
-        const text = this.textOf(output);
-        if (text) this.event('o', text);
-      },
-      ended: () => void this.close().then(onEnd),
-    };
-  }
-
-  /** Ends the recording; the same promise on every call. */
-  close(): Promise<void> {
-    return (this.closing ??= this.finish());
-  }
-
-  private finish(): Promise<void> {
-    for (const decoder of this.decoders.values()) {
-      const rest = decoder.decode();
-      if (rest) this.event('o', rest);
-    }
-    this.decoders.clear();
-    this.stopped = true;
-    return this.out.close();
-  }
-
-  /** An output item's text; bytes (encoding binary) decoded as UTF-8 across items, as a terminal would. */
-  private textOf(output: unknown): string | undefined {
-    if (typeof output !== 'object' || output === null) return undefined;
-    const { stream, text, data } = output as { stream?: unknown; text?: unknown; data?: unknown };
-    if (typeof stream !== 'string') return undefined;
-    if (typeof text === 'string') return text;
-    if (!(data instanceof Uint8Array)) return undefined;
-    let decoder = this.decoders.get(stream);
-    if (!decoder) this.decoders.set(stream, (decoder = new TextDecoder('utf-8')));
-    return decoder.decode(data, { stream: true });
-  }
-
-  private event(code: 'o' | 'r', text: string): void {
-    this.line([Math.round(performance.now() - this.started) / 1000, code, text]);
-  }
-
-  private line(value: unknown): void {
-    if (this.stopped) return;
-    // A recording with a gap would show a terminal that never was: one refused write ends it.
-    if (!this.out.write(`${JSON.stringify(value)}\n`)) this.stopped = true;
-  }
+/** A terminal session that cannot be recorded: logged, and under `strict` ended before it runs on. */
+function unrecorded(call: ObservedCall, why: string, policy: RecordingPolicy, logger: Logger): undefined {
+  logger.warn('a terminal session is not recorded', { callId: call.id, why, strict: policy.strict });
+  if (policy.strict) call.end?.(RpcError.of('UNAVAILABLE', `this session cannot be recorded (${why}); this server ends such a session (--record-strict)`));
+  return undefined;
 }
 
 /** An exec with a terminal: its operation runs a command and its input asks for a tty of some size. */
@@ -126,16 +72,6 @@ function terminalOf(call: ObservedCall): TerminalSize | undefined {
   const input = call.input as { cmd?: unknown; tty?: unknown } | null;
   if (typeof input !== 'object' || input === null || !Array.isArray(input.cmd)) return undefined;
   return sizeOf(input.tty);
-}
-
-function resizeOf(item: unknown): TerminalSize | undefined {
-  return typeof item === 'object' && item !== null ? sizeOf((item as { resize?: unknown }).resize) : undefined;
-}
-
-function sizeOf(value: unknown): TerminalSize | undefined {
-  if (typeof value !== 'object' || value === null) return undefined;
-  const { cols, rows } = value as { cols?: unknown; rows?: unknown };
-  return typeof cols === 'number' && typeof rows === 'number' ? { cols, rows } : undefined;
 }
 
 /**
@@ -147,8 +83,4 @@ function fileName(callId: string, serial: number): string {
   const time = new Date().toISOString().replace(/[:.]/g, '-');
   const id = callId.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 40);
   return `${time}-${id}-${serial}.cast`;
-}
-
-function shellWord(word: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, "'\\''")}'`;
 }

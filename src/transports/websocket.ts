@@ -73,7 +73,10 @@ export function createWebSocketTransport(options: WebSocketTransportOptions, ser
     const token = bearerToken(req.headers.authorization);
     if (token !== undefined) {
       const found = dispatcher.authenticate?.(token);
-      if (!found) return refuse(socket, 401, 'invalid token'); // the token itself is never echoed
+      if (!found) {
+        dispatcher.refusedToken({ transport: 'websocket', operationId: '', requestBytes: 0 });
+        return refuse(socket, 401, 'invalid token'); // the token itself is never echoed
+      }
       identity = found;
     }
     wss.handleUpgrade(req, socket, head, (ws) => serve(ws, req, codecForSubprotocol(ws.protocol), identity));

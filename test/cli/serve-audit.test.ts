@@ -1,7 +1,8 @@
-import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { chownSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
 import { z } from 'zod';
 import { cliPath, runCli, type CliRun } from '../support/cli.js';
 import { DockerFixture, dockerHost } from '../support/docker.js';
@@ -28,6 +29,7 @@ const auditLine = z.strictObject({
   bytes_in: z.number().int().min(0),
   bytes_out: z.number().int().min(0),
   duration_ms: z.number().int().min(0),
+  transport: z.enum(['websocket', 'http']).optional(),
 });
 type AuditLine = z.infer<typeof auditLine>;
 
@@ -145,6 +147,31 @@ describe('callwire serve --audit and --record', () => {
     expect(await lineFor((l) => l.operation === 'wt/no-such-op')).toMatchObject({ outcome: 'refused', error_code: 'NOT_FOUND', subject: 'auditor-test' });
   });
 
+  it('every refused token is one audit line: HTTP (JSON, SSE, NDJSON answers), a WebSocket upgrade, WebTransport (issue 31, finding 13)', async () => {
+    const base = url.replace('ws://', 'http://').replace(/\/callwire$/, '');
+    const bad = { authorization: 'Bearer not-a-token-of-this-server' };
+    for (const [name, accept] of [['json', 'application/json'], ['sse', 'text/event-stream'], ['ndjson', 'application/x-ndjson']] as const) {
+      const response = await fetch(`${base}/call/audit-401/${name}`, { method: 'POST', headers: { ...bad, accept, 'content-type': 'application/json' }, body: '{}' });
+      expect(response.status).toBe(401);
+      await response.text();
+      expect(await lineFor((l) => l.operation === `audit-401/${name}`)).toMatchObject({ transport: 'http', outcome: 'refused', error_code: 'FORBIDDEN', subject: null, call_id: '', bytes_out: 0 });
+    }
+    // A WebSocket upgrade with an unknown token: 401 before any call, one line that names no operation.
+    const status = await new Promise<number>((resolve, reject) => {
+      const socket = new WebSocket(url, ['callwire.v1.msgpack'], { headers: bad });
+      socket.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+      socket.on('open', () => reject(new Error('the upgrade was accepted')));
+      socket.on('error', () => undefined);
+    });
+    expect(status).toBe(401);
+    expect(await lineFor((l) => l.transport === 'websocket')).toMatchObject({ operation: '', outcome: 'refused', error_code: 'FORBIDDEN', subject: null, call_id: '' });
+    // WebTransport carries the token in each call: the call's refusal (of an operation that exists: an unknown one is NOT_FOUND first) is its line.
+    const refused = runCli(['--url', wtUrl, '--cert-hash', certHash, '--transport', 'h2', '--token', 'not-a-token-either', 'call', 'services/info'], { stdin: 'ignore' });
+    expect((await refused.exited).code).not.toBe(0);
+    expect(await lineFor((l) => l.operation === 'services/info' && l.error_code === 'FORBIDDEN')).toMatchObject({ outcome: 'refused', subject: null });
+    expect(readFileSync(auditPath, 'utf8')).not.toContain('not-a-token');
+  });
+
   it('exec -it in a real terminal, resized: one asciicast v2 recording that holds what the terminal showed and the new size', async () => {
     const before = new Set(readdirSync(recordDir));
     term = new Tmux(100, 30, { CALLWIRE_TOKEN: TOKEN });
@@ -211,6 +238,12 @@ describe('callwire serve --audit: stdout, and a file that cannot be written', ()
     runs.push(run);
     return { run, url: (await run.waitFor(/ws:\/\/127\.0\.0\.1:\d+\/callwire/, undefined, 15_000)).trim() };
   };
+  /** A server that should stop before it serves; killed after the tests should it serve all the same. */
+  const refusedAtStart = (audit: string): CliRun => {
+    const run = runCli(['serve', '--port', '0', '--no-webtransport', '--audit', audit], { stdin: 'ignore', env: { CALLWIRE_TOKENS: '', CALLWIRE_TOKENS_FILE: '' } });
+    runs.push(run);
+    return run;
+  };
 
   it('--audit -: stdout carries the audit lines and nothing else (the banner goes to stderr)', async () => {
     const { run, url } = await serve('-');
@@ -235,8 +268,34 @@ describe('callwire serve --audit: stdout, and a file that cannot be written', ()
     expect((await runCli(['--url', url, 'call', 'services/info'], { stdin: 'ignore' }).exited).code).toBe(0);
   });
 
+  it('a symbolic link planted at the audit path is refused at start: the file it points to is never appended to (issue 31, finding 12)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'callwire-audit-link-'));
+    const target = join(dir, 'victim');
+    writeFileSync(target, 'untouched\n', { mode: 0o644 });
+    const link = join(dir, 'audit.jsonl');
+    symlinkSync(target, link);
+    const run = refusedAtStart(link);
+    expect((await run.exited).code).not.toBe(0);
+    expect(run.stderr).toMatch(/audit\.jsonl is a symbolic link/);
+    expect(run.stdout).not.toMatch(/callwire is serving/);
+    expect(readFileSync(target, 'utf8')).toBe('untouched\n');
+    expect(statSync(target).mode & 0o777).toBe(0o644);
+  });
+
+  it("another user's file at the audit path is refused at start (issue 31, finding 12)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'callwire-audit-owner-'));
+    const path = join(dir, 'audit.jsonl');
+    writeFileSync(path, '', { mode: 0o666 });
+    chownSync(path, 65534, 65534);
+    const run = refusedAtStart(path);
+    expect((await run.exited).code).not.toBe(0);
+    expect(run.stderr).toMatch(/belongs to uid 65534/);
+    expect(run.stdout).not.toMatch(/callwire is serving/);
+    expect(readFileSync(path, 'utf8')).toBe('');
+  });
+
   it('an audit file that cannot be opened stops the server before it serves', async () => {
-    const run = runCli(['serve', '--port', '0', '--no-webtransport', '--audit', '/nonexistent-dir/audit.jsonl'], { stdin: 'ignore' });
+    const run = refusedAtStart('/nonexistent-dir/audit.jsonl');
     expect((await run.exited).code).not.toBe(0);
     expect(run.stderr).toMatch(/audit\.jsonl/);
     expect(run.stdout).not.toMatch(/callwire is serving/);

@@ -55,4 +55,19 @@ describe('maxExecSessionsPerIdentity (LIM-3)', () => {
     await until(() => fx.liveCalls() === 0, "alice's first exec ended");
     expect((await exec(aliceAgain, ['true'])).at(-1)).toMatchObject({ terminal: true, exitCode: 0 });
   });
+
+  it("an ended exec gives its place back while another call of the identity stays live (issue 31: the test above let the record go, which hid a leaked place)", async () => {
+    const alice = await fx.client(transportCases[0]!, { token: 'alice-token' });
+    await until(() => fx.liveCalls() === 0, 'no call live');
+    // A call that runs no command and never ends by itself keeps alice's record in the ledger.
+    const following = alice.subscribe('docker/container/logs', { containerId, follow: true }).subscribe({ error: () => undefined });
+    await until(() => fx.liveCalls() === 1, "alice's logs call live");
+    for (let i = 0; i < 3; i++) {
+      // With a cap of 1, each exec runs only if the one before gave its place back.
+      expect((await exec(alice, ['sh', '-c', `exit ${i}`])).at(-1)).toMatchObject({ terminal: true, exitCode: i });
+    }
+    expect(fx.liveCalls()).toBe(1);
+    following.unsubscribe();
+    await until(() => fx.liveCalls() === 0, "alice's logs call ended");
+  });
 });

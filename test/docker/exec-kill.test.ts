@@ -9,6 +9,8 @@ import { connect } from '../../src/client/index.js';
 import { Registry } from '../../src/dispatcher/index.js';
 import { dockerOperations } from '../../src/operations/index.js';
 import type { DockerEngine } from '../../src/server/index.js';
+import { innermostPid } from '../../src/operations/docker/kill-tree.js';
+import { sweepInside } from '../../src/operations/docker/sweep-inside.js';
 import { MemoryConnection } from '../../src/testing/index.js';
 import { DockerFixture, dockerCli, dockerHost } from '../support/docker.js';
 import { skipTitle } from '../support/skip.js';
@@ -150,6 +152,37 @@ describe('exec kill (spec §12, EXEC-5)', () => {
       conn.client.request('tree', 'docker/container/exec', { containerId, cmd: ['sh', '-c', 'env -i setsid sleep 4541 & sleep 4641'] });
       await expect.poll(() => running(runs), { timeout: 10_000, interval: 50 }).toHaveLength(runs.length);
       conn.client.abort('tree');
+      await expect.poll(() => running(runs), { timeout: 5000, interval: 50 }).toEqual([]);
+    } finally {
+      await removeLeftovers(runs);
+    }
+  });
+
+  it("an env -i grandchild whose parent still runs goes with the exec's tree: the tree is walked to its leaves (issue 31)", async () => {
+    const conn = callerOn(docker.engine);
+    const runs = ['sleep 4551', 'sleep 4552', 'sleep 4651'];
+    try {
+      // The unmarked sleep is a child of a child of the exec's process: only the walk of the whole tree finds it.
+      conn.client.request('deep', 'docker/container/exec', { containerId, cmd: ['sh', '-c', `sh -c 'env -i sleep 4551 & sleep 4552' & sleep 4651`] });
+      await expect.poll(() => running(runs), { timeout: 10_000, interval: 50 }).toHaveLength(runs.length);
+      conn.client.abort('deep');
+      await expect.poll(() => running(runs), { timeout: 5000, interval: 50 }).toEqual([]);
+    } finally {
+      await removeLeftovers(runs);
+    }
+  });
+
+  it('the sweep inside the container SIGKILLs the pids it is given, unmarked ones included (the route for what the host may not signal, issue 31)', async () => {
+    const runs = ['sleep 4561'];
+    try {
+      await dockerCli(['exec', '-d', containerId, 'sleep', '4561']);
+      await expect.poll(() => running(runs), { timeout: 10_000, interval: 50 }).toEqual(runs);
+      const top = await docker.engine.docker.getContainer(containerId).top({ ps_args: '-eo pid,args' });
+      const hostPid = Number(((top.Processes ?? []) as string[][]).find(([, args]) => args === 'sleep 4561')![0]);
+      const insidePid = innermostPid(hostPid);
+      expect(insidePid).toBeGreaterThan(0);
+      // A mark nothing carries: only the pid given can be what the sweep kills.
+      expect(await sweepInside(docker.engine.docker.getContainer(containerId), 'CALLWIRE_EXEC=nothing-carries-this', [insidePid!])).toBeUndefined();
       await expect.poll(() => running(runs), { timeout: 5000, interval: 50 }).toEqual([]);
     } finally {
       await removeLeftovers(runs);

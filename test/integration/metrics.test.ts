@@ -183,6 +183,19 @@ describe('GET /metrics on a server with tokens', () => {
     expect(sample(await scrape(server, { authorization: `Bearer ${reader.token}` }), 'callwire_live_calls')).toBe(0);
     expect((await get(url, { authorization: `Bearer ${admin.token}` })).status).toBe(200);
   });
+
+  it('a valid token does not let a page of another origin read it, nor one reached through a foreign Host (issue 31: the check ran only without tokens)', async () => {
+    const url = metricsUrl(server);
+    const auth = { authorization: `Bearer ${reader.token}` };
+    expect((await get(url, auth)).status).toBe(200);
+    const foreign = await get(url, { ...auth, origin: 'https://evil.example' });
+    expect(foreign.status).toBe(403);
+    expect(foreign.body).not.toContain('callwire_');
+    expect(Object.keys(foreign.headers).filter((h) => h.startsWith('access-control-'))).toEqual([]);
+    const rebound = await get(url, { ...auth, host: `evil.example:${new URL(server.wsUrl).port}` });
+    expect(rebound.status).toBe(403);
+    expect(rebound.body).not.toContain('callwire_');
+  });
 });
 
 describe('GET /metrics turned off', () => {

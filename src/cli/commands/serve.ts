@@ -30,6 +30,9 @@ interface ServeFlags extends NatsFlags {
   socket?: string;
   audit?: string;
   record?: string;
+  recordMaxBytes?: string;
+  recordReserveBytes?: string;
+  recordStrict?: boolean;
   metrics: boolean;
 }
 
@@ -60,6 +63,9 @@ export function registerServe(program: Command): void {
     .option('--max-resume <seconds>', 'longest a resumable call (exec, subscribe) is kept for its caller after its connection is lost (0: calls end with their connection)', '60')
     .option('--audit <file>', 'append one JSON line per call (who, what, container, command, outcome, exit code, bytes, duration; never a token) to this file, mode 0600; "-": stdout, and the banner goes to stderr')
     .option('--record <dir>', 'record every exec with a terminal (exec -it) as an asciicast v2 file in this directory (mode 0700), for asciinema play')
+    .option('--record-max-bytes <n>', 'largest a recording grows; at the cap it ends with an event that says so, and the session goes on unrecorded (default 64 MiB)')
+    .option('--record-reserve-bytes <n>', 'free space kept for the audit log on the recordings\' disk: below it recordings stop and none starts (default 64 MiB)')
+    .option('--record-strict', 'end a terminal session whose recording cannot go on (its cap, the reserve, a failed disk) instead of letting it run unrecorded')
     .option('--no-metrics', 'do not serve GET /metrics (Prometheus text) on the HTTP port; with tokens it needs the scope metrics:read')
     .option('--keepalive <seconds>', 'WebSocket ping interval; a peer silent for a whole interval after a ping is dropped and its calls aborted (0: off)', '30');
   natsOptions(command, false)
@@ -95,7 +101,7 @@ export function registerServe(program: Command): void {
         metrics: flags.metrics,
         ...(flags.socket ? { socketPath: flags.socket } : {}),
         ...(flags.audit ? { auditPath: flags.audit } : {}),
-        ...(flags.record ? { recordDir: flags.record } : {}),
+        ...(flags.record ? { recordDir: flags.record, recordPolicy: recordPolicy(flags) } : {}),
         ...(tls ? { tls } : {}),
         ...(fleet ? { fleet } : {}),
       });
@@ -103,6 +109,17 @@ export function registerServe(program: Command): void {
       printBanner(server, tokens.length, flags, flags.audit === '-' ? process.stderr : process.stdout);
       handleSignals(server, Number(flags.grace) * 1000);
     });
+}
+
+/** The recordings' policy from the flags; a cap under 4 KiB would not hold a header and its closing events. */
+function recordPolicy(flags: ServeFlags): { maxBytes?: number; reserveBytes?: number; strict: boolean } {
+  const maxBytes = flags.recordMaxBytes ? positive(flags.recordMaxBytes, '--record-max-bytes') : undefined;
+  if (maxBytes !== undefined && maxBytes < 4096) throw new Error(`--record-max-bytes must be at least 4096, not "${flags.recordMaxBytes}"`);
+  return {
+    ...(maxBytes !== undefined ? { maxBytes } : {}),
+    ...(flags.recordReserveBytes ? { reserveBytes: positive(flags.recordReserveBytes, '--record-reserve-bytes') } : {}),
+    strict: flags.recordStrict === true,
+  };
 }
 
 function port(value: string, flag: string): number {
@@ -145,7 +162,7 @@ function printBanner(server: RunningServer, tokenCount: number, flags: ServeFlag
   out(`  docker        ${server.docker.on ? `on: ${server.docker.reason}` : `off: ${server.docker.reason} (set DOCKER_HOST, or run scripts/docker-engine.sh up)`}`);
   if (flags.metrics) out(`  metrics       ${server.wsUrl.startsWith('wss:') ? 'https' : 'http'}://${new URL(server.wsUrl).host}/metrics  (${tokenCount === 0 ? 'Prometheus text' : 'needs a token with the scope metrics:read'})`);
   if (flags.audit) out(`  audit         ${flags.audit === '-' ? 'stdout' : flags.audit}  (one JSON line per call)`);
-  if (flags.record) out(`  recording     ${flags.record}  (terminal sessions as asciicast v2)`);
+  if (flags.record) out(`  recording     ${flags.record}  (terminal sessions as asciicast v2${flags.recordStrict ? '; a session whose recording stops is ended' : ''})`);
   out(`  operations    ${server.registry.list().map((op) => op.name).join(', ')}`);
   const missing = longLivedNodeFlags.filter((flag) => !process.execArgv.some((given) => given.split('=')[0] === flag.split('=')[0]));
   if (missing.length > 0) out(`  node          without ${missing.join(' ')}: large outputs cost more CPU in a long-lived server (docs/cli.md)`);

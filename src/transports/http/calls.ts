@@ -60,8 +60,11 @@ export function createHttpCalls(options: HttpCallsOptions): (req: IncomingMessag
     const token = bearerToken(req.headers.authorization);
     if (token !== undefined) {
       const found = dispatcher.authenticate?.(token);
-      // The token itself is never echoed.
-      if (!found) return refuse(401, { outcome: 'forbidden', boundary: 'validation' }, 'FORBIDDEN', 'invalid token', { 'www-authenticate': 'Bearer', ...cors });
+      // The token itself is never echoed; the refusal is audited as a call's is (its body unread: 0 bytes).
+      if (!found) {
+        dispatcher.refusedToken({ transport: 'http', operationId, requestBytes: 0 });
+        return refuse(401, { outcome: 'forbidden', boundary: 'validation' }, 'FORBIDDEN', 'invalid token', { 'www-authenticate': 'Bearer', ...cors });
+      }
       identity = found;
     }
     const deadline = parseDeadline(req.headers[DEADLINE_HEADER.toLowerCase()]);
