@@ -11,6 +11,8 @@ export interface ExecResult {
   readonly exitCode: number;
   readonly stdoutBytes: number;
   readonly stderrBytes: number;
+  /** The fleet host that ran the command, when a gateway says so (docs/fleet.md). */
+  readonly host?: string;
 }
 
 export interface ExecOptions extends CallOptions {
@@ -100,7 +102,7 @@ export function execFrames(client: Client, containerId: string, cmd: readonly st
       // Read on to call.completed after the terminal frame: leaving early would abort a call that is ending anyway.
       for await (const frame of client.iterate(execContract, input, callOptions)) {
         if (result) continue;
-        if (isTerminalFrame(frame)) result = { exitCode: frame.exitCode, stdoutBytes: frame.stdoutBytes, stderrBytes: frame.stderrBytes };
+        if (isTerminalFrame(frame)) result = { exitCode: frame.exitCode, stdoutBytes: frame.stdoutBytes, stderrBytes: frame.stderrBytes, ...hostOf(frame) };
         else yield frame;
       }
     } finally {
@@ -170,4 +172,10 @@ class HeldUntilSubscribed<T> {
     if (this.held) this.held.push(() => this.subject.complete());
     else this.subject.complete();
   }
+}
+
+/** A gateway's terminal frame names the host that ran the command. */
+function hostOf(frame: object): { host?: string } {
+  const host = (frame as { host?: unknown }).host;
+  return typeof host === 'string' ? { host } : {};
 }

@@ -116,6 +116,8 @@ export function registerExec(program: Command): void {
         failure,
         ...(flags.json ? { capture: { stdout: text(capture.stdout), stderr: text(capture.stderr), encoding: opts.binary ? 'base64' : 'utf8', truncated: capture.truncated } } : {}),
       });
+      // A bare name a gateway resolved: say where it ran, which the caller did not choose (docs/fleet.md "Trust").
+      if (terminal?.host !== undefined && !containerId.includes('/')) writeErr(`${local ? '\r\n' : ''}callwire: ran on fleet host ${terminal.host} (${containerId} resolved by the gateway)`);
       if (flags.json) {
         if (!(await writeOut(`${toJsonLine(line)}\n`))) {
           process.exitCode = outcomes.infrastructure_failure.execExit;
