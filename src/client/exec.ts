@@ -11,8 +11,6 @@ export interface ExecResult {
   readonly exitCode: number;
   readonly stdoutBytes: number;
   readonly stderrBytes: number;
-  /** The fleet host that ran the command, when a gateway says so (docs/fleet.md). */
-  readonly host?: string;
 }
 
 export interface ExecOptions extends CallOptions {
@@ -66,7 +64,7 @@ export type ExecFrames = AsyncGenerator<ExecOutput, ExecResult> & ExecControls;
  * the terminal-frame rule is written; `exec()` and the CLI both use it.
  */
 export function execFrames(client: Client, containerId: string, cmd: readonly string[], options: ExecOptions = {}): ExecFrames {
-  const { signal, deadlineMs, token, id, stdin, env, tty, workingDir, user, encoding, windowBytes, onAdmitted, resume } = options;
+  const { signal, deadlineMs, token, id, stdin, env, tty, workingDir, user, encoding, windowBytes, onAdmitted, onResumable, resume } = options;
   // The operation's input from the exec options only: call options never leak into it.
   const input: InputOf<typeof execContract> = {
     containerId,
@@ -94,6 +92,7 @@ export function execFrames(client: Client, containerId: string, cmd: readonly st
     ...(id === undefined ? {} : { id }),
     ...(windowBytes === undefined ? {} : { windowBytes }),
     ...(onAdmitted ? { onAdmitted } : {}),
+    ...(onResumable ? { onResumable } : {}),
     ...(resume === undefined ? {} : { resume }),
   };
   const frames = (async function* (): AsyncGenerator<ExecOutput, ExecResult> {
@@ -102,7 +101,7 @@ export function execFrames(client: Client, containerId: string, cmd: readonly st
       // Read on to call.completed after the terminal frame: leaving early would abort a call that is ending anyway.
       for await (const frame of client.iterate(execContract, input, callOptions)) {
         if (result) continue;
-        if (isTerminalFrame(frame)) result = { exitCode: frame.exitCode, stdoutBytes: frame.stdoutBytes, stderrBytes: frame.stderrBytes, ...hostOf(frame) };
+        if (isTerminalFrame(frame)) result = { exitCode: frame.exitCode, stdoutBytes: frame.stdoutBytes, stderrBytes: frame.stderrBytes };
         else yield frame;
       }
     } finally {
@@ -172,10 +171,4 @@ class HeldUntilSubscribed<T> {
     if (this.held) this.held.push(() => this.subject.complete());
     else this.subject.complete();
   }
-}
-
-/** A gateway's terminal frame names the host that ran the command. */
-function hostOf(frame: object): { host?: string } {
-  const host = (frame as { host?: unknown }).host;
-  return typeof host === 'string' ? { host } : {};
 }

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import type { CallOptions } from '../client/index.js';
-import { execTerminalFrame, isTerminalFrame } from '../contracts/index.js';
 import { assertOperationShape, holdsScope, type CallContext, type Identity, type Operation } from '../dispatcher/index.js';
 import { RpcError } from '../protocol/index.js';
 import { releasing, type FleetClients, type Lease } from './fleet-clients.js';
@@ -88,17 +87,9 @@ function containerRouted(op: Operation, routing: FleetRouting): Operation {
   const handler = (given: Record<string, unknown>, ctx: CallContext): unknown => {
     const route = routing.hosts.route(String(given['containerId']), (host) => mayReach(ctx.identity, host));
     if (route instanceof RpcError) throw route;
-    const result = forward(op, route.host, { ...given, containerId: route.ref }, ctx, routing);
-    return op.commandEnd && op.kind === 'subscription' ? namingHost(result as AsyncIterable<unknown>, route.host) : result;
+    return forward(op, route.host, { ...given, containerId: route.ref }, ctx, routing);
   };
-  // A command's terminal frame says which host ran it (the CLI prints it for a bare name).
-  const output = op.commandEnd ? z.union([op.output, execTerminalFrame.extend({ host: z.string().describe('the fleet host that ran the command') })]) : op.output;
-  return reshaped({ ...op, input, output, handler } as Operation);
-}
-
-/** The stream as it is, its terminal frame with the `host` that ran it. */
-async function* namingHost(stream: AsyncIterable<unknown>, host: string): AsyncIterable<unknown> {
-  for await (const item of stream) yield isTerminalFrame(item) ? { ...item, host } : item;
+  return reshaped({ ...op, input, handler } as Operation);
 }
 
 /** The one up host the caller may reach, or the one it named; more than one unnamed is INVALID_INPUT. */

@@ -26,6 +26,7 @@ export class HostileAgent {
   private readonly startedAt = Date.now();
   private version = 0;
   private names: string[] = [];
+  private idPrefix = 'b0b0';
   private timer: ReturnType<typeof setInterval> | undefined;
 
   private constructor(
@@ -45,9 +46,10 @@ export class HostileAgent {
     return agent;
   }
 
-  /** From now on, its table holds one container with these names (a's, say). */
-  announce(names: string[]): void {
+  /** From now on, its table holds one container with these names (a's, say), its id starting with `idPrefix` (a's name, say). */
+  announce(names: string[], idPrefix = 'b0b0'): void {
     this.names = names;
+    this.idPrefix = idPrefix;
     this.version++;
     this.beat();
   }
@@ -66,7 +68,7 @@ export class HostileAgent {
   }
 
   private beat(): void {
-    const containers = this.names.length > 0 ? [{ id: `b0b0${this.version.toString(16).padStart(60, '0')}`, names: this.names }] : [];
+    const containers = this.names.length > 0 ? [{ id: `${this.idPrefix}${this.version.toString(16).padStart(60, '0')}`, names: this.names }] : [];
     this.nc.publish(beatOf(this.host), JSON.stringify({ startedAt: this.startedAt, version: this.version, engine: 'up', containers }));
   }
 

@@ -71,6 +71,8 @@ export function registerExec(program: Command): void {
           ...(opts.interactive ? { stdin: process.stdin as AsyncIterable<Uint8Array> } : {}),
           ...(local ? { tty: local.size } : {}),
           ...(deadlineMs === undefined ? {} : { deadlineMs }),
+          // A fleet gateway's token names the host that runs the call: for a bare name the caller did not choose it (docs/fleet.md "Security").
+          ...(containerId.includes('/') ? {} : { onResumable: (token: string) => announceHost(token, local !== undefined) }),
         });
         local?.watchResize((cols, rows) => frames.resize(cols, rows));
         // The SDK's exec holds the terminal-frame rule (EXEC-4); here only the bytes are written.
@@ -116,8 +118,6 @@ export function registerExec(program: Command): void {
         failure,
         ...(flags.json ? { capture: { stdout: text(capture.stdout), stderr: text(capture.stderr), encoding: opts.binary ? 'base64' : 'utf8', truncated: capture.truncated } } : {}),
       });
-      // A bare name a gateway resolved: say where it ran, which the caller did not choose (docs/fleet.md "Trust").
-      if (terminal?.host !== undefined && !containerId.includes('/')) writeErr(`${local ? '\r\n' : ''}callwire: ran on fleet host ${terminal.host} (${containerId} resolved by the gateway)`);
       if (flags.json) {
         if (!(await writeOut(`${toJsonLine(line)}\n`))) {
           process.exitCode = outcomes.infrastructure_failure.execExit;
@@ -128,4 +128,17 @@ export function registerExec(program: Command): void {
       }
       process.exitCode = line.exit_code;
     });
+}
+
+let hostAnnounced = false;
+
+/** Says once, on stderr, which fleet host a gateway sent the call to (its resume token, `fw1.<host>.…`, names it). */
+function announceHost(token: string, raw: boolean): void {
+  // Only a fleet token loads the fleet's module (and NATS's) into the CLI.
+  if (hostAnnounced || !token.startsWith('fw1.')) return;
+  hostAnnounced = true;
+  void import('../../fleet/index.js').then(({ parseFleetToken }) => {
+    const host = parseFleetToken(token)?.host;
+    if (host !== undefined) process.stderr.write(`callwire: running on fleet host ${host} (resolved by the gateway)${raw ? '\r\n' : '\n'}`);
+  });
 }
