@@ -27,8 +27,10 @@
 # Users and permissions (fleet design, "NATS users and permissions"):
 #   gateway   publish callwire.host.*.to, callwire.fleet.hello;
 #             subscribe callwire.host.*.from.*, callwire.host.*.beat, _INBOX.>
-#   <host>    publish callwire.host.<host>.>;
+#   <host>    publish callwire.host.<host>.beat, callwire.host.<host>.from.*;
 #             subscribe callwire.host.<host>.to, callwire.fleet.hello, _INBOX_<host>.>
+# So the gateway is the only user that may publish on a host's `to` (an agent trusts the caller
+# a gateway names there), and on callwire.fleet.hello.
 # Passwords are generated once into $ROOT/credentials (mode 600) and kept across "up"s.
 # The routes between nodes authenticate with a password of their own (never printed), so a
 # local process cannot join as a route and bypass the permissions.
@@ -131,7 +133,7 @@ auth_config() {
     '"callwire.host.*.from.*", "callwire.host.*.beat", "_INBOX.>"'
   for host in "${HOSTS[@]}"; do
     user_entry "$host" "$(credential "CALLWIRE_NATS_HOST_$(var_id "$host")_PASS")" \
-      "\"callwire.host.$host.>\"" \
+      "\"callwire.host.$host.beat\", \"callwire.host.$host.from.*\"" \
       "\"callwire.host.$host.to\", \"callwire.fleet.hello\", \"_INBOX_$host.>\""
   done
   echo "  ]"

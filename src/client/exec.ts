@@ -64,7 +64,7 @@ export type ExecFrames = AsyncGenerator<ExecOutput, ExecResult> & ExecControls;
  * the terminal-frame rule is written; `exec()` and the CLI both use it.
  */
 export function execFrames(client: Client, containerId: string, cmd: readonly string[], options: ExecOptions = {}): ExecFrames {
-  const { signal, deadlineMs, token, id, stdin, env, tty, workingDir, user, encoding, windowBytes, onAdmitted, resume } = options;
+  const { signal, deadlineMs, token, id, stdin, env, tty, workingDir, user, encoding, windowBytes, onAdmitted, onResumable, resume } = options;
   // The operation's input from the exec options only: call options never leak into it.
   const input: InputOf<typeof execContract> = {
     containerId,
@@ -92,6 +92,7 @@ export function execFrames(client: Client, containerId: string, cmd: readonly st
     ...(id === undefined ? {} : { id }),
     ...(windowBytes === undefined ? {} : { windowBytes }),
     ...(onAdmitted ? { onAdmitted } : {}),
+    ...(onResumable ? { onResumable } : {}),
     ...(resume === undefined ? {} : { resume }),
   };
   const frames = (async function* (): AsyncGenerator<ExecOutput, ExecResult> {

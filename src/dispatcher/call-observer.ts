@@ -51,6 +51,8 @@ export interface CallObserver {
   input?(item: unknown, bytes: number): void;
   /** One output the handler produced (a stream's item, or a unary call's answer), with its encoded size. */
   output?(output: unknown, bytes: number): void;
+  /** A fleet gateway sent the call to this host (docs/fleet.md): before its first output. */
+  routed?(host: string): void;
   /** The call has ended; called once. */
   ended?(outcome: CallOutcome): void;
 }

@@ -160,6 +160,13 @@ export class CallTable implements CallHost {
       deadlineAt,
       input: call.input,
       ...(relay ? { relay } : {}),
+      routedTo: (host) => {
+        try {
+          call.observer?.routed?.(host);
+        } catch {
+          // An observer's failure is its own (combineObservers logs it): the call goes on.
+        }
+      },
     };
   }
 

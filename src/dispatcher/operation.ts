@@ -23,6 +23,8 @@ export interface CallContext {
   readonly input: AsyncIterable<unknown> | undefined;
   /** For an operation that `relaysResume`: how its call becomes resumable with the token of the stream it relays (§4.9). */
   readonly relay?: ResumeRelay;
+  /** A fleet gateway's handler says which host it sent the call to: the call's observers (its audit line) hear it. */
+  readonly routedTo?: (host: string) => void;
 }
 
 /**

@@ -24,7 +24,12 @@ export function mayReach(identity: Identity | null, host: string): boolean {
 export interface FleetRouting {
   readonly hosts: HostTable;
   readonly clients: FleetClients;
+  /** How long a merged list waits for each host; a later one is listed in `unavailable` (default LIST_HOST_DEADLINE_MS). */
+  readonly listDeadlineMs?: number;
 }
+
+/** A host that beats but does not answer a list within this long is left out of the merged answer, not waited for. */
+export const LIST_HOST_DEADLINE_MS = 5000;
 
 /**
  * The gateway's Docker operations (docs/fleet.md): the agents' own contracts, each
@@ -70,6 +75,8 @@ export function leaseFor(host: string, ctx: Pick<CallContext, 'identity'>, routi
 
 function forward(op: Operation, host: string, input: unknown, ctx: CallContext, routing: FleetRouting): unknown {
   const lease = leaseFor(host, ctx, routing);
+  // The audit line says which host ran the call, whatever the caller named.
+  ctx.routedTo?.(host);
   if (op.kind !== 'subscription') return lease.client.call(op.name, input, callOptions(ctx)).finally(lease.release);
   return releasing(relayStream(lease.client, host, op.name, input, ctx, callOptions(ctx)), lease.release);
 }
@@ -139,7 +146,9 @@ function merged(op: Operation, key: 'containers' | 'images', routing: FleetRouti
     const { host, ...rest } = given ?? {};
     const hosts = host !== undefined ? [host as string] : routing.hosts.upHosts().filter((h) => mayReach(ctx.identity, h));
     const forwarded = inner ? rest : null;
-    const answers = await Promise.allSettled(hosts.map(async (h) => ({ host: h, rows: ((await forward(op, h, forwarded, ctx, routing)) as Record<string, unknown[]>)[key] ?? [] })));
+    // A host named alone answers in the call's own time; merged, each host in its deadline, so one that never answers stalls no one.
+    const deadlineMs = host === undefined ? (routing.listDeadlineMs ?? LIST_HOST_DEADLINE_MS) : undefined;
+    const answers = await Promise.allSettled(hosts.map(async (h) => ({ host: h, rows: ((await answerWithin(deadlineMs, h, ctx, (hostCtx) => forward(op, h, forwarded, hostCtx, routing) as Promise<unknown>)) as Record<string, unknown[]>)[key] ?? [] })));
     const rows: unknown[] = [];
     const unavailable: { host: string; error: string }[] = [];
     answers.forEach((answer, i) => {
@@ -150,4 +159,19 @@ function merged(op: Operation, key: 'containers' | 'images', routing: FleetRouti
     return { [key]: rows, unavailable };
   };
   return reshaped({ ...op, input, output, handler } as Operation);
+}
+
+/** `call` with the caller's context, ended and refused as UNAVAILABLE once `deadlineMs` pass (none: no deadline of its own). */
+async function answerWithin<T>(deadlineMs: number | undefined, host: string, ctx: CallContext, call: (ctx: CallContext) => Promise<T>): Promise<T> {
+  if (deadlineMs === undefined) return call(ctx);
+  const late = new AbortController();
+  const timer = setTimeout(() => late.abort(new RpcError('UNAVAILABLE', `host ${host} did not answer within ${deadlineMs} ms`)), deadlineMs);
+  const hostCtx: CallContext = { ...ctx, signal: AbortSignal.any([ctx.signal, late.signal]) };
+  const refused = new Promise<never>((_, reject) => late.signal.addEventListener('abort', () => reject(late.signal.reason as Error), { once: true }));
+  try {
+    // The race, not the abort alone: an answer that never comes never settles the call either.
+    return await Promise.race([call(hostCtx), refused]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -7,6 +7,7 @@ import { fleetOperations, leaseFor, mayReach } from './fleet-operations.js';
 import { adoptFleetCall } from './fleet-relay.js';
 import { GatewayLink } from './gateway-link.js';
 import { HostTable, type HostState } from './host-table.js';
+import { NamePins, type NamePin } from './name-pins.js';
 import { connectNats, guarded, type NatsCounters, type NatsSettings } from './nats-settings.js';
 import { ANY_BEAT, HELLO, hostOfSubject } from './subjects.js';
 
@@ -22,24 +23,39 @@ export interface FleetGateway {
   close(): Promise<void>;
 }
 
+/** A gateway's NATS connection and its routing choices (`serve --nats …`, docs/fleet.md). */
+export interface GatewaySettings extends NatsSettings {
+  /** Container names pinned to hosts (`--pin NAME=HOST`): they resolve to that host only. */
+  readonly pins?: readonly NamePin[];
+  /** How long a down host's names stay reserved for it before it is forgotten (default 24 h). */
+  readonly forgetAfterMs?: number;
+  /** How long a merged list waits for each host (default 5 s). */
+  readonly listDeadlineMs?: number;
+}
+
 /** How long a new gateway waits for the agents' tables before it serves (they answer its hello at once). */
 const FIRST_TABLES_MS = 400;
 
 /** Joins the fleet as a gateway (docs/fleet.md): the host table from heartbeats, the link to every agent. */
-export async function startGateway(settings: NatsSettings, maxFrameBytes: number, logger: Logger): Promise<FleetGateway> {
+export async function startGateway(settings: GatewaySettings, maxFrameBytes: number, logger: Logger): Promise<FleetGateway> {
+  const pins = new NamePins(settings.pins);
   const { nc, counters, onDisconnect } = await connectNats(settings, 'callwire-gateway', logger);
   const link = new GatewayLink(nc, logger, maxFrameBytes);
   link.start();
   // What agents sent while the gateway's NATS connection was down is lost: its connections end now, as lost.
   onDisconnect(() => link.loseAll());
   const clients = new FleetClients(link);
-  const table = new HostTable({
-    gone: (host, error) => {
-      logger.warn('fleet host gone', { host, why: error.message });
-      clients.gone(host, error);
+  const table = new HostTable(
+    {
+      gone: (host, error) => {
+        logger.warn('fleet host gone', { host, why: error.message });
+        clients.gone(host, error);
+      },
+      ask: (host) => publishHello(nc, [host]),
+      ignored: (host, name, pinnedTo) => logger.warn('ignored a host announcing a name pinned to another host', { host, name, pinnedTo }),
     },
-    ask: (host) => publishHello(nc, [host]),
-  });
+    { pins, ...(settings.forgetAfterMs === undefined ? {} : { forgetAfterMs: settings.forgetAfterMs }) },
+  );
   nc.subscribe(ANY_BEAT, {
     callback: guarded(logger, 'the heartbeats', (msg) => {
       const host = hostOfSubject(msg.subject);
@@ -56,7 +72,7 @@ export async function startGateway(settings: NatsSettings, maxFrameBytes: number
   publishHello(nc);
   await nc.flush();
   await new Promise((resolve) => setTimeout(resolve, FIRST_TABLES_MS));
-  const routing = { hosts: table, clients };
+  const routing = { hosts: table, clients, ...(settings.listDeadlineMs === undefined ? {} : { listDeadlineMs: settings.listDeadlineMs }) };
   // The agents' own operations, whose handlers the gateway replaces: their engine is never asked.
   const operations = fleetOperations(dockerOperations(dockerEngine('unix:///nonexistent/callwire-gateway')), routing);
   const reachable = (host: string, caller: { identity: Identity | null }): Lease | undefined => {

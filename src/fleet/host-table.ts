@@ -1,5 +1,6 @@
 import { RpcError } from '../protocol/index.js';
 import { BEAT_MS, DOWN_AFTER_BEATS, type Beat, type RoutedContainer } from './beat.js';
+import { NamePins } from './name-pins.js';
 
 export interface HostState {
   readonly id: string;
@@ -12,6 +13,10 @@ export interface HostState {
 
 /** How many of an ambiguous reference's candidates an answer names. */
 const MAX_CANDIDATES_NAMED = 20;
+/** How long a down host's names stay reserved for it before the gateway forgets the host (`--fleet-forget-after`). */
+export const FORGET_DOWN_HOST_MS = 24 * 60 * 60 * 1000;
+/** A bound on the (host, name) pairs whose ignored announcement was logged: each is logged once. */
+const MAX_IGNORED_LOGGED = 1000;
 
 interface HostEntry {
   startedAt: number;
@@ -36,17 +41,37 @@ export interface HostTableEvents {
   readonly gone: (host: string, error: RpcError) => void;
   /** A host whose table is behind: ask its agent for it. */
   readonly ask: (host: string) => void;
+  /** A host announced a name pinned to another host: the name is left out of its table (told once per host and name). */
+  readonly ignored?: (host: string, name: string, pinnedTo: string) => void;
+}
+
+export interface HostTableOptions {
+  /** Names the operator pinned to hosts: they resolve to that host only. */
+  readonly pins?: NamePins;
+  /** A host down this long is forgotten, and its names with it (default 24 h). */
+  readonly forgetAfterMs?: number;
 }
 
 /**
  * The gateway's view of the fleet, from the agents' heartbeats: which hosts are up and
  * which containers each holds, so that a call naming a container goes to its host.
+ * A host's NATS credentials let it announce any name, so a name never moves to another
+ * host by announcement alone (docs/fleet.md "Trust"): a down host keeps its names
+ * reserved until it is forgotten, and a pinned name resolves to its pinned host only.
  */
 export class HostTable {
   private readonly hosts = new Map<string, HostEntry>();
   private readonly timer: ReturnType<typeof setInterval>;
+  private readonly pins: NamePins;
+  private readonly forgetAfterMs: number;
+  private readonly ignoredLogged = new Set<string>();
 
-  constructor(private readonly events: HostTableEvents) {
+  constructor(
+    private readonly events: HostTableEvents,
+    options: HostTableOptions = {},
+  ) {
+    this.pins = options.pins ?? new NamePins();
+    this.forgetAfterMs = options.forgetAfterMs ?? FORGET_DOWN_HOST_MS;
     this.timer = setInterval(() => this.sweep(), BEAT_MS / 2);
     this.timer.unref();
   }
@@ -70,7 +95,7 @@ export class HostTable {
     entry.engine = beat.engine;
     entry.version = Math.max(entry.version, beat.version);
     if (beat.containers) {
-      entry.containers = beat.containers;
+      entry.containers = this.pins.size === 0 ? beat.containers : beat.containers.map((c) => this.unpinned(host, c));
       entry.tableVersion = beat.version;
     }
     if (entry.tableVersion < entry.version && now - entry.askedAt > BEAT_MS) {
@@ -82,7 +107,22 @@ export class HostTable {
   /** A container the gateway just created through `host`: routable before its next heartbeat says so. */
   learn(host: string, container: RoutedContainer): void {
     const entry = this.hosts.get(host);
-    if (entry && !entry.containers.some((c) => c.id === container.id)) entry.containers.push(container);
+    if (entry && !entry.containers.some((c) => c.id === container.id)) entry.containers.push(this.unpinned(host, container));
+  }
+
+  /** The container without the names pinned to another host: what `host` may not claim. */
+  private unpinned(host: string, container: RoutedContainer): RoutedContainer {
+    const names = container.names.filter((name) => {
+      const pinnedTo = this.pins.hostOf(name);
+      if (pinnedTo === undefined || pinnedTo === host) return true;
+      const key = `${host}\n${name}`;
+      if (!this.ignoredLogged.has(key) && this.ignoredLogged.size < MAX_IGNORED_LOGGED) {
+        this.ignoredLogged.add(key);
+        this.events.ignored?.(host, name, pinnedTo);
+      }
+      return false;
+    });
+    return names.length === container.names.length ? container : { id: container.id, names };
   }
 
   isUp(host: string): boolean {
@@ -110,8 +150,11 @@ export class HostTable {
   }
 
   /**
-   * `HOST/NAME`, or an id, id prefix or name that exactly one up host the caller may reach holds. An
-   * ambiguous one is INVALID_INPUT naming the candidates; none is CONTAINER_NOT_FOUND.
+   * `HOST/NAME`; a pinned name to its host; or an id, id prefix or name that exactly one host
+   * the caller may reach holds, that host up. An ambiguous one is INVALID_INPUT naming the
+   * candidates; none is CONTAINER_NOT_FOUND. A down host's containers stay candidates until
+   * the host is forgotten: another host announcing the same name makes it ambiguous, never
+   * its own, and the down host's alone is UNAVAILABLE naming it.
    */
   route(reference: string, reachable: (host: string) => boolean = () => true): Route | RpcError {
     const slash = reference.indexOf('/');
@@ -120,10 +163,17 @@ export class HostTable {
       const ref = reference.slice(slash + 1);
       return this.unreachable(host, reachable) ?? { host, ref };
     }
+    const pinned = this.pins.hostOf(reference);
+    if (pinned !== undefined) {
+      // What any host announces does not matter: to the pinned host, or to none for a caller who may not reach it.
+      if (!reachable(pinned)) return new RpcError('CONTAINER_NOT_FOUND', `no such container in the fleet: ${reference}`, { details: { containerId: reference } });
+      if (!this.hosts.has(pinned)) return new RpcError('UNAVAILABLE', `container ${reference} is pinned to host ${pinned}, which this gateway has not heard from`);
+      return this.held(reference, pinned, reachable) ?? { host: pinned, ref: reference };
+    }
     const candidates: { host: string; name: string; exact: boolean }[] = [];
     for (const [host, entry] of this.hosts) {
-      // A host the caller may not reach neither resolves its name nor says what it holds.
-      if (!entry.up || !reachable(host)) continue;
+      // A host the caller may not reach neither resolves its name nor says what it holds. A down one still holds its names.
+      if (!reachable(host)) continue;
       for (const c of entry.containers) {
         const named = c.names.includes(reference);
         if (named || c.id === reference || c.id.startsWith(reference)) candidates.push({ host, name: c.names[0] ?? c.id.slice(0, 12), exact: named || c.id === reference });
@@ -135,7 +185,7 @@ export class HostTable {
     const exact = candidates.filter((c) => c.exact);
     const oneHost = candidates.every((c) => c.host === candidates[0]?.host);
     const chosen = oneHost && exact.length > 0 ? exact : candidates;
-    if (chosen.length === 1 && chosen[0]) return { host: chosen[0].host, ref: reference };
+    if (chosen.length === 1 && chosen[0]) return this.held(reference, chosen[0].host, reachable) ?? { host: chosen[0].host, ref: reference };
     if (chosen.length === 0) return new RpcError('CONTAINER_NOT_FOUND', `no such container in the fleet: ${reference}`, { details: { containerId: reference } });
     // A short prefix may match thousands of containers: the answer names a bounded few, and says how many there are.
     const names = chosen.map((c) => `${c.host}/${c.name}`).sort().slice(0, MAX_CANDIDATES_NAMED);
@@ -143,8 +193,19 @@ export class HostTable {
     return new RpcError('INVALID_INPUT', `container ${reference} is ambiguous in the fleet: name it as one of ${names.join(', ')}${more}`, { details: { candidates: names, matches: chosen.length } });
   }
 
+  /** Why `reference`, which `host` holds, cannot be called there now: a down host keeps it. */
+  private held(reference: string, host: string, reachable: (host: string) => boolean): RpcError | undefined {
+    const why = this.unreachable(host, reachable);
+    if (why?.code !== 'UNAVAILABLE') return why;
+    return new RpcError('UNAVAILABLE', `${why.message}, and it holds ${reference}: a down host's names stay reserved for it (another host's container is named HOST/NAME)`);
+  }
+
   private sweep(now = Date.now()): void {
     for (const [host, entry] of this.hosts) {
+      if (!entry.up && now - entry.lastBeat > this.forgetAfterMs) {
+        this.hosts.delete(host);
+        continue;
+      }
       if (entry.up && now - entry.lastBeat > BEAT_MS * DOWN_AFTER_BEATS) {
         entry.up = false;
         this.events.gone(host, new RpcError('UNAVAILABLE', `host ${host} stopped answering: no heartbeat for ${Math.round((now - entry.lastBeat) / 1000)} s`));

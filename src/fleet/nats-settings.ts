@@ -10,6 +10,11 @@ export interface NatsSettings {
   readonly pass?: string;
   /** PEM file of the CA that signed the nodes' certificates, for `tls://`. */
   readonly caFile?: string;
+  /**
+   * Run without credentials, or on a server that asks for none (`--nats-insecure`): then any
+   * process that reaches NATS may pose as a gateway and run commands on every host. Refused unless set.
+   */
+  readonly insecure?: boolean;
 }
 
 /** What a NATS connection went through, for /metrics and services/info. */
@@ -29,6 +34,9 @@ export interface NatsLink {
 }
 
 export async function connectNats(settings: NatsSettings, name: string, logger: Logger): Promise<NatsLink> {
+  if ((settings.user === undefined || settings.pass === undefined) && !settings.insecure) {
+    throw new Error('no NATS credentials: give --nats-user and the password (CALLWIRE_NATS_PASS or --nats-pass-file); without them anyone who reaches NATS can pose as a gateway (--nats-insecure runs so anyway)');
+  }
   const options: ConnectionOptions = {
     servers: [...settings.servers],
     name,
@@ -50,6 +58,13 @@ export async function connectNats(settings: NatsSettings, name: string, logger: 
   } catch (error) {
     throw new Error(`cannot connect to NATS at ${settings.servers.join(', ')}: ${error instanceof Error ? error.message : String(error)}`);
   }
+  // Credentials prove nothing to a server that takes anyone: its subjects' permissions are what the fleet's trust rests on.
+  const unauthenticated = (): string | undefined => (nc.info?.auth_required === true ? undefined : `the NATS server ${nc.getServer()} does not ask for authentication: any process that reaches it could pose as a gateway and run commands on every host (configure its users as scripts/nats-cluster.sh does, or run with --nats-insecure)`);
+  const refused = settings.insecure ? undefined : unauthenticated();
+  if (refused) {
+    await nc.close().catch(() => undefined);
+    throw new Error(refused);
+  }
   const counters: NatsCounters = { reconnects: 0 };
   const disconnected: (() => void)[] = [];
   void (async () => {
@@ -57,6 +72,12 @@ export async function connectNats(settings: NatsSettings, name: string, logger: 
       if (status.type === 'reconnect') {
         counters.reconnects++;
         logger.info('reconnected to NATS', { server: String((status as { server?: unknown }).server ?? '') });
+        const why = settings.insecure ? undefined : unauthenticated();
+        if (why) {
+          // A node of the cluster that lost its users is no safer than a bare server: leave NATS rather than serve through it.
+          logger.error('left NATS: a server without authentication', { why });
+          await nc.close().catch(() => undefined);
+        }
       } else if (status.type === 'disconnect') {
         logger.warn('lost the NATS connection; reconnecting', {});
         for (const listener of disconnected) listener();

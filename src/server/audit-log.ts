@@ -16,6 +16,8 @@ export interface AuditRecord {
   readonly operation: string;
   /** The container as the caller named it, for operations on one. */
   readonly container?: string;
+  /** On a fleet gateway: the host the call was sent to (a bare name resolved, or the one named). */
+  readonly host?: string;
   /** An exec's command, as given. */
   readonly cmd?: readonly string[];
   /** The names of the variables an exec set; their values are never logged. */
@@ -49,7 +51,11 @@ export function auditLog(out: LineSink): { observe: ObserveCalls; observeRefusal
       let bytesIn = call.requestBytes;
       let bytesOut = 0;
       let exitCode: number | null = null;
+      let host: string | undefined;
       return {
+        routed(to) {
+          host = to;
+        },
         input(_item, bytes) {
           bytesIn += bytes;
         },
@@ -65,6 +71,7 @@ export function auditLog(out: LineSink): { observe: ObserveCalls; observeRefusal
             subject: call.identity?.subject ?? null,
             operation: call.operation.name,
             ...described,
+            ...(host === undefined ? {} : { host }),
             ...outcomeFields(outcome),
             ...(commandEnd ? { exit_code: exitCode } : {}),
             bytes_in: bytesIn,

@@ -39,6 +39,15 @@ export function combineObservers(all: readonly ObserveCalls[], logger: Logger): 
           }
         }
       },
+      routed(host: string) {
+        for (let i = 0; i < observers.length; i++) {
+          try {
+            observers[i]!.routed?.(host);
+          } catch (error) {
+            complain(error);
+          }
+        }
+      },
       ended(outcome: CallOutcome) {
         for (let i = 0; i < observers.length; i++) {
           try {

@@ -5,7 +5,7 @@ import { createDispatcher, Registry, silentLogger, type Identity, type Logger, t
 import { probeOperations, discoveryOperations, dockerOperations, probeDocker, serviceOperations, type DockerEngine } from '../operations/index.js';
 import { isLoopbackName, limits as protocolLimits } from '../protocol/index.js';
 import { ConnectionGuard, createHttpCalls, createWebSocketTransport, findDeno, startH3Bridge, type H3Bridge, listenWebTransport, validatePolicy, type OriginPolicy, type WebTransportListener } from '../transports/index.js';
-import { startGateway, type FleetGateway, type NatsSettings } from '../fleet/index.js';
+import { startGateway, type FleetGateway, type GatewaySettings } from '../fleet/index.js';
 import { AppendStream } from './append-stream.js';
 import { AuditFile } from './audit-file.js';
 import { auditLog } from './audit-log.js';
@@ -59,7 +59,7 @@ export interface ServerOptions {
   /** The recordings' cap, the free space kept for the audit log, and whether a session whose recording stops is ended (defaults: `defaultRecordingPolicy`). */
   readonly recordPolicy?: Partial<RecordingPolicy>;
   /** Be a fleet gateway (docs/fleet.md): the Docker operations of every agent on this NATS cluster, instead of a local engine's. */
-  readonly fleet?: NatsSettings;
+  readonly fleet?: GatewaySettings;
   /** Serve `GET /metrics` on the HTTP port (docs/cli.md "Metrics"); with tokens it needs the scope `metrics:read`. Default true. */
   readonly metrics?: boolean;
 }

@@ -125,7 +125,7 @@ describe('a fleet of two hosts behind one gateway', () => {
   it('scopes name hosts: a caller holding host:b reaches b and not a, and lists only b', async () => {
     const tokens = join(tmpdir(), `callwire-fleet-tokens-${process.pid}.json`);
     const onlyB = 'fleet-only-host-b-token-0123';
-    writeFileSync(tokens, JSON.stringify({ tokens: [{ token: onlyB, subject: 'ci-b', scopes: ['container:*', 'host:b'] }] }));
+    writeFileSync(tokens, JSON.stringify({ tokens: [{ token: onlyB, subject: 'ci-b', scopes: ['container:*', 'image:inspect', 'host:b'] }] }));
     const guarded = await fleet.gateway({ extraArgs: ['--tokens', tokens], waitHosts: ['a', 'b'] });
     const client = await fleet.client(guarded, onlyB);
     const onA = await client.call('docker/container/inspect', { containerId: `a/${name}` }).catch((e: unknown) => e);
@@ -138,6 +138,15 @@ describe('a fleet of two hosts behind one gateway', () => {
     expect(bare.Name).toBe(`/${name}`);
     const list = await client.call<{ containers: { host: string }[] }>('docker/container/list', { all: true });
     expect(new Set(list.containers.map((c) => c.host))).toEqual(new Set(['b']));
+    // An operation that makes something, with no host named, runs on the one host it may reach: it is not asked to choose between a and b.
+    const created = await client.call<{ containerId: string; host: string }>('docker/container/create', { image: TEST_IMAGE, cmd: ['true'], labels: { [RUN_LABEL]: docker.runId } });
+    expect(created.host).toBe('b');
+    await client.call('docker/container/remove', { containerId: `b/${created.containerId}`, force: true });
+    const image = await client.call<{ Id: string }>('docker/image/inspect', { image: TEST_IMAGE });
+    expect(image.Id).toMatch(/^sha256:/);
+    // Its tokens do not reach a, so a is never offered: not even in the error of a host it may not reach.
+    const onA2 = await client.call('docker/image/inspect', { image: TEST_IMAGE, host: 'a' }).catch((e: unknown) => e);
+    expect((onA2 as RpcError).code).toBe('FORBIDDEN');
     // Nor does it learn which other hosts there are: services/info lists b alone, and a host it may not reach is refused alike whether it exists or not.
     const info = await client.call<{ fleet: { hosts: { id: string }[] } }>('services/info', null);
     expect(info.fleet.hosts.map((h) => h.id)).toEqual(['b']);

@@ -1,12 +1,16 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RpcError } from '../../src/client/index.js';
-import { HostTable } from '../../src/fleet/host-table.js';
+import { HostTable, type HostTableOptions } from '../../src/fleet/host-table.js';
+import { NamePins, parsePin } from '../../src/fleet/name-pins.js';
 
 describe('the gateway\'s host table: where a container reference leads', () => {
   const gone: string[] = [];
   const asked: string[] = [];
   let table: HostTable;
-  const make = (): HostTable => (table = new HostTable({ gone: (host) => gone.push(host), ask: (host) => asked.push(host) }));
+  const ignored: string[] = [];
+  const make = (options: HostTableOptions = {}): HostTable =>
+    (table = new HostTable({ gone: (host) => gone.push(host), ask: (host) => asked.push(host), ignored: (host, name, to) => ignored.push(`${host} ${name} ${to}`) }, options));
+  const sweep = (t: HostTable): void => (t as unknown as { sweep(): void }).sweep();
   afterEach(() => table?.close());
 
   const beat = (version: number, containers?: { id: string; names: string[] }[]) => ({ startedAt: 1, version, engine: 'up' as const, ...(containers ? { containers } : {}) });
@@ -94,5 +98,67 @@ describe('the gateway\'s host table: where a container reference leads', () => {
     expect(asked).toContain('a');
     t.heard('a', { ...beat(3, []), startedAt: 2 });
     expect(gone).toContain('a');
+  });
+
+  it('a down host keeps its names: another host announcing them makes them ambiguous, never its own; the down host\'s alone is UNAVAILABLE naming it', () => {
+    const t = make();
+    const now = Date.now();
+    t.heard('a', beat(1, [{ id: 'aaaa1111', names: ['demo'] }]), now - 10_000);
+    sweep(t);
+    expect(t.isUp('a')).toBe(false);
+    const alone = t.route('demo') as RpcError;
+    expect(alone.code).toBe('UNAVAILABLE');
+    expect(alone.message).toMatch(/^host a is down: no heartbeat for \d+ s, and it holds demo/);
+    // Host b (hostile, or only unlucky) announces the same name while a is down: no call goes to b.
+    t.heard('b', beat(1, [{ id: 'bbbb2222', names: ['demo'] }]));
+    const contested = t.route('demo') as RpcError;
+    expect(contested.code).toBe('INVALID_INPUT');
+    expect(contested.details).toEqual({ candidates: ['a/demo', 'b/demo'], matches: 2 });
+    expect(t.route('b/demo')).toEqual({ host: 'b', ref: 'demo' });
+    // A caller who may reach b only was never a's: for it the name is b's.
+    expect(t.route('demo', (host) => host === 'b')).toEqual({ host: 'b', ref: 'demo' });
+  });
+
+  it('a down host is forgotten after --fleet-forget-after, and its names with it', () => {
+    const t = make({ forgetAfterMs: 60_000 });
+    t.heard('a', beat(1, [{ id: 'aaaa1111', names: ['demo'] }]), Date.now() - 30_000);
+    t.heard('b', beat(1, [{ id: 'bbbb2222', names: ['demo'] }]));
+    sweep(t);
+    expect((t.route('demo') as RpcError).code).toBe('INVALID_INPUT');
+    t.heard('a', beat(1, [{ id: 'aaaa1111', names: ['demo'] }]), Date.now() - 90_000);
+    sweep(t); // down
+    sweep(t); // and down for longer than 60 s: forgotten
+    expect(t.states().map((h) => h.id)).toEqual(['b']);
+    expect(t.route('demo')).toEqual({ host: 'b', ref: 'demo' });
+  });
+
+  it('a pinned name resolves to its host only: another host announcing it is ignored (and told once), and it stays unambiguous', () => {
+    ignored.length = 0;
+    const t = make({ pins: new NamePins([parsePin('demo=a'), parsePin('db-*=a')]) });
+    t.heard('a', beat(1, [{ id: 'aaaa1111', names: ['demo'] }]));
+    t.heard('b', beat(1, [{ id: 'bbbb2222', names: ['demo', 'other'] }, { id: 'demo99', names: ['db-main'] }]));
+    t.heard('b', beat(2, [{ id: 'bbbb2222', names: ['demo', 'other'] }, { id: 'demo99', names: ['db-main'] }]));
+    expect(ignored).toEqual(['b demo a', 'b db-main a']);
+    expect(t.route('demo')).toEqual({ host: 'a', ref: 'demo' });
+    // Not on a's table yet: still a's (its agent answers whether it exists).
+    expect(t.route('db-main')).toEqual({ host: 'a', ref: 'db-main' });
+    expect(t.route('other')).toEqual({ host: 'b', ref: 'other' });
+    // a down: the pinned name is UNAVAILABLE naming a, never b's.
+    t.heard('a', beat(1, [{ id: 'aaaa1111', names: ['demo'] }]), Date.now() - 10_000);
+    sweep(t);
+    const down = t.route('demo') as RpcError;
+    expect(down.code).toBe('UNAVAILABLE');
+    expect(down.message).toMatch(/^host a is down/);
+    // A caller who may not reach a does not get b's instead.
+    expect((t.route('demo', (host) => host === 'b') as RpcError).code).toBe('CONTAINER_NOT_FOUND');
+  });
+
+  it('--pin takes NAME=HOST and PREFIX*=HOST; a name pinned to two hosts, or a bad one, is refused at start', () => {
+    expect(parsePin('web=a')).toEqual({ pattern: 'web', host: 'a' });
+    expect(parsePin('db-*=host-2')).toEqual({ pattern: 'db-*', host: 'host-2' });
+    for (const bad of ['web', '=a', 'web=', 'web=A', '/web=a', 'w*b=a']) expect(() => parsePin(bad), bad).toThrow(/--pin/);
+    expect(() => new NamePins([parsePin('web=a'), parsePin('web=b')])).toThrow(/already pinned to host a/);
+    const pins = new NamePins([parsePin('db-*=a'), parsePin('db-b*=b'), parsePin('db-bx=c')]);
+    expect(['db-1', 'db-b1', 'db-bx', 'web'].map((n) => pins.hostOf(n))).toEqual(['a', 'b', 'c', undefined]);
   });
 });

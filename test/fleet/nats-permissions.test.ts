@@ -106,6 +106,33 @@ describe('NATS permissions of the fleet (scripts/nats-cluster.sh)', () => {
     ]);
   });
 
+  it("only the gateway may publish on a host's calls (a.to) and on callwire.fleet.hello: another host's user, and a's own, are refused and a never hears them", async () => {
+    const gateway = await dial(cluster.urls[0]!, cluster.users['gateway']!);
+    const a = await dial(cluster.urls[0]!, cluster.users['a']!);
+    const b = await dial(cluster.urls[0]!, cluster.users['b']!);
+    const calls = received(a.subscribe('callwire.host.a.to'));
+    const hellos = received(a.subscribe('callwire.fleet.hello'));
+    await a.flush();
+    const errorsOfB = asyncErrors(b);
+    const errorsOfA = asyncErrors(a);
+    // Host b poses as a gateway: it asks a for its table, and opens a connection naming a caller of its choice.
+    b.publish('callwire.host.a.to', 'forged open from b');
+    b.publish('callwire.fleet.hello', '{"hosts":["a"]}');
+    a.publish('callwire.host.a.to', 'forged open from a itself');
+    a.publish('callwire.fleet.hello', '{}');
+    await Promise.all([a.flush(), b.flush()]);
+    // The gateway's messages reach a in order: once its markers are in, the forged ones would have been before them.
+    gateway.publish('callwire.host.a.to', 'marker');
+    gateway.publish('callwire.fleet.hello', 'marker');
+    await until(() => calls.length > 0 && hellos.length > 0, 'the markers');
+    expect(calls).toEqual(['callwire.host.a.to marker']);
+    expect(hellos).toEqual(['callwire.fleet.hello marker']);
+    await until(() => errorsOfB.length >= 2 && errorsOfA.length >= 2, 'four permission errors');
+    const refusals = (errors: Error[]) => errors.map((e) => e instanceof PermissionViolationError && `${e.operation} ${e.subject}`);
+    expect(refusals(errorsOfB)).toEqual(['publish callwire.host.a.to', 'publish callwire.fleet.hello']);
+    expect(refusals(errorsOfA)).toEqual(['publish callwire.host.a.to', 'publish callwire.fleet.hello']);
+  });
+
   it("an agent cannot subscribe to another host's calls; that host can", async () => {
     const gateway = await dial(cluster.urls[0]!, cluster.users['gateway']!);
     const a = await dial(cluster.urls[0]!, cluster.users['a']!);

@@ -27,22 +27,17 @@ export function within<T>(promise: Promise<T>, ms: number, what: string): Promis
 }
 
 /**
- * An exec (`LONG_EXEC` through the CLI) that met a failure ends in one of two ways only:
- * byte for byte what `docker exec` printed with the command's exit code, or exit 123
- * with UNAVAILABLE after a prefix of it; never a success (0 or 7) after truncated or
- * reordered output.
+ * An exec (`LONG_EXEC` through the CLI) that met a failure its call outlives (a lost
+ * message, a NATS node, a link cut under the down threshold): docs/fleet.md promises that
+ * replay fills the gap, so it ends byte for byte what `docker exec` printed, with the
+ * command's exit code; never UNAVAILABLE, never truncated. A failure the call does not
+ * outlive (its host down, its agent killed) is asserted as UNAVAILABLE where it happens.
  */
-export async function honestEnd(run: CliRun, direct: string, what: string): Promise<'complete' | 'unavailable'> {
+export async function completeAfterResume(run: CliRun, direct: string, what: string): Promise<void> {
   const { code } = await within(run.exited, 60_000, what);
-  if (code === 7) {
-    expect(run.stdout.length, `${what}: stdout size`).toBe(direct.length);
-    expect(sha256(run.stdout), `${what}: stdout sha256`).toBe(sha256(direct));
-    return 'complete';
-  }
-  expect(code, `${what}: exit 7 byte-exact or 123 UNAVAILABLE; stderr=${run.stderr.slice(-300)}`).toBe(123);
-  expect(run.stderr).toMatch(/\(UNAVAILABLE\)/);
-  expect(direct.startsWith(run.stdout), `${what}: what arrived is a prefix of the output`).toBe(true);
-  return 'unavailable';
+  expect(code, `${what}: the exec resumed and ended with the command's exit code; stderr=${run.stderr.slice(-300)}`).toBe(7);
+  expect(run.stdout.length, `${what}: stdout size`).toBe(direct.length);
+  expect(sha256(run.stdout), `${what}: stdout sha256`).toBe(sha256(direct));
 }
 
 /** Runs `echo` in `ref` through a gateway with the SDK; the ms from `since` to its first byte of output. */

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { stderrLogger, type LogLevel } from '../logger.js';
-import { natsOptions, natsSettings, type NatsFlags } from '../nats-flags.js';
+import { INSECURE_NATS, natsOptions, natsSettings, type NatsFlags } from '../nats-flags.js';
 
 interface AgentFlags extends NatsFlags {
   hostId: string;
@@ -49,6 +49,7 @@ export function registerAgent(program: Command): void {
           'callwire agent is serving',
           `  host          ${agent.hostId}`,
           `  nats          ${settings.servers.join(', ')}${settings.user ? ` as ${settings.user}` : ''}`,
+          ...(settings.insecure ? [`  nats          ${INSECURE_NATS}`] : []),
           `  docker        ${agent.engine.ok ? 'on' : 'not answering'}: ${agent.engine.reason}`,
           ...(listener ? [`  metrics       ${listener.url}`] : []),
           '',

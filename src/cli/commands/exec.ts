@@ -71,6 +71,8 @@ export function registerExec(program: Command): void {
           ...(opts.interactive ? { stdin: process.stdin as AsyncIterable<Uint8Array> } : {}),
           ...(local ? { tty: local.size } : {}),
           ...(deadlineMs === undefined ? {} : { deadlineMs }),
+          // A fleet gateway's token names the host that runs the call: for a bare name the caller did not choose it (docs/fleet.md "Security").
+          ...(containerId.includes('/') ? {} : { onResumable: (token: string) => announceHost(token, local !== undefined) }),
         });
         local?.watchResize((cols, rows) => frames.resize(cols, rows));
         // The SDK's exec holds the terminal-frame rule (EXEC-4); here only the bytes are written.
@@ -126,4 +128,17 @@ export function registerExec(program: Command): void {
       }
       process.exitCode = line.exit_code;
     });
+}
+
+let hostAnnounced = false;
+
+/** Says once, on stderr, which fleet host a gateway sent the call to (its resume token, `fw1.<host>.…`, names it). */
+function announceHost(token: string, raw: boolean): void {
+  // Only a fleet token loads the fleet's module (and NATS's) into the CLI.
+  if (hostAnnounced || !token.startsWith('fw1.')) return;
+  hostAnnounced = true;
+  void import('../../fleet/index.js').then(({ parseFleetToken }) => {
+    const host = parseFleetToken(token)?.host;
+    if (host !== undefined) process.stderr.write(`callwire: running on fleet host ${host} (resolved by the gateway)${raw ? '\r\n' : '\n'}`);
+  });
 }

@@ -2,10 +2,10 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { RunningServer } from '../../server/index.js';
 import { stderrLogger, type LogLevel } from '../logger.js';
-import { natsOptions, natsSettings, type NatsFlags } from '../nats-flags.js';
+import { gatewayOptions, gatewaySettings, INSECURE_NATS, natsOptions, type GatewayFlags } from '../nats-flags.js';
 import { longLivedNodeFlags } from '../node-flags.js';
 
-interface ServeFlags extends NatsFlags {
+interface ServeFlags extends GatewayFlags {
   host: string;
   port: string;
   wtPort: string;
@@ -68,13 +68,13 @@ export function registerServe(program: Command): void {
     .option('--record-strict', 'end a terminal session whose recording cannot go on (its cap, the reserve, a failed disk) instead of letting it run unrecorded')
     .option('--no-metrics', 'do not serve GET /metrics (Prometheus text) on the HTTP port; with tokens it needs the scope metrics:read')
     .option('--keepalive <seconds>', 'WebSocket ping interval; a peer silent for a whole interval after a ping is dropped and its calls aborted (0: off)', '30');
-  natsOptions(command, false)
+  gatewayOptions(natsOptions(command, false))
     .action(async (flags: ServeFlags) => {
       // Loaded here: the server's dependencies (Docker, TLS, transports) would slow every other command's start.
       const { dockerEngine, loadTokens, startServer } = await import('../../server/index.js');
       const tokens = loadTokens({ file: flags.tokens ?? process.env['CALLWIRE_TOKENS_FILE'], json: process.env['CALLWIRE_TOKENS'] });
       if ((flags.cert === undefined) !== (flags.key === undefined)) throw new Error('--cert and --key go together');
-      const fleet = natsSettings(flags);
+      const fleet = gatewaySettings(flags);
       const tls = flags.cert && flags.key ? { certPem: readFileSync(flags.cert, 'utf8'), keyPem: readFileSync(flags.key, 'utf8') } : undefined;
       const server = await startServer({
         host: flags.host,
@@ -158,7 +158,8 @@ function printBanner(server: RunningServer, tokenCount: number, flags: ServeFlag
   }
   out(`  auth          ${tokenCount === 0 ? 'none: loopback only, local callers have full access' : `${tokenCount} token(s)`}`);
   out(`  browsers      ${server.allowedOrigins.length === 0 ? 'pages of this server only' : `this server's pages and ${server.allowedOrigins.join(', ')}`}`);
-  if (server.fleet) out(`  fleet         gateway ${server.fleet.id} over NATS; hosts up: ${server.fleet.hosts().filter((h) => h.state === 'up').map((h) => h.id).join(', ') || 'none yet'}`);
+  if (server.fleet) out(`  fleet         gateway ${server.fleet.id} over NATS; hosts up: ${server.fleet.hosts().filter((h) => h.state === 'up').map((h) => h.id).join(', ') || 'none yet'}${flags.pin.length > 0 ? `; pinned: ${flags.pin.join(' ')}` : ''}`);
+  if (server.fleet && flags.natsInsecure) out(`  nats          ${INSECURE_NATS}`);
   out(`  docker        ${server.docker.on ? `on: ${server.docker.reason}` : `off: ${server.docker.reason} (set DOCKER_HOST, or run scripts/docker-engine.sh up)`}`);
   if (flags.metrics) out(`  metrics       ${server.wsUrl.startsWith('wss:') ? 'https' : 'http'}://${new URL(server.wsUrl).host}/metrics  (${tokenCount === 0 ? 'Prometheus text' : 'needs a token with the scope metrics:read'})`);
   if (flags.audit) out(`  audit         ${flags.audit === '-' ? 'stdout' : flags.audit}  (one JSON line per call)`);
