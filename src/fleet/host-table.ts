@@ -45,6 +45,8 @@ export interface HostTableEvents {
 export class HostTable {
   private readonly hosts = new Map<string, HostEntry>();
   private readonly timer: ReturnType<typeof setInterval>;
+  /** The gateway cannot hear beats now (their NATS connection is down): silence says nothing of a host. */
+  private deafSince: number | undefined;
 
   constructor(private readonly events: HostTableEvents) {
     this.timer = setInterval(() => this.sweep(), BEAT_MS / 2);
@@ -83,6 +85,18 @@ export class HostTable {
   learn(host: string, container: RoutedContainer): void {
     const entry = this.hosts.get(host);
     if (entry && !entry.containers.some((c) => c.id === container.id)) entry.containers.push(container);
+  }
+
+  /**
+   * The gateway stops or starts hearing beats (their NATS connection dropped, or is back):
+   * no host is found silent meanwhile, and each has its full wait again from when it is back.
+   */
+  deaf(deaf: boolean, now = Date.now()): void {
+    if (deaf) this.deafSince ??= now;
+    else if (this.deafSince !== undefined) {
+      this.deafSince = undefined;
+      for (const entry of this.hosts.values()) if (entry.up) entry.lastBeat = Math.max(entry.lastBeat, now);
+    }
   }
 
   isUp(host: string): boolean {
@@ -144,6 +158,7 @@ export class HostTable {
   }
 
   private sweep(now = Date.now()): void {
+    if (this.deafSince !== undefined) return;
     for (const [host, entry] of this.hosts) {
       if (entry.up && now - entry.lastBeat > BEAT_MS * DOWN_AFTER_BEATS) {
         entry.up = false;
