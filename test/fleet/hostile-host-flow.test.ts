@@ -21,6 +21,12 @@ function rssOf(pid: number): number {
   return Number(kb) * 1024;
 }
 
+/** The CPU seconds a process has used, user and system, from the kernel. */
+function cpuOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 /** Heartbeats of host b whose table is a little under 1 MB (NATS's max_payload is 1 MiB): made once, numbered each time. */
 function hugeBeats(startedAt: number): (version: number) => Uint8Array {
   const rows: string[] = [];
@@ -175,7 +181,14 @@ describe('a hostile host floods its heartbeats and ignores credit; another host\
     const pid = gateway.run.child.pid!;
     const rssBefore = rssOf(pid);
     let rssMost = rssBefore;
-    const sampler = setInterval(() => (rssMost = Math.max(rssMost, rssOf(pid))), 200);
+    const sampler = setInterval(() => {
+      try {
+        rssMost = Math.max(rssMost, rssOf(pid));
+      } catch {
+        // the gateway is gone: the test fails on its calls
+      }
+    }, 200);
+    const cpuBefore = cpuOf(pid);
     let flooding = true;
     const exec = execOnA();
     const unary = inspectOnA(() => !flooding);
@@ -183,11 +196,14 @@ describe('a hostile host floods its heartbeats and ignores credit; another host\
     flooding = false;
     const [ran, calls] = await Promise.all([exec, unary]);
     clearInterval(sampler);
-    console.log(`flood: ${beats} tables of ~1 MB in ${FLOOD_MS / 1000} s; host a: ${calls.calls} inspects, slowest ${calls.slowestMs} ms; gateway RSS ${(rssBefore / 2 ** 20).toFixed(0)} -> at most ${(rssMost / 2 ** 20).toFixed(0)} MiB`);
+    const cpu = cpuOf(pid) - cpuBefore;
+    console.log(`flood: ${beats} tables of ~1 MB in ${FLOOD_MS / 1000} s; host a: ${calls.calls} inspects, slowest ${calls.slowestMs} ms; gateway CPU ${cpu.toFixed(1)} s, RSS ${(rssBefore / 2 ** 20).toFixed(0)} -> at most ${(rssMost / 2 ** 20).toFixed(0)} MiB`);
+    // The gateway weighed b's beats and dropped most of them unread (and said so), rather than parsing each.
+    expect(gatewayLog()).toMatch(/dropped heartbeats of a host over its bounds[^\n]*"host":"b"/);
     expect(beats, 'the flood was one').toBeGreaterThan(100);
     expect(ran).toEqual({ stdout: EXPECTED, exitCode: 5 });
     expect(calls.calls).toBeGreaterThan(10);
-    expect(calls.slowestMs, 'a generous bound: a call of a waits behind no table of b').toBeLessThan(3000);
+    expect(calls.slowestMs, 'a generous bound (the flooder shares the test process with the caller): a call of a waits behind no table of b').toBeLessThan(5000);
     expect(gatewayLog()).not.toMatch(/fleet host gone[^\n]*"host":"a"/);
     expect(gatewayLog(), 'the link\'s NATS connection was never dropped').not.toMatch(/lost the NATS connection[^\n]*"connection":"callwire-gateway"/);
     expect(rssMost - rssBefore, 'the gateway\'s RSS growth during the flood').toBeLessThan(128 * 2 ** 20);
@@ -200,7 +216,13 @@ describe('a hostile host floods its heartbeats and ignores credit; another host\
     const pid = gateway.run.child.pid!;
     const rssBefore = rssOf(pid);
     let rssMost = rssBefore;
-    const sampler = setInterval(() => (rssMost = Math.max(rssMost, rssOf(pid))), 200);
+    const sampler = setInterval(() => {
+      try {
+        rssMost = Math.max(rssMost, rssOf(pid));
+      } catch {
+        // the gateway is gone: the test fails on its calls
+      }
+    }, 200);
     const exec = execOnA();
     const logs = client.iterate<{ text: string }>('docker/container/logs', { containerId: 'b/flood-b', follow: true }, { id: 'abused' })[Symbol.asyncIterator]();
     // Nobody reads: the gateway alone must stop b.
