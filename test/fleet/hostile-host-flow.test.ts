@@ -7,7 +7,8 @@ import { beatOf, fromHost, toHost } from '../../src/fleet/subjects.js';
 import { envelopes, msgpackCodec, type Envelope } from '../../src/protocol/index.js';
 import { DockerFixture } from '../support/docker.js';
 import { Fleet, type GatewayRun } from '../support/fleet.js';
-import { sleep } from '../support/wait.js';
+import { TcpProxy } from '../support/tcp-proxy.js';
+import { sleep, until } from '../support/wait.js';
 
 const FLOOD_MS = 15_000;
 const LINES = 300;
@@ -51,6 +52,8 @@ class HostileAgent {
   private readonly aborted = new Set<string>();
   /** Bytes of output sent per call id, and the ids the gateway aborted. */
   readonly sent = new Map<string, number>();
+  /** The gateways that opened a virtual connection here: their ids are in the vc ids. */
+  readonly gateways = new Set<string>();
   get abortedIds(): ReadonlySet<string> {
     return this.aborted;
   }
@@ -80,6 +83,19 @@ class HostileAgent {
     return sent;
   }
 
+  /** Publishes 1 MB messages of garbage on the link subject to `gateway` for `ms`, as fast as NATS takes them. */
+  async floodLink(gateway: string, ms: number): Promise<number> {
+    const junk = new Uint8Array(1_000_000).fill(7);
+    const end = Date.now() + ms;
+    let sent = 0;
+    while (Date.now() < end) {
+      this.nc.publish(fromHost('b', gateway), junk);
+      if (++sent % 4 === 0) await this.nc.flush();
+    }
+    await this.nc.flush();
+    return sent;
+  }
+
   async stop(): Promise<void> {
     if (this.beater !== undefined) clearInterval(this.beater);
     this.aborted.add('*');
@@ -95,6 +111,7 @@ class HostileAgent {
         let vc = vcs.get(message.vc);
         if (!vc) {
           const gateway = message.vc.split('.')[0]!;
+          this.gateways.add(gateway);
           vc = { receiver: new LinkReceiver(1 << 24), sender: new LinkSender((data) => this.nc.publish(fromHost('b', gateway), data), message.vc, 1024 * 1024) };
           vcs.set(message.vc, vc);
         }
@@ -102,7 +119,7 @@ class HostileAgent {
         if (received === 'pending' || received === 'gap' || received.kind !== 'frame') return;
         const envelope = msgpackCodec.decode(received.body) as Envelope;
         if (envelope.type === 'call.aborted') this.aborted.add(envelope.id);
-        if (envelope.type !== 'call.requested') return;
+        if (envelope.type !== 'call.requested' || envelope.payload.operationId !== 'docker/container/logs') return;
         vc.sender.send('frame', msgpackCodec.encode(envelopes.credit(envelope.id, 0)));
         void this.floodOutput(vc.sender, envelope.id);
       },
@@ -243,5 +260,47 @@ describe('a hostile host floods its heartbeats and ignores credit; another host\
     expect((ended as RpcError).code).toBe('CREDIT_EXCEEDED');
     expect(rssMost - rssBefore, 'the gateway\'s RSS growth while b flooded').toBeLessThan(96 * 2 ** 20);
     expect(ran).toEqual({ stdout: EXPECTED, exitCode: 5 });
+  }, 120_000);
+
+  it('1 MB of garbage a message on the link subject to the gateway: a\'s exec completes byte-exact (resumed if NATS dropped the gateway as a slow consumer)', async () => {
+    // Any call to b opens a virtual connection, whose id names the gateway: all b needs to aim at it.
+    await client.call('docker/container/inspect', { containerId: 'b/flood-b' }, { deadlineMs: 1000 }).catch(() => undefined);
+    const [gatewayId] = [...hostile.gateways];
+    expect(gatewayId).toMatch(/^[0-9a-f]{12}$/);
+    const dropsBefore = (gatewayLog().match(/lost the NATS connection[^\n]*"connection":"callwire-gateway"/g) ?? []).length;
+    const exec = execOnA();
+    const junk = await hostile.floodLink(gatewayId!, FLOOD_MS);
+    const ran = await exec;
+    const drops = (gatewayLog().match(/lost the NATS connection[^\n]*"connection":"callwire-gateway"/g) ?? []).length - dropsBefore;
+    console.log(`link flood: ${junk} messages of 1 MB in ${FLOOD_MS / 1000} s; the gateway's link connection dropped ${drops} times`);
+    expect(ran).toEqual({ stdout: EXPECTED, exitCode: 5 });
+    expect(gatewayLog()).not.toMatch(/fleet host gone[^\n]*"host":"a"/);
+  }, 120_000);
+
+  it('the gateway\'s NATS connections closed by the server mid-exec, as NATS drops a slow consumer: a\'s exec resumes byte-exact, and a stays up', async () => {
+    // A gateway of its own, whose NATS connections pass a relay that can drop them as the server would.
+    const relay = await new TcpProxy().start(Number(new URL(fleet.cluster.urls[0]!).port));
+    try {
+      const dropped = await fleet.gateway({ urls: [relay.via(fleet.cluster.urls[0]!)], waitHosts: ['a'] });
+      const viaDropped = await connect(dropped.wsUrl, { resume: { graceMs: 30_000 } });
+      let stdout = '';
+      let exitCode: number | undefined;
+      const exec = (async () => {
+        for await (const item of viaDropped.iterate<{ stream?: string; text?: string; exitCode?: number }>('docker/container/exec', { containerId: `a/${name}`, cmd: ['sh', '-c', PACED] })) {
+          if (item.stream === 'stdout') stdout += item.text;
+          if (item.exitCode !== undefined) exitCode = item.exitCode;
+        }
+      })();
+      await until(() => stdout.length > 200, 'the exec under way', 30_000);
+      relay.cut();
+      await exec;
+      const log = dropped.run.stdout + dropped.run.stderr;
+      expect(log, 'the gateway lost its link\'s connection').toMatch(/lost the NATS connection[^\n]*"connection":"callwire-gateway"/);
+      expect({ stdout, exitCode }).toEqual({ stdout: EXPECTED, exitCode: 5 });
+      expect(log).not.toMatch(/fleet host gone[^\n]*"host":"a"/);
+      await viaDropped.close();
+    } finally {
+      await relay.stop();
+    }
   }, 120_000);
 });
