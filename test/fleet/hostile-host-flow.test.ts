@@ -246,6 +246,7 @@ describe('a hostile host floods its heartbeats and ignores credit; another host\
     const deadline = Date.now() + 60_000;
     while (hostile.abortedIds.size === 0 && Date.now() < deadline) await sleep(100);
     const sentByB = [...hostile.sent.values()].reduce((a, b) => a + b, 0);
+    expect(hostile.abortedIds.size, `the gateway aborted b's call (b sent ${sentByB} bytes)`).toBe(1);
     let ended: unknown;
     try {
       while (!(await logs.next()).done);
@@ -255,7 +256,6 @@ describe('a hostile host floods its heartbeats and ignores credit; another host\
     const ran = await exec;
     clearInterval(sampler);
     console.log(`credit abuse: b sent ${(sentByB / 2 ** 20).toFixed(1)} MiB before the gateway aborted; gateway RSS ${(rssBefore / 2 ** 20).toFixed(0)} -> at most ${(rssMost / 2 ** 20).toFixed(0)} MiB`);
-    expect(hostile.abortedIds.size, `the gateway aborted b's call (b sent ${sentByB} bytes)`).toBe(1);
     expect(ended).toBeInstanceOf(RpcError);
     expect((ended as RpcError).code).toBe('CREDIT_EXCEEDED');
     expect(rssMost - rssBefore, 'the gateway\'s RSS growth while b flooded').toBeLessThan(96 * 2 ** 20);
