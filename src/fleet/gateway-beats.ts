@@ -8,6 +8,8 @@ import { ANY_BEAT, hostOfSubject } from './subjects.js';
 
 /** How often a gateway says how many beats of a host it dropped. */
 const DROP_LOG_MS = 60_000;
+/** A flush of the beats' connection unanswered for this long: the gateway is behind on reading them. */
+const BEHIND_MS = 500;
 
 /**
  * The gateway's ear for every host's heartbeat (docs/fleet.md). The NATS reader only
@@ -17,9 +19,33 @@ const DROP_LOG_MS = 60_000;
  * connection: a host that floods its beat subject can make NATS drop that connection
  * as a slow consumer, never the one that carries the calls.
  */
-export function listenToBeats(nc: NatsConnection, table: HostTable, logger: Logger): Subscription {
+export function listenToBeats(nc: NatsConnection, table: HostTable, logger: Logger): () => void {
   const gate = new BeatGate();
   const loggedAt = new Map<string, number>();
+  const subscription = subscribe(nc, table, logger, gate, loggedAt);
+  // NATS answers a flush after every message queued for us before it: one unanswered for long means a
+  // flood (or a slow gateway) holds other hosts' beats back in that queue, and their silence says nothing.
+  let probing = 0;
+  const probe = setInterval(() => {
+    if (probing > 0) {
+      if (Date.now() - probing > BEHIND_MS) table.deaf('behind', true);
+      return;
+    }
+    probing = Date.now();
+    const done = (): void => {
+      probing = 0;
+      table.deaf('behind', false);
+    };
+    nc.flush().then(done, done);
+  }, BEHIND_MS / 2);
+  probe.unref();
+  return () => {
+    clearInterval(probe);
+    subscription.unsubscribe();
+  };
+}
+
+function subscribe(nc: NatsConnection, table: HostTable, logger: Logger, gate: BeatGate, loggedAt: Map<string, number>): Subscription {
   return nc.subscribe(ANY_BEAT, {
     callback: guarded(logger, 'the heartbeats', (msg) => {
       const host = hostOfSubject(msg.subject);

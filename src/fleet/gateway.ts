@@ -44,10 +44,10 @@ export async function startGateway(settings: NatsSettings, maxFrameBytes: number
     },
     ask: (host) => publishHello(beats.nc, [host]),
   });
-  listenToBeats(beats.nc, table, logger);
+  const stopBeats = listenToBeats(beats.nc, table, logger);
   // Beats unheard while their own connection is down say nothing of the hosts: none is down for it.
-  beats.onDisconnect(() => table.deaf(true));
-  beats.onReconnect(() => table.deaf(false));
+  beats.onDisconnect(() => table.deaf('disconnected', true));
+  beats.onReconnect(() => table.deaf('disconnected', false));
   publishHello(beats.nc);
   await beats.nc.flush();
   await new Promise((resolve) => setTimeout(resolve, FIRST_TABLES_MS));
@@ -69,6 +69,7 @@ export async function startGateway(settings: NatsSettings, maxFrameBytes: number
     nats: counters,
     async close() {
       table.close();
+      stopBeats();
       await clients.close();
       link.stop();
       await Promise.all([nc.drain().catch(() => undefined), beats.nc.drain().catch(() => undefined)]);

@@ -45,8 +45,8 @@ export interface HostTableEvents {
 export class HostTable {
   private readonly hosts = new Map<string, HostEntry>();
   private readonly timer: ReturnType<typeof setInterval>;
-  /** The gateway cannot hear beats now (their NATS connection is down): silence says nothing of a host. */
-  private deafSince: number | undefined;
+  /** Why the gateway cannot hear beats now (their connection is down, or it is behind on them): silence says nothing of a host. */
+  private readonly deafFor = new Set<string>();
 
   constructor(private readonly events: HostTableEvents) {
     this.timer = setInterval(() => this.sweep(), BEAT_MS / 2);
@@ -88,15 +88,14 @@ export class HostTable {
   }
 
   /**
-   * The gateway stops or starts hearing beats (their NATS connection dropped, or is back):
-   * no host is found silent meanwhile, and each has its full wait again from when it is back.
+   * The gateway stops or starts hearing beats, for `reason` (their NATS connection dropped,
+   * or it is behind on reading them): no host is found silent meanwhile, and each has its
+   * full wait again from when the gateway hears again.
    */
-  deaf(deaf: boolean, now = Date.now()): void {
-    if (deaf) this.deafSince ??= now;
-    else if (this.deafSince !== undefined) {
-      this.deafSince = undefined;
-      for (const entry of this.hosts.values()) if (entry.up) entry.lastBeat = Math.max(entry.lastBeat, now);
-    }
+  deaf(reason: string, deaf: boolean, now = Date.now()): void {
+    if (deaf) return void this.deafFor.add(reason);
+    if (!this.deafFor.delete(reason) || this.deafFor.size > 0) return;
+    for (const entry of this.hosts.values()) if (entry.up) entry.lastBeat = Math.max(entry.lastBeat, now);
   }
 
   isUp(host: string): boolean {
@@ -158,7 +157,7 @@ export class HostTable {
   }
 
   private sweep(now = Date.now()): void {
-    if (this.deafSince !== undefined) return;
+    if (this.deafFor.size > 0) return;
     for (const [host, entry] of this.hosts) {
       if (entry.up && now - entry.lastBeat > BEAT_MS * DOWN_AFTER_BEATS) {
         entry.up = false;
