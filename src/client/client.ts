@@ -3,6 +3,8 @@ import { listContract, schemaContract, type Contract, type InputOf, type Operati
 import { envelopes, RpcError, type Carrier, type Envelope, type RequestedPayload } from '../protocol/index.js';
 import type { CallChannel, CallSink, ClientConnection } from './connection.js';
 import { InputPump } from './input-pump.js';
+import { OutputCredit } from './output-credit.js';
+import { pulled, type StreamConsumer } from './pulled.js';
 import type { AckLimit } from './ack-limit.js';
 import { ResumingConnection, type ConnectionEvent } from './resuming-connection.js';
 
@@ -60,12 +62,6 @@ type Target = Contract | string;
 /** What a call that fails on our side does at the server: `abort` sends call.aborted; `forget` (the connection is gone, or it never started) sends nothing. */
 type ServerSide = 'abort' | 'forget';
 type StartHandlers = { frame: (e: Envelope, bytes: number) => void; fail: (error: RpcError, server: ServerSide) => void };
-/** What a stream's consumer hears. */
-interface StreamConsumer {
-  value: (value: unknown, bytes: number) => void;
-  complete: () => void;
-  error: (error: RpcError) => void;
-}
 /** A stream is a new call of an operation, or one taken up by its token (§4.9). */
 type StreamStart = { readonly operation: string; readonly input: unknown } | { readonly takeUp: TakeUp };
 const nameOf = (target: Target): string => (typeof target === 'string' ? target : target.name);
@@ -183,7 +179,7 @@ export class Client {
   iterate<T = unknown>(operation: string, input?: unknown, options?: CallOptions): AsyncIterable<T>;
   iterate<T>(target: Target, input: unknown = null, options: CallOptions = {}): AsyncIterable<T> {
     const operation = nameOf(target);
-    return this.pulled((consumer) => this.openStream({ operation, input }, options, consumer));
+    return pulled((consumer) => this.openStream({ operation, input }, options, consumer));
   }
 
   /**
@@ -195,55 +191,7 @@ export class Client {
    */
   takeUp<T = unknown>(call: TakeUp, options: CallOptions = {}): AsyncIterable<T> {
     if (!(this.connection instanceof ResumingConnection)) throw new TypeError('taking up a call needs a client made with resume');
-    return this.pulled((consumer) => this.openStream({ takeUp: call }, { ...options, id: call.id }, consumer));
-  }
-
-  private pulled<T>(open: (consumer: StreamConsumer) => { release: (bytes: number) => void; cancel: () => void }): AsyncIterable<T> {
-    return {
-      [Symbol.asyncIterator]: (): AsyncIterator<T> => {
-        const queue: { value: T; bytes: number }[] = [];
-        let end: { error?: unknown } | undefined;
-        let wake: (() => void) | undefined;
-        const notify = (): void => {
-          wake?.();
-          wake = undefined;
-        };
-        const call = open({
-          value: (value, bytes) => {
-            queue.push({ value: value as T, bytes });
-            notify();
-          },
-          complete: () => {
-            end = {};
-            notify();
-          },
-          error: (error) => {
-            end = { error };
-            notify();
-          },
-        });
-        return {
-          async next(): Promise<IteratorResult<T>> {
-            for (;;) {
-              const item = queue.shift();
-              if (item) {
-                call.release(item.bytes); // taken by the consumer: the server may send as much again
-                return { value: item.value, done: false };
-              }
-              if (end) {
-                if (end.error !== undefined) throw end.error;
-                return { value: undefined, done: true };
-              }
-              await new Promise<void>((resolve) => (wake = resolve));
-            }
-          },
-          async return(): Promise<IteratorResult<T>> {
-            call.cancel();
-            return { value: undefined, done: true };
-          },
-        };
-      },
-    };
+    return pulled((consumer) => this.openStream({ takeUp: call }, { ...options, id: call.id }, consumer));
   }
 
   /**
@@ -256,6 +204,7 @@ export class Client {
     const id = options.id ?? this.nextId();
     const window = options.windowBytes ?? DEFAULT_WINDOW_BYTES;
     let consumed = 0;
+    const credit = new OutputCredit(window);
     let admitted = false;
     const admit = (): void => {
       if (admitted) return;
@@ -286,9 +235,15 @@ export class Client {
         if (ended) return;
         if (e.type === 'call.resumable') return options.onResumable?.(e.payload.token, e.payload.grace_ms);
         if (e.type !== 'call.error') admit();
-        if (e.type === 'call.resumed') options.onResumed?.(e.payload.input_seq);
-        else if (e.type === 'call.credit') pump?.grant(e.payload.bytes);
-        else if (e.type === 'call.responded') consumer.value(e.payload.output, bytes);
+        if (e.type === 'call.resumed') {
+          credit.renewed();
+          options.onResumed?.(e.payload.input_seq);
+        } else if (e.type === 'call.credit') pump?.grant(e.payload.bytes);
+        else if (e.type === 'call.responded') {
+          const exceeded = credit.charge(bytes); // CR-7: a peer past its credit ends the call, not the caller's memory
+          if (exceeded) return fail(exceeded, 'abort');
+          consumer.value(e.payload.output, bytes);
+        }
         else if (e.type === 'call.completed') {
           end();
           consumer.complete();
@@ -308,6 +263,7 @@ export class Client {
         consumed += bytes;
         if (consumed >= window / 2) {
           channel.send(envelopes.credit(id, consumed));
+          credit.granted(consumed);
           consumed = 0;
         }
       },

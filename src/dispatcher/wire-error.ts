@@ -1,8 +1,9 @@
 import { RpcError, type ProtocolCode } from '../protocol/index.js';
 import type { Operation } from './operation.js';
 
-// Protocol codes a handler may raise itself, for checks a schema cannot express (§4.5).
-const handlerCodes: ReadonlySet<ProtocolCode> = new Set(['INVALID_INPUT', 'FORBIDDEN', 'NOT_FOUND', 'TIMEOUT', 'UNAVAILABLE']);
+// Protocol codes a handler may raise itself, for checks a schema cannot express (§4.5); CREDIT_EXCEEDED
+// is a relay's (a fleet gateway's) whose upstream sent past the credit it was granted (CR-7).
+const handlerCodes: ReadonlySet<ProtocolCode> = new Set(['INVALID_INPUT', 'FORBIDDEN', 'NOT_FOUND', 'TIMEOUT', 'UNAVAILABLE', 'CREDIT_EXCEEDED']);
 
 /**
  * What a handler failure looks like on the wire (spec/PROTOCOL.md §4.5, ERR-4):

@@ -4,6 +4,7 @@ import type { Dispatcher, Identity, Logger, Session } from '../dispatcher/index.
 import { msgpackCodec } from '../protocol/index.js';
 import { decodeLink, LinkReceiver, LinkSender, encodeLink, type LinkMessage } from './link-message.js';
 import { guarded, publisher } from './nats-settings.js';
+import { NatsOutbound } from './nats-outbound.js';
 import { fromHost, toHost } from './subjects.js';
 
 const openBody = z.strictObject({
@@ -40,8 +41,14 @@ export class AgentLink {
   private readonly vcs = new Map<string, AgentVc>();
   private subscription: Subscription | undefined;
   private sweeper: ReturnType<typeof setInterval> | undefined;
+  /** What the sessions published that NATS has not confirmed (BP-3, BP-4): one bound for the one connection. */
+  private readonly outbound: NatsOutbound;
 
-  constructor(private readonly options: AgentLinkOptions) {}
+  constructor(private readonly options: AgentLinkOptions) {
+    this.outbound = new NatsOutbound(options.nc, options.dispatcher.limits.maxOutboundBytesPerConnection, () => {
+      for (const vc of this.vcs.values()) vc.session.drained();
+    });
+  }
 
   get openConnections(): number {
     return this.vcs.size;
@@ -126,9 +133,11 @@ export class AgentLink {
       {
         codec: msgpackCodec,
         send: (frame) => {
-          if (this.vcs.has(id)) sender.send('frame', frame);
-          return Promise.resolve();
+          if (!this.vcs.has(id)) return Promise.resolve();
+          sender.send('frame', frame);
+          return this.outbound.published(frame.byteLength);
         },
+        congested: () => this.outbound.congested,
         close: () => {
           if (this.vcs.delete(id)) sender.send('close');
         },

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_TABLE_ENTRIES } from './beat-gate.js';
 
 /** A container as the fleet routes to it: its id and names (without the engine's leading `/`). */
 export const routedContainer = z.strictObject({ id: z.string().min(1).max(128), names: z.array(z.string().max(256)).max(16) });
@@ -13,7 +14,7 @@ export const beatSchema = z.strictObject({
   startedAt: z.number(),
   version: z.number().int().min(0),
   engine: z.enum(['up', 'down']),
-  containers: z.array(routedContainer).max(100_000).optional(),
+  containers: z.array(routedContainer).max(MAX_TABLE_ENTRIES).optional(),
 });
 export type Beat = z.output<typeof beatSchema>;
 

@@ -1,15 +1,15 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { AdoptResume, Identity, Logger, Operation } from '../dispatcher/index.js';
 import { dockerEngine, dockerOperations } from '../operations/index.js';
-import { beatSchema } from './beat.js';
 import { FleetClients, type Lease } from './fleet-clients.js';
 import { fleetOperations, leaseFor, mayReach } from './fleet-operations.js';
 import { adoptFleetCall } from './fleet-relay.js';
+import { listenToBeats } from './gateway-beats.js';
 import { GatewayLink } from './gateway-link.js';
 import { HostTable, type HostState } from './host-table.js';
 import { NamePins, type NamePin } from './name-pins.js';
-import { connectNats, guarded, type NatsCounters, type NatsSettings } from './nats-settings.js';
-import { ANY_BEAT, HELLO, hostOfSubject } from './subjects.js';
+import { connectNats, type NatsCounters, type NatsSettings } from './nats-settings.js';
+import { HELLO } from './subjects.js';
 
 export interface FleetGateway {
   readonly id: string;
@@ -40,6 +40,10 @@ const FIRST_TABLES_MS = 400;
 export async function startGateway(settings: GatewaySettings, maxFrameBytes: number, logger: Logger): Promise<FleetGateway> {
   const pins = new NamePins(settings.pins);
   const { nc, counters, onDisconnect } = await connectNats(settings, 'callwire-gateway', logger);
+  const beats = await connectNats(settings, 'callwire-gateway-beats', logger).catch(async (error: unknown) => {
+    await nc.close();
+    throw error;
+  });
   const link = new GatewayLink(nc, logger, maxFrameBytes);
   link.start();
   // What agents sent while the gateway's NATS connection was down is lost: its connections end now, as lost.
@@ -51,26 +55,17 @@ export async function startGateway(settings: GatewaySettings, maxFrameBytes: num
         logger.warn('fleet host gone', { host, why: error.message });
         clients.gone(host, error);
       },
-      ask: (host) => publishHello(nc, [host]),
+      ask: (host) => publishHello(beats.nc, [host]),
       ignored: (host, name, pinnedTo) => logger.warn('ignored a host announcing a name pinned to another host', { host, name, pinnedTo }),
     },
     { pins, ...(settings.forgetAfterMs === undefined ? {} : { forgetAfterMs: settings.forgetAfterMs }) },
   );
-  nc.subscribe(ANY_BEAT, {
-    callback: guarded(logger, 'the heartbeats', (msg) => {
-      const host = hostOfSubject(msg.subject);
-      if (!host) return;
-      let beat;
-      try {
-        beat = beatSchema.parse(msg.json());
-      } catch {
-        return logger.warn('ignored a malformed heartbeat', { host });
-      }
-      table.heard(host, beat);
-    }),
-  });
-  publishHello(nc);
-  await nc.flush();
+  const stopBeats = listenToBeats(beats.nc, table, logger);
+  // Beats unheard while their own connection is down say nothing of the hosts: none is down for it.
+  beats.onDisconnect(() => table.deaf('disconnected', true));
+  beats.onReconnect(() => table.deaf('disconnected', false));
+  publishHello(beats.nc);
+  await beats.nc.flush();
   await new Promise((resolve) => setTimeout(resolve, FIRST_TABLES_MS));
   const routing = { hosts: table, clients, ...(settings.listDeadlineMs === undefined ? {} : { listDeadlineMs: settings.listDeadlineMs }) };
   // The agents' own operations, whose handlers the gateway replaces: their engine is never asked.
@@ -90,9 +85,10 @@ export async function startGateway(settings: GatewaySettings, maxFrameBytes: num
     nats: counters,
     async close() {
       table.close();
+      stopBeats();
       await clients.close();
       link.stop();
-      await nc.drain().catch(() => undefined);
+      await Promise.all([nc.drain().catch(() => undefined), beats.nc.drain().catch(() => undefined)]);
     },
   };
 }

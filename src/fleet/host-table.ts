@@ -65,6 +65,8 @@ export class HostTable {
   private readonly pins: NamePins;
   private readonly forgetAfterMs: number;
   private readonly ignoredLogged = new Set<string>();
+  /** Why the gateway cannot hear beats now (their connection is down, or it is behind on them): silence says nothing of a host. */
+  private readonly deafFor = new Set<string>();
 
   constructor(
     private readonly events: HostTableEvents,
@@ -123,6 +125,17 @@ export class HostTable {
       return false;
     });
     return names.length === container.names.length ? container : { id: container.id, names };
+  }
+
+  /**
+   * The gateway stops or starts hearing beats, for `reason` (their NATS connection dropped,
+   * or it is behind on reading them): no host is found silent meanwhile, and each has its
+   * full wait again from when the gateway hears again.
+   */
+  deaf(reason: string, deaf: boolean, now = Date.now()): void {
+    if (deaf) return void this.deafFor.add(reason);
+    if (!this.deafFor.delete(reason) || this.deafFor.size > 0) return;
+    for (const entry of this.hosts.values()) if (entry.up) entry.lastBeat = Math.max(entry.lastBeat, now);
   }
 
   isUp(host: string): boolean {
@@ -201,6 +214,7 @@ export class HostTable {
   }
 
   private sweep(now = Date.now()): void {
+    if (this.deafFor.size > 0) return;
     for (const [host, entry] of this.hosts) {
       if (!entry.up && now - entry.lastBeat > this.forgetAfterMs) {
         this.hosts.delete(host);

@@ -31,6 +31,8 @@ export interface NatsLink {
   readonly counters: NatsCounters;
   /** Told each time the connection drops: what was in flight on it is lost. */
   onDisconnect(listener: () => void): void;
+  /** Told each time it is back. */
+  onReconnect(listener: () => void): void;
 }
 
 export async function connectNats(settings: NatsSettings, name: string, logger: Logger): Promise<NatsLink> {
@@ -67,24 +69,27 @@ export async function connectNats(settings: NatsSettings, name: string, logger: 
   }
   const counters: NatsCounters = { reconnects: 0 };
   const disconnected: (() => void)[] = [];
+  const reconnected: (() => void)[] = [];
   void (async () => {
     for await (const status of nc.status()) {
       if (status.type === 'reconnect') {
         counters.reconnects++;
-        logger.info('reconnected to NATS', { server: String((status as { server?: unknown }).server ?? '') });
+        logger.info('reconnected to NATS', { connection: name, server: String((status as { server?: unknown }).server ?? '') });
         const why = settings.insecure ? undefined : unauthenticated();
         if (why) {
           // A node of the cluster that lost its users is no safer than a bare server: leave NATS rather than serve through it.
-          logger.error('left NATS: a server without authentication', { why });
+          logger.error('left NATS: a server without authentication', { connection: name, why });
           await nc.close().catch(() => undefined);
+          continue;
         }
+        for (const listener of reconnected) listener();
       } else if (status.type === 'disconnect') {
-        logger.warn('lost the NATS connection; reconnecting', {});
+        logger.warn('lost the NATS connection; reconnecting', { connection: name });
         for (const listener of disconnected) listener();
-      } else if (status.type === 'error') logger.warn('NATS reported an error', { error: String((status as { error?: unknown }).error ?? '') });
+      } else if (status.type === 'error') logger.warn('NATS reported an error', { connection: name, error: String((status as { error?: unknown }).error ?? '') });
     }
   })();
-  return { nc, counters, onDisconnect: (listener) => void disconnected.push(listener) };
+  return { nc, counters, onDisconnect: (listener) => void disconnected.push(listener), onReconnect: (listener) => void reconnected.push(listener) };
 }
 
 /** `a,b` → ['a', 'b'], with `nats://` where no scheme was given. */

@@ -18,7 +18,7 @@ export const protocolCodes = {
   LIMIT_EXCEEDED: { retryable: true, meaning: "The connection already has the maximum number of calls in flight, or the caller's identity its maximum of live calls or exec sessions (§9)." },
   PAYLOAD_TOO_LARGE: { retryable: false, meaning: 'The call.requested frame is larger than the input size limit.' },
   INVALID_FRAME: { retryable: false, meaning: 'The frame decoded but is not a valid envelope; sent for the frame id when it is readable.' },
-  CREDIT_EXCEEDED: { retryable: false, meaning: 'The caller sent more input than the callee granted (§4.7).' },
+  CREDIT_EXCEEDED: { retryable: false, meaning: 'The caller sent more input than the callee granted (§4.7), or the callee more output than the caller granted (§4.8, CR-7: client side).' },
   SLOW_CONSUMER: { retryable: true, meaning: 'A push-based stream outran the per-call buffer towards a slow peer.' },
   UNAVAILABLE: { retryable: true, meaning: 'The server is shutting down or out of a resource of its own (descriptors, memory) for the call, or the connection was lost (client side).' },
   CANCELLED: { retryable: false, meaning: 'The caller cancelled the call (client side only; a server never sends it).' },

@@ -54,3 +54,18 @@ describe('link messages between a gateway and an agent (docs/fleet.md)', () => {
     expect(results).toContain('gap');
   });
 });
+
+describe('a receiver that joins several parted frames in a row', () => {
+  it('starts each frame from nothing: three 3 KB frames in parts, each under a 4 KB bound, are all joined whole', () => {
+    // Each frame alone fits the receiver's bound; the three together do not. A receiver that kept
+    // counting the parts of the frames it already joined would refuse the second or third as a gap.
+    const { sender, messages } = sent(1024 + 6 + 255 + 1);
+    const frames = [1, 2, 3].map((n) => Uint8Array.from({ length: 3000 }, (_, i) => (i * n) % 251));
+    for (const frame of frames) sender.send('frame', frame);
+    expect(messages.filter((m) => m.kind === 'part').length).toBeGreaterThanOrEqual(6);
+    const receiver = new LinkReceiver(4000);
+    const joined = messages.map((m) => receiver.accept(m)).filter((r) => r !== 'pending');
+    expect(joined).not.toContain('gap');
+    expect(joined.map((r) => Buffer.from((r as { body: Uint8Array }).body))).toEqual(frames.map((f) => Buffer.from(f)));
+  });
+});

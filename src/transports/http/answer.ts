@@ -81,10 +81,12 @@ export interface AnswerOptions {
 /** The answer a call's events become: a stream's line, or what the terminal record needs. */
 type Piece =
   | { readonly byteLength: number; readonly line: Buffer }
+  | { readonly byteLength: 0; readonly admitted: true }
   | { readonly byteLength: 0; readonly end: Ending }
   | { readonly byteLength: 0 };
 
 const NOTHING: Piece = { byteLength: 0 };
+const ADMITTED: Piece = { byteLength: 0, admitted: true };
 
 /**
  * One request's answer to its call: the outlet the call engine writes to (no frames:
@@ -111,6 +113,9 @@ export class HttpAnswer {
             call.graceMs = event.graceMs;
             return NOTHING;
           case 'credit':
+            // The first says the call was admitted, after its token if it has one: a stream whose token
+            // comes late (a gateway's, from its host, §4.9) starts here, its headers carrying the token.
+            return call.streaming ? ADMITTED : NOTHING;
           case 'resumed':
             return NOTHING; // the body was the whole input; the socket paces the output (HTTP-2)
           case 'output': {
@@ -131,6 +136,7 @@ export class HttpAnswer {
         try {
           if ('line' in piece) return this.responder.write(piece.line);
           if ('end' in piece) this.finish(piece.end);
+          if ('admitted' in piece) this.responder.startStream();
         } catch (error) {
           // Writing to a response that broke under us: it ends this request, not the server.
           options.logger?.warn('an HTTP answer could not be written', { operation: call.operationId, error: String(error) });

@@ -208,7 +208,10 @@ function runCall(dispatcher: Dispatcher, req: IncomingMessage, res: ServerRespon
   watch(res, answer, started, table);
   // The body was the whole input: an operation that also takes an input stream gets its end at once (numbered, on a resumable call).
   if (started.input) started.endInput(started.resumable ? 1 : undefined);
-  if (call.streaming && !answer.ended) answer.responder.startStream();
+  // A stream relayed from a fleet host has its token once the host admits it (§4.9): its headers
+  // wait for that (the answer starts them at admission), or they could not carry it (HTTP-6).
+  const tokenComesLater = request.resumeMs !== undefined && op?.kind === 'subscription' && op.relaysResume === true;
+  if (call.streaming && !answer.ended && !tokenComesLater) answer.responder.startStream();
 }
 
 /** How a refused resume ends, whatever the reason: as a connection lost for good (the CLI's exit 123 for an exec). */

@@ -17,8 +17,9 @@ export interface ResumePosition {
   readonly after: number | 'end';
 }
 
-// A token is base64url (§4.9); a position is a count of values, or `end`.
-const TOKEN = /^[A-Za-z0-9_-]{1,256}$/;
+// A token is base64url (§4.9), or several joined by dots: a gateway's names its host's call
+// (`fw1.<host>.…`, docs/fleet.md). A position is a count of values, or `end`.
+const TOKEN = /^(?=.{1,512}$)[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*$/;
 const AFTER = /^(?:0|[1-9]\d{0,14}|end)$/;
 
 /** The `id:` of an SSE event: the token and the position a resume from there asks for. */
