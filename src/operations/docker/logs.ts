@@ -23,7 +23,7 @@ export function logsOperation(engine: DockerEngine, labelPrefix: string): Operat
     errors: dockerErrors,
     access: { requiredScopes: ['container:logs'], resourceType: 'container', resourceAction: 'logs', resourceIdPath: 'containerId' },
     handler: async function* ({ containerId, follow, tail }, ctx) {
-      const { info, container } = await inspectOwned(engine, containerId, ctx.identity, labelPrefix);
+      const { info, container } = await inspectOwned(engine, containerId, ctx, labelPrefix);
       const options = { stdout: true, stderr: true, timestamps: true, ...(tail === undefined ? {} : { tail }) };
       const stream = (await (follow ? container.logs({ ...options, follow: true }) : container.logs({ ...options, follow: false }).then((buffer) => Readable.from([buffer]))).catch(
         (error: unknown) => {
