@@ -205,6 +205,26 @@ describe('resumable calls against hostile callers', () => {
     expect(server.resumable.budget.waiting).toBe(0);
   });
 
+  it('a resume after an item the callee never produced is UNAVAILABLE, not retryable, and ends the call; one at the last item is taken up (RSM-5)', async () => {
+    const a = await peer();
+    const past = await resumable(a, 'past', 'conformance/hold', { tag: 'hostile-past' });
+    const last = await resumable(a, 'last', 'conformance/hold', { tag: 'hostile-last' });
+    for (const id of ['past', 'last']) expect((await a.next((e) => e.id === id && e.type === 'call.responded')).payload).toMatchObject({ seq: 1 });
+    await a.drop();
+    await until(() => server.resumable.detached === 2, 'both calls detached');
+    const b = await peer();
+    // One past the last item: nothing after it can ever be given exactly, so the caller's position is a lie.
+    resume(b, 'past', past, 2);
+    expect(await answerTo(b, 'past')).toMatchObject({ type: 'call.error', payload: { code: 'UNAVAILABLE', retryable: false, message: expect.stringMatching(/after item 2 is no longer kept/) } });
+    resume(b, 'past', past, 1);
+    expect(await answerTo(b, 'past')).toMatchObject({ type: 'call.error', payload: { code: 'NOT_FOUND' } });
+    resume(b, 'last', last, 1);
+    expect(await answerTo(b, 'last')).toMatchObject({ type: 'call.resumed' });
+    b.abort('last');
+    await roundTrip(b);
+    expect(server.resumable.size).toBe(0);
+  });
+
   it('a resume on the connection the call is live on is DUPLICATE_CALL_ID, one naming another id is NOT_FOUND, and callee events from the caller are ignored (RSM-4, DIR-1): the call runs on undisturbed', async () => {
     const a = await peer();
     const token = await resumable(a, 'dup', 'conformance/count', { count: 1_000_000, intervalMs: 2 });
