@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { connect, RpcError, type Client } from '../../src/client/index.js';
 import { defineOperation } from '../../src/dispatcher/index.js';
 import { rawConnect, type RawConnectOptions } from '../../src/conformance/raw-connection.js';
 import type { RawPeer } from '../../src/conformance/raw-peer.js';
@@ -290,3 +291,90 @@ describe('resume access over plain HTTP', () => {
     await until(() => aborted.has(tag), 'the call aborted by its own scope');
   });
 });
+
+/**
+ * The SDK on both sides: over WebTransport its calls share one stream of the session
+ * (WTS-1), so a resume there is a frame on a shared stream. `takeUp` with a narrower token
+ * fails with FORBIDDEN and the caller's iteration goes on; with the call's scope it takes
+ * the call, and the caller's iteration ends with RESUMED_ELSEWHERE, not a reconnect.
+ */
+const sdkCarriers = [
+  { name: 'WebSocket', url: (s: RunningServer) => s.wsUrl, options: () => ({ codec: 'msgpack' as const }) },
+  { name: 'WebTransport HTTP/2, shared streams', url: (s: RunningServer) => s.wtUrl!, options: (s: RunningServer) => ({ codec: 'msgpack' as const, certHash: s.certHash!, transport: 'h2' as const, sharedStream: true }) },
+];
+for (const carrier of sdkCarriers) {
+  describe(`resume access through the SDK over ${carrier.name}`, () => {
+    let server: RunningServer;
+    const clients: Client[] = [];
+    beforeAll(async () => {
+      server = await startServer({
+        port: 0,
+        webTransportPort: 0,
+        docker: false,
+        http3: false,
+        operations: [guardedTicker],
+        tokens: [
+          { token: EXEC, subject: 'alice', scopes: ['container:exec'] },
+          { token: LIST, subject: 'alice', scopes: ['container:list'] },
+        ],
+        limits: { maxResumeMs: 30_000 },
+      });
+    });
+    afterAll(async () => {
+      await Promise.all(clients.map((c) => c.close()));
+      await server.close();
+    });
+    async function client(token: string): Promise<Client> {
+      const c = await connect(carrier.url(server), { ...carrier.options(server), token, resume: { graceMs: 30_000 } });
+      clients.push(c);
+      return c;
+    }
+
+    it('takeUp with container:list fails FORBIDDEN while the caller reads on; with container:exec it takes the call, and the caller ends with RESUMED_ELSEWHERE', async () => {
+      const tag = `sdk-${++tags}`;
+      const id = `sdk-call-${tags}`;
+      const owner = await client(EXEC);
+      let token = '';
+      const seen: number[] = [];
+      let ended: unknown;
+      const reading = (async () => {
+        try {
+          for await (const item of owner.iterate<{ n: number }>('test/guarded-ticker', { tag }, { id, onResumable: (t) => (token = t) })) seen.push(item.n);
+        } catch (error) {
+          ended = error;
+        }
+      })();
+      await until(() => token !== '' && seen.length >= 5, 'the call under way');
+
+      const narrow = await client(LIST);
+      const refused = await (async () => {
+        try {
+          for await (const _ of narrow.takeUp({ id, token, seq: seen.length, graceMs: 30_000 })) return 'took it';
+          return 'ended';
+        } catch (error) {
+          return error;
+        }
+      })();
+      expect(refused).toBeInstanceOf(RpcError);
+      expect(refused).toMatchObject({ code: 'FORBIDDEN', message: 'missing scope: container:exec' });
+      const at = seen.length;
+      await until(() => seen.length >= at + 20, 'the caller reading on');
+      expect(ended).toBeUndefined();
+
+      const other = await client(EXEC);
+      const taken: number[] = [];
+      for await (const item of other.takeUp<{ n: number }>({ id, token, seq: seen.length, graceMs: 30_000 })) {
+        taken.push(item.n);
+        if (taken.length === 10) break;
+      }
+      await reading;
+      expect(ended).toBeInstanceOf(RpcError);
+      expect(ended).toMatchObject({ code: 'RESUMED_ELSEWHERE', retryable: false });
+      // What each side had joins into the call's items from 0, the taker's from where it took up.
+      expect(taken[0]).toBeLessThanOrEqual(seen.length);
+      expect([...seen.slice(0, taken[0]), ...taken]).toEqual(Array.from({ length: taken[0]! + taken.length }, (_, n) => n));
+      // Its break aborted the call there (the SDK's early exit).
+      await until(() => aborted.has(tag), 'the call aborted by the one that took it');
+    });
+  });
+}
