@@ -6,7 +6,7 @@ import type { Logger } from './identity.js';
 import { InputStream } from './input-stream.js';
 import type { ReplayLog } from './replay-log.js';
 import { isUnary, type Operation } from './operation.js';
-import { toWireError } from './wire-error.js';
+import { resumedElsewhere, toWireError } from './wire-error.js';
 
 /** What a call needs from the connection it runs on (CallTable). */
 export interface CallHost {
@@ -588,11 +588,6 @@ export class LiveCall {
     this.roomWaiters = [];
     for (const wake of waiters) wake();
   }
-}
-
-/** RSM-10: the end a connection hears of a call another connection took up. */
-function resumedElsewhere(): RpcError {
-  return RpcError.of('RESUMED_ELSEWHERE', 'the call was resumed on another connection; this one gets nothing more of it');
 }
 
 function cannotEncode(error: unknown): RpcError {
