@@ -167,6 +167,7 @@ export class CallTable implements CallHost {
           // An observer's failure is its own (combineObservers logs it): the call goes on.
         }
       },
+      requireOnResume: (check) => void call.identityChecks.push(check),
     };
   }
 
@@ -216,7 +217,8 @@ export class CallTable implements CallHost {
     if (identity instanceof RpcError) return identity;
     if (!registry) return RpcError.of('NOT_FOUND', 'this connection cannot resume calls');
     const call = registry.claim(payload.token, id, identity);
-    if (call instanceof RpcError) return this.adopt(id, payload, identity, outlet) ?? call;
+    // A token this server holds, refused for the asker's access (RSM-9), is answered as it is: it names no other server's call.
+    if (call instanceof RpcError) return call.code === 'NOT_FOUND' ? (this.adopt(id, payload, identity, outlet) ?? call) : call;
     if (!call.replaysAfter(payload.seq)) {
       // Never a silent gap (§4.9): a caller that can no longer have what follows its position loses the call.
       registry.forget(call);

@@ -20,7 +20,7 @@ export {
   type AdoptedStream,
 } from './operation.js';
 export { Registry } from './registry.js';
-export { checkAccess, holdsScope } from './access.js';
+export { checkAccess, checkResumeAccess, holdsScope, type IdentityCheck } from './access.js';
 export { Session, type SessionOptions, type SessionStats } from './session.js';
 export { OutboundGauge } from './outbound-gauge.js';
 export type { ResumeRegistry } from './resume-registry.js';

@@ -1,11 +1,12 @@
 import { describeZodError, RpcError } from '../protocol/index.js';
+import type { IdentityCheck } from './access.js';
 import type { CallObserver, CallOutcome } from './call-observer.js';
 import type { CallEvent, CallOutlet, Sized } from './call-outlet.js';
 import type { Logger } from './identity.js';
 import { InputStream } from './input-stream.js';
 import type { ReplayLog } from './replay-log.js';
 import { isUnary, type Operation } from './operation.js';
-import { toWireError } from './wire-error.js';
+import { resumedElsewhere, toWireError } from './wire-error.js';
 
 /** What a call needs from the connection it runs on (CallTable). */
 export interface CallHost {
@@ -76,6 +77,8 @@ export class LiveCall {
   onAcknowledged: ((seq: number) => void) | undefined;
   /** Hears once that nothing of the call is kept any more (a relay, §4.9). */
   onForgotten: (() => void) | undefined;
+  /** What the handler checked of its caller's identity, which a resume must pass too (RSM-9). */
+  readonly identityChecks: IdentityCheck[] = [];
   /** Runs once just before the call's terminal event is queued: a relay admits a call it never heard upstream admit. */
   beforeTerminal: (() => void) | undefined;
 
@@ -194,6 +197,9 @@ export class LiveCall {
    * terminal event if the call has ended; then the call goes on.
    */
   reattach(outlet: CallOutlet, host: CallHost, seq: number, credit: number): void {
+    // RSM-10: a connection the call is taken from while it still holds it (one that has not noticed it
+    // is lost, or another caller's) hears a clear end, unless it already had the call's terminal event.
+    if (this.attached && !this.terminalSent) this.transmit(this.encodeTerminal({ type: 'error', error: resumedElsewhere() }), true, false);
     this.epoch++;
     this.pendingBytes = 0;
     this.outlet = outlet;

@@ -2,6 +2,7 @@ import type { Observable } from 'rxjs';
 import type { z } from 'zod';
 import type { Contract } from '../contracts/index.js';
 import { isProtocolCode } from '../protocol/index.js';
+import type { IdentityCheck } from './access.js';
 import type { Identity, Logger } from './identity.js';
 
 export type { OperationKind, DeclaredError, AccessControl } from '../contracts/index.js';
@@ -25,6 +26,12 @@ export interface CallContext {
   readonly relay?: ResumeRelay;
   /** A fleet gateway's handler says which host it sent the call to: the call's observers (its audit line) hear it. */
   readonly routedTo?: (host: string) => void;
+  /**
+   * A check the handler made of `identity` (a container's owner, a fleet host's scope): a
+   * resume of the call must pass it too, with the resuming identity (RSM-9). Absent where
+   * no call can be resumed.
+   */
+  readonly requireOnResume?: (check: IdentityCheck) => void;
 }
 
 /**

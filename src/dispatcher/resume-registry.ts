@@ -1,4 +1,5 @@
 import { RpcError, toBase64 } from '../protocol/index.js';
+import { checkResumeAccess } from './access.js';
 import type { Identity, Logger } from './identity.js';
 import type { SessionLimits } from './limits.js';
 import type { CallHost, LiveCall } from './live-call.js';
@@ -107,10 +108,16 @@ export class ResumeRegistry implements CallHost {
     return this.byToken.get(token)?.call;
   }
 
-  /** The call `token` names, for a caller of `identity` resuming it as `id`; the same refusal for every mismatch (RSM-4). */
+  /**
+   * The call `token` names, for a caller of `identity` resuming it as `id`; the same refusal for
+   * every mismatch (RSM-4). Its own identity must still pass the access check the call's start
+   * passed (RSM-9): refused, it hears why (FORBIDDEN), and the call is not touched.
+   */
   claim(token: string, id: string, identity: Identity | null): LiveCall | RpcError {
     const record = this.byToken.get(token);
     if (!record || record.call.id !== id || record.subject !== (identity?.subject ?? null)) return RpcError.of('NOT_FOUND', NO_SUCH_CALL);
+    const denied = checkResumeAccess(record.call.op, record.call.identityChecks, identity);
+    if (denied) return denied;
     clearTimeout(record.timer);
     record.timer = undefined;
     return record.call;

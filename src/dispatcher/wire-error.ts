@@ -29,3 +29,8 @@ export function toWireError(op: Operation, thrown: unknown): RpcError {
 function internal(error: RpcError, why: string): RpcError {
   return new RpcError('INTERNAL', `${error.message} (${why} ${error.code})`, { details: { originalCode: error.code } });
 }
+
+/** RSM-10: the end a connection hears of a call another connection took up (§4.9). */
+export function resumedElsewhere(): RpcError {
+  return RpcError.of('RESUMED_ELSEWHERE', 'the call was resumed on another connection; this one gets nothing more of it');
+}

@@ -77,6 +77,8 @@ function forward(op: Operation, host: string, input: unknown, ctx: CallContext, 
   const lease = leaseFor(host, ctx, routing);
   // The audit line says which host ran the call, whatever the caller named.
   ctx.routedTo?.(host);
+  // A resume at this gateway is held to the host the call runs on, as its start was (RSM-9).
+  ctx.requireOnResume?.((identity) => (mayReach(identity, host) ? undefined : RpcError.of('FORBIDDEN', `missing scope: host:${host}`)));
   if (op.kind !== 'subscription') return lease.client.call(op.name, input, callOptions(ctx)).finally(lease.release);
   return releasing(relayStream(lease.client, host, op.name, input, ctx, callOptions(ctx)), lease.release);
 }

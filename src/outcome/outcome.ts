@@ -38,6 +38,8 @@ export const codeOutcomes: Readonly<Record<string, Classified>> = {
   LIMIT_EXCEEDED: { outcome: 'infrastructure_failure', boundary: 'execution' },
   SLOW_CONSUMER: { outcome: 'infrastructure_failure', boundary: 'output' },
   DUPLICATE_CALL_ID: { outcome: 'infrastructure_failure', boundary: 'execution' },
+  // The call runs on elsewhere; here, as for a lost connection, its end is unknown (RSM-10).
+  RESUMED_ELSEWHERE: { outcome: 'infrastructure_failure', boundary: 'connect' },
 };
 
 /**

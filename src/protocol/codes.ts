@@ -22,6 +22,7 @@ export const protocolCodes = {
   SLOW_CONSUMER: { retryable: true, meaning: 'A push-based stream outran the per-call buffer towards a slow peer.' },
   UNAVAILABLE: { retryable: true, meaning: 'The server is shutting down or out of a resource of its own (descriptors, memory) for the call, or the connection was lost (client side).' },
   CANCELLED: { retryable: false, meaning: 'The caller cancelled the call (client side only; a server never sends it).' },
+  RESUMED_ELSEWHERE: { retryable: false, meaning: 'A resume on another connection took the call from this one (§4.9, RSM-10): it runs on there, and this connection gets nothing more of it.' },
 } as const satisfies Record<string, CodeInfo>;
 
 export type ProtocolCode = keyof typeof protocolCodes;

@@ -111,13 +111,15 @@ describe('plain HTTP: resuming a stream', () => {
     expect(numbers([...first.records, ...rest.records].slice(0, -1))).toEqual(Array.from({ length: 200 }, (_, n) => n));
   });
 
-  it('a resume takes the call from a request still answering it: that answer ends there, the new one goes on', async () => {
+  it('a resume takes the call from a request still answering it: that answer ends there with RESUMED_ELSEWHERE (RSM-10), the new one goes on', async () => {
     let resumed: ReturnType<typeof readStream> | undefined;
     const first = await readStream(direct('/call/test/ticker'), { headers: { ...as(ALICE), 'x-callwire-resume-ms': '10000' }, body: JSON.stringify({ count: 300, intervalMs: 2 }) }, (records, headers) => {
       if (records.length === 5) resumed = readStream(direct('/call/test/ticker'), { headers: { ...as(ALICE), 'x-callwire-resume': String(headers['x-callwire-resume-token']), 'x-callwire-resume-after': '5' } });
       return false;
     });
-    expect(first.complete).toBe(false);
+    // Its reader is told, not cut off: the envelope, whose diagnostic says the call went elsewhere.
+    expect(first.complete).toBe(true);
+    expect(parseEnvelope(first.records.at(-1)!.data)).toMatchObject({ outcome: 'infrastructure_failure', diagnostics: [{ code: 'RESUMED_ELSEWHERE' }] });
     const rest = await resumed!;
     expect(rest.complete).toBe(true);
     // The first answer may have written a few more values before it was ended: the second starts after the fifth.

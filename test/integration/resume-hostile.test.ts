@@ -148,37 +148,81 @@ describe('resumable calls against hostile callers', () => {
     expect(server.resumable.size).toBe(0);
   });
 
-  it('a call taken back and forth between two live connections 100 times: every item once, in order, and nothing left behind (RSM-5)', async () => {
+  it('a call taken back and forth between two live connections 100 times: every item once, in order, each connection told it lost the call, and nothing left behind (RSM-5, RSM-10)', async () => {
     const sides = [await peer(), await peer()];
     const token = await resumable(sides[0]!, 'pp', 'conformance/count', { count: 1_000_000, intervalMs: 1 });
-    let last = 0;
-    const seen: number[] = [];
-    const take = (p: RawPeer): void => {
-      for (const e of p.framesFor('pp')) {
-        const seq = e.type === 'call.responded' ? (e.payload as { seq: number }).seq : 0;
-        if (seq > last) {
-          seen.push((e.payload as { output: { n: number } }).output.n);
-          last = seq;
+    /** One connection's hold of the call: it took the call up after item `after`, and received `items` there. */
+    interface Tenure {
+      readonly side: RawPeer;
+      readonly after: number;
+      readonly items: { seq: number; n: number }[];
+    }
+    const tenures: Tenure[] = [{ side: sides[0]!, after: 0, items: [] }];
+    const item = (e: Envelope): { seq: number; n: number } => ({ seq: (e.payload as { seq: number }).seq, n: (e.payload as { output: { n: number } }).output.n });
+    /** Reads the tenure's frames until one more item has come, or (`toEnd`) until the connection hears it lost the call. */
+    const read = async (tenure: Tenure, toEnd: boolean): Promise<void> => {
+      for (;;) {
+        const e = await tenure.side.next((f) => f.id === 'pp');
+        if (e.type === 'call.responded') {
+          tenure.items.push(item(e));
+          if (!toEnd) return;
+        } else if (e.type === 'call.error') {
+          expect(toEnd, `an error while the connection still held the call: ${JSON.stringify(e.payload)}`).toBe(true);
+          expect(e.payload).toMatchObject({ code: 'RESUMED_ELSEWHERE', retryable: false });
+          return;
         }
       }
     };
     for (let round = 1; round <= 100; round++) {
-      const from = sides[(round - 1) % 2]!;
+      const from = tenures.at(-1)!;
       const to = sides[round % 2]!;
-      await from.next((e) => e.id === 'pp' && e.type === 'call.responded' && (e.payload as { seq: number }).seq > last);
-      take(from);
-      resume(to, 'pp', token, last);
+      await read(from, false);
+      const after = from.items.at(-1)!.seq;
+      resume(to, 'pp', token, after);
       expect(await answerTo(to, 'pp')).toMatchObject({ type: 'call.resumed' });
+      // What the old connection received before the resume took the call, then its clear end (RSM-10).
+      await read(from, true);
+      tenures.push({ side: to, after, items: [] });
     }
-    const final = sides[100 % 2]!;
-    await final.next((e) => e.id === 'pp' && e.type === 'call.responded' && (e.payload as { seq: number }).seq > last + 5);
-    take(final);
-    expect(seen).toEqual(Array.from({ length: seen.length }, (_, n) => n));
-    final.abort('pp');
-    await roundTrip(final);
+    const final = tenures.at(-1)!;
+    while ((final.items.at(-1)?.seq ?? 0) < final.after + 5) await read(final, false);
+    // Within one connection's hold, each item once and none missing, from the item after its resume point.
+    let duplicates = 0;
+    for (const tenure of tenures) {
+      const seqs = tenure.items.map((i) => i.seq);
+      duplicates += seqs.length - new Set(seqs).size;
+      expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, k) => tenure.after + 1 + k));
+    }
+    expect(duplicates).toBe(0);
+    // What a caller keeps of each hold (up to where the next one took the call up), joined: the call's items from the first, each once.
+    const kept = tenures.flatMap((tenure, i) => tenure.items.filter((it) => i === tenures.length - 1 || it.seq <= tenures[i + 1]!.after).map((it) => it.n));
+    const total = final.items.at(-1)!.seq;
+    expect(kept).toEqual(Array.from({ length: total }, (_, n) => n));
+    final.side.abort('pp');
+    await roundTrip(final.side);
     expect(server.resumable.size).toBe(0);
     expect(server.resumable.budget.bytes).toBe(0);
     expect(server.resumable.budget.waiting).toBe(0);
+  });
+
+  it('a resume after an item the callee never produced is UNAVAILABLE, not retryable, and ends the call; one at the last item is taken up (RSM-5)', async () => {
+    const a = await peer();
+    const past = await resumable(a, 'past', 'conformance/hold', { tag: 'hostile-past' });
+    const last = await resumable(a, 'last', 'conformance/hold', { tag: 'hostile-last' });
+    for (const id of ['past', 'last']) expect((await a.next((e) => e.id === id && e.type === 'call.responded')).payload).toMatchObject({ seq: 1 });
+    await a.drop();
+    await until(() => server.resumable.detached === 2, 'both calls detached');
+    const b = await peer();
+    // One past the last item: nothing after it can ever be given exactly, so the caller's position is a lie.
+    resume(b, 'past', past, 2);
+    expect(await answerTo(b, 'past')).toMatchObject({ type: 'call.error', payload: { code: 'UNAVAILABLE', retryable: false, message: expect.stringMatching(/after item 2 is no longer kept/) } });
+    resume(b, 'past', past, 1);
+    expect(await answerTo(b, 'past')).toMatchObject({ type: 'call.error', payload: { code: 'NOT_FOUND' } });
+    resume(b, 'last', last, 1);
+    expect(await answerTo(b, 'last')).toMatchObject({ type: 'call.resumed' });
+    b.abort('last');
+    await roundTrip(b);
+    expect(server.resumable.size).toBe(0);
   });
 
   it('a resume on the connection the call is live on is DUPLICATE_CALL_ID, one naming another id is NOT_FOUND, and callee events from the caller are ignored (RSM-4, DIR-1): the call runs on undisturbed', async () => {

@@ -25,7 +25,7 @@ export function containerOperations(engine: DockerEngine, labelPrefix: string): 
   const labels = ownershipLabels(labelPrefix);
   const docker = engine.docker;
 
-  const owned = (id: string, ctx: CallContext) => inspectOwned(engine, id, ctx.identity, labelPrefix);
+  const owned = (id: string, ctx: CallContext) => inspectOwned(engine, id, ctx, labelPrefix);
 
   const lifecycle = (action: 'start' | 'stop' | 'restart', run: (container: Docker.Container, timeoutSeconds: number) => Promise<unknown>, description: string): Operation =>
     defineOperation({

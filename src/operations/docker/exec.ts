@@ -20,7 +20,7 @@ export function execOperation(engine: DockerEngine, labelPrefix: string): Operat
 }
 
 async function* runExec(engine: DockerEngine, labelPrefix: string, input: ExecInput, ctx: CallContext): AsyncGenerator<ExecFrame> {
-  const { info, container } = await inspectOwned(engine, input.containerId, ctx.identity, labelPrefix);
+  const { info, container } = await inspectOwned(engine, input.containerId, ctx, labelPrefix);
   if (!info.State.Running) {
     throw new RpcError('DOCKER_ERROR', `container ${input.containerId} is not running`, { details: { statusCode: 409 } });
   }

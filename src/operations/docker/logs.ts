@@ -24,7 +24,7 @@ export function logsOperation(engine: DockerEngine, labelPrefix: string): Operat
     errors: dockerErrors,
     access: { requiredScopes: ['container:logs'], resourceType: 'container', resourceAction: 'logs', resourceIdPath: 'containerId' },
     handler: async function* ({ containerId, follow, tail }, ctx) {
-      const { info } = await inspectOwned(engine, containerId, ctx.identity, labelPrefix);
+      const { info } = await inspectOwned(engine, containerId, ctx, labelPrefix);
       // Followed or not, the log is the engine's response itself, pulled under the call's credit: never
       // buffered whole (a log can be as large as a container writes), never timed out while quiet (DOCKER-2).
       const query = { stdout: true, stderr: true, timestamps: true, follow, tail };

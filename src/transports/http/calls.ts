@@ -232,6 +232,8 @@ function resumeCall(dispatcher: Dispatcher, req: IncomingMessage, res: ServerRes
   const id = call?.id ?? '';
   const refused = (error: RpcError): void => {
     if (error.code === 'NOT_FOUND') void refuse(404, LOST, error.code, error.message, cors);
+    // RSM-9: the call's own identity, without the access its start passed: refused as a call of it would be (HTTP-3), the call untouched.
+    else if (error.code === 'FORBIDDEN') void refuse(403, classify(error), error.code, error.message, cors);
     // The engine's one refusal of a known call that is not retryable: what follows the position is gone (HTTP-8).
     else if (error.code === 'UNAVAILABLE' && !error.retryable) {
       void refuse(410, LOST, error.code, `${error.message}: an HTTP reader is given again at most the last ${dispatcher.limits.maxReplayBytesPerCall} bytes written to it`, cors);
