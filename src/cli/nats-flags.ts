@@ -26,7 +26,7 @@ export function natsOptions(command: Command, required: boolean): Command {
     .option('--nats-insecure', 'run without NATS credentials, or on a NATS server that asks for none: anyone who reaches it can then pose as a gateway and run commands on every host (refused without this flag)');
 }
 
-/** The gateway's routing flags (`serve --nats`, docs/fleet.md "Trust"). */
+/** The gateway's routing flags (`serve --nats`, docs/fleet.md "Security"). */
 export function gatewayOptions(command: Command): Command {
   return command
     .option('--pin <name=host>', 'with --nats: the container NAME (or PREFIX*) resolves to HOST only, whatever other hosts announce (repeatable)', (v: string, all: string[]) => [...all, v], [])

@@ -56,7 +56,7 @@ export interface HostTableOptions {
  * The gateway's view of the fleet, from the agents' heartbeats: which hosts are up and
  * which containers each holds, so that a call naming a container goes to its host.
  * A host's NATS credentials let it announce any name, so a name never moves to another
- * host by announcement alone (docs/fleet.md "Trust"): a down host keeps its names
+ * host by announcement alone (docs/fleet.md "Security"): a down host keeps its names
  * reserved until it is forgotten, and a pinned name resolves to its pinned host only.
  */
 export class HostTable {

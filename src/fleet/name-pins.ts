@@ -2,7 +2,7 @@ import { HOST_ID_PATTERN } from './subjects.js';
 
 /**
  * Container names an operator pinned to hosts (`serve --nats … --pin NAME=HOST`,
- * docs/fleet.md "Trust"): a pinned name resolves to its host only, whatever the
+ * docs/fleet.md "Security"): a pinned name resolves to its host only, whatever the
  * other hosts announce, and another host's announcement of it is ignored. A host's
  * NATS credentials let it announce any name; a pin is what it cannot override.
  */
