@@ -86,7 +86,10 @@ async function* recordLines(source: AsyncIterable<Buffer>): AsyncGenerator<LogLi
       const parts = (st.partial + text).split('\n');
       st.partial = parts.pop() ?? '';
       for (const line of parts) {
-        yield { stream: piece.stream, timestamp: st.lineStamp ?? '', text: line };
+        for (const text of linePieces(line)) {
+          yield { stream: piece.stream, timestamp: st.lineStamp ?? '', text };
+          st.lineStamp = '';
+        }
         st.lineStamp = undefined;
       }
       while (st.partial.length > MAX_LINE_CHARS) {
@@ -110,7 +113,7 @@ function newState() {
  * A line over MAX_LINE_CHARS goes out in pieces (LIM-1), the later ones with an empty
  * timestamp: what is held for a line without its end is bounded (DOCKER-2).
  */
-async function* ttyLines(source: AsyncIterable<Buffer>): AsyncGenerator<LogLine> {
+export async function* ttyLines(source: AsyncIterable<Buffer>): AsyncGenerator<LogLine> {
   const decoder = new TextDecoder();
   let partial = '';
   let continued = false; // the line in `partial` began in a piece already sent
@@ -118,7 +121,10 @@ async function* ttyLines(source: AsyncIterable<Buffer>): AsyncGenerator<LogLine>
     const parts = (partial + decoder.decode(chunk, { stream: true })).split('\n');
     partial = parts.pop() ?? '';
     for (const line of parts) {
-      yield continued ? { stream: 'stdout', timestamp: '', text: line } : toFrame('stdout', line);
+      for (const text of linePieces(line)) {
+        yield continued ? { stream: 'stdout', timestamp: '', text } : toFrame('stdout', text);
+        continued = true;
+      }
       continued = false;
     }
     while (partial.length > MAX_LINE_CHARS) {
@@ -129,6 +135,15 @@ async function* ttyLines(source: AsyncIterable<Buffer>): AsyncGenerator<LogLine>
     }
   }
   if (partial.length > 0) yield continued ? { stream: 'stdout', timestamp: '', text: partial } : toFrame('stdout', partial);
+}
+
+/** A whole line in pieces of at most MAX_LINE_CHARS (LIM-1): a chunk can hold a line's end and far more than a piece of it. */
+function* linePieces(line: string): Generator<string> {
+  while (line.length > MAX_LINE_CHARS) {
+    yield line.slice(0, MAX_LINE_CHARS);
+    line = line.slice(MAX_LINE_CHARS);
+  }
+  yield line;
 }
 
 function toFrame(stream: 'stdout' | 'stderr', line: string) {
