@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DockerFixture } from '../support/docker.js';
 import { parseEnvelope } from '../support/envelope-schema.js';
-import { readStream, type StreamRecord } from '../support/http-stream.js';
+import { readStream, stdoutOf } from '../support/http-stream.js';
 import { ServerFixture } from '../support/server-fixture.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 
@@ -21,16 +21,6 @@ const LINES = 300_000;
 const WINDOW = 8 * 1024 * 1024;
 /** What `seq 1 300000` prints. */
 const SEQ_OUTPUT = Array.from({ length: LINES }, (_, i) => `${i + 1}\n`).join('');
-
-/** The stdout an exec's records carry, in order (its terminal frame and the envelope carry none). */
-function stdoutOf(records: readonly StreamRecord[]): string {
-  let text = '';
-  for (const r of records) {
-    const item = JSON.parse(r.data) as { stream?: string; text?: string };
-    if (item.stream === 'stdout') text += item.text;
-  }
-  return text;
-}
 
 /** curl as a person types it, its headers (and trailers) dumped to a file; `onStdout` may kill it. */
 function curl(args: string[], onStdout?: (stdout: string, kill: () => void) => void): Promise<{ stdout: string; headers: string; code: number | null }> {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DockerFixture } from '../support/docker.js';
 import { parseEnvelope } from '../support/envelope-schema.js';
 import { Fleet } from '../support/fleet.js';
-import { readStream, type StreamRecord } from '../support/http-stream.js';
+import { readStream, stdoutOf, type StreamRecord } from '../support/http-stream.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 import { sleep } from '../support/wait.js';
 
@@ -14,16 +14,6 @@ const LINES = 400;
 /** Paced, so a cut lands in the middle and the command goes on printing while its reader is away. */
 const PACED = `i=0; while [ $i -lt ${LINES} ]; do i=$((i+1)); echo line$i; [ $((i % 40)) = 0 ] && sleep 0.2; done; exit 3`;
 const EXPECTED = Array.from({ length: LINES }, (_, i) => `line${i + 1}\n`).join('');
-
-/** The stdout an exec's records carry, in order (its terminal frame and the envelope carry none). */
-function stdoutOf(records: readonly StreamRecord[]): string {
-  let text = '';
-  for (const r of records) {
-    const item = JSON.parse(r.data) as { stream?: string; text?: string };
-    if (item.stream === 'stdout') text += item.text;
-  }
-  return text;
-}
 
 /**
  * Issue 31, finding 11: HTTP resume (spec §5.6, HTTP-6/HTTP-7) through a gateway. The

@@ -75,3 +75,13 @@ function parseEvent(text: string): StreamRecord {
   }
   return { data: data.join('\n'), ...(id === undefined ? {} : { id }), ...(event === undefined ? {} : { event }) };
 }
+
+/** The stdout an exec's records carry, in order (its terminal frame and the envelope carry none). */
+export function stdoutOf(records: readonly StreamRecord[]): string {
+  let text = '';
+  for (const r of records) {
+    const item = JSON.parse(r.data) as { stream?: string; text?: string };
+    if (item.stream === 'stdout') text += item.text;
+  }
+  return text;
+}
