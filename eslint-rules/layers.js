@@ -8,25 +8,26 @@ import { builtinModules } from 'node:module';
 import path from 'node:path';
 
 const allowed = {
-  protocol: [],
-  io: ['protocol'],
-  contracts: ['protocol'],
-  dispatcher: ['protocol', 'contracts'],
-  operations: ['dispatcher', 'protocol', 'contracts'],
-  testing: ['dispatcher', 'protocol', 'conformance'],
-  webtransport: ['protocol'],
-  outcome: ['protocol', 'contracts'],
-  transports: ['dispatcher', 'protocol', 'io', 'webtransport', 'outcome'],
-  client: ['protocol', 'io', 'webtransport', 'contracts'],
-  conformance: ['protocol', 'webtransport', 'contracts'],
-  fleet: ['dispatcher', 'protocol', 'client', 'contracts', 'operations'],
-  server: ['dispatcher', 'protocol', 'transports', 'operations', 'fleet'],
-  cli: ['server', 'client', 'protocol', 'conformance', 'contracts', 'outcome', 'fleet'],
-  lab: ['client', 'outcome'],
+  flow: [],
+  protocol: ['flow'],
+  io: ['protocol', 'flow'],
+  contracts: ['protocol', 'flow'],
+  dispatcher: ['protocol', 'contracts', 'flow'],
+  operations: ['dispatcher', 'protocol', 'contracts', 'flow'],
+  testing: ['dispatcher', 'protocol', 'conformance', 'flow'],
+  webtransport: ['protocol', 'flow'],
+  outcome: ['protocol', 'contracts', 'flow'],
+  transports: ['dispatcher', 'protocol', 'io', 'webtransport', 'outcome', 'flow'],
+  client: ['protocol', 'io', 'webtransport', 'contracts', 'flow'],
+  conformance: ['protocol', 'webtransport', 'contracts', 'flow'],
+  fleet: ['dispatcher', 'protocol', 'client', 'contracts', 'operations', 'flow'],
+  server: ['dispatcher', 'protocol', 'transports', 'operations', 'fleet', 'flow'],
+  cli: ['server', 'client', 'protocol', 'conformance', 'contracts', 'outcome', 'fleet', 'flow'],
+  lab: ['client', 'outcome', 'flow'],
 };
 
 /** Layers the browser client or the Lab load: no Node module, no Node-only global. */
-const platformFree = new Set(['protocol', 'contracts', 'outcome', 'lab']);
+const platformFree = new Set(['flow', 'protocol', 'contracts', 'outcome', 'lab']);
 const nodeGlobals = ['setImmediate', 'clearImmediate', 'Buffer', 'process', 'require', 'module', '__dirname', '__filename', 'global'];
 const isNodeModule = (spec) => spec.startsWith('node:') || builtinModules.includes(spec.split('/')[0]);
 

@@ -1,0 +1,4 @@
+export { AsyncQueue } from './async-queue.js';
+export { ReceiveWindow, SendCredit } from './credit-window.js';
+export { nextTurn } from './next-turn.js';
+export { Wakeup } from './wakeup.js';
