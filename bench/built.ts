@@ -1,8 +1,7 @@
 /**
  * callwire as its users run it: the compiled `dist/` (every bench script builds it
  * first), typed by its source. Importing `src/` through tsx instead cost the client 7%
- * at 64 calls in flight (bench/PROFILE.md, "ran callwire from its TypeScript source"),
- * and a static import of `dist/` would not type-check on a clone that has not built.
+ * at 64 calls in flight (tsx wraps every named closure in a `__name` call), and a static import of `dist/` would not type-check on a clone that has not built.
  *
  * CALLWIRE_DIST names another build's `dist/` (an absolute path): `--baseline` starts a
  * second server process with it, so two builds run side by side under one bench.
