@@ -36,7 +36,7 @@ function asNobody(command: string[], env: NodeJS.ProcessEnv, pattern: RegExp): P
 }
 
 const baseEnv = (): NodeJS.ProcessEnv => {
-  const env = { ...process.env, CALLWIRE_DOCKER_ROOT: join(empty, 'engine'), HOME: empty };
+  const env: NodeJS.ProcessEnv = { ...process.env, CALLWIRE_DOCKER_ROOT: join(empty, 'engine'), HOME: empty };
   delete env['DOCKER_HOST'];
   return env;
 };
