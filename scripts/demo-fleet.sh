@@ -38,6 +38,12 @@ NATS_PORT="${CALLWIRE_NATS_CLIENT_PORTS:-${CALLWIRE_NATS_PORT:-4222}}"
 NATS_PORT="${NATS_PORT## }"
 NATS_PORT="${NATS_PORT%% *}"
 nats_answers() { (exec 3<>"/dev/tcp/127.0.0.1/$NATS_PORT") 2>/dev/null; }
+# What is not running and must be started needs root: say so before trying, not after a failure.
+need_root_for() {
+  [ "$(id -u)" = 0 ] && return
+  say "$1 is not running, and starting it needs root: run  npm run fleet  as root (sudo npm run fleet, where sudo is installed)"
+  exit 1
+}
 
 cleanup() {
   [ "$CLEANING" = 1 ] && return
@@ -81,6 +87,7 @@ mkdir -p "$LOGS"
 # NATS: the cluster with a user per host; a running one is used and left running.
 nats_was_up=0
 nats_answers && nats_was_up=1
+[ "$nats_was_up" = 1 ] || need_root_for "the NATS cluster (port $NATS_PORT)"
 # Every long-lived process starts in a session of its own (setsid): a terminal's Ctrl-C
 # reaches this script alone, which stops them in order (a Ctrl-C reaching all at once would
 # stop an engine before its demo container is removed).
@@ -92,6 +99,7 @@ say "NATS: $CALLWIRE_NATS_URLS"
 # network (docker-engine.sh runs dockerd with --bridge=none --iptables=false).
 for root in "$ENGINE_A" "$ENGINE_B"; do
   if ! engine_answers "$root"; then
+    need_root_for "the Docker engine at $root"
     STARTED_ENGINES+=("$root")
     CALLWIRE_DOCKER_ROOT="$root" setsid bash scripts/docker-engine.sh up >/dev/null
   else

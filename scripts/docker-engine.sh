@@ -43,14 +43,26 @@ start_engine() {
     --iptables=false --ip6tables=false --ip-masq=false --bridge=none \
     --storage-driver="${CALLWIRE_STORAGE_DRIVER:-overlay2}" \
     >"$ROOT/dockerd.log" 2>&1 &
-  for _ in $(seq 1 100); do
+  # After heavy use dockerd removes the network sandboxes its last run left before it
+  # answers, which has taken 45 s: wait that long, and say why once it is slow.
+  local wait_s="${CALLWIRE_DOCKERD_WAIT_S:-120}" said=0 waited stale
+  for ((waited = 0; waited < wait_s * 5; waited++)); do
     if ping_engine; then
       log "engine is up"
       return
     fi
+    if [ "$said" = 0 ] && [ "$waited" -ge 25 ]; then
+      said=1
+      stale=$(grep -c "Removing stale sandbox" "$ROOT/dockerd.log" 2>/dev/null || true)
+      if [ "${stale:-0}" -gt 0 ]; then
+        log "dockerd is removing the stale network sandboxes its last run left ($stale so far); after heavy use this takes up to a minute (waiting up to $wait_s s)"
+      else
+        log "dockerd has not answered for 5 s; still waiting, up to $wait_s s (its log: $ROOT/dockerd.log)"
+      fi
+    fi
     sleep 0.2
   done
-  log "dockerd did not answer /_ping within 20 s; its log:"
+  log "dockerd did not answer /_ping within $wait_s s; its log:"
   tail -n 30 "$ROOT/dockerd.log" >&2
   exit 1
 }

@@ -9,7 +9,8 @@ import Docker from 'dockerode';
 import { longLivedNodeFlags } from '../dist/cli/node-flags.js';
 import { DEMO, demoContainer } from './demo-container.mjs';
 
-const PRIVATE_SOCKET = '/tmp/callwire-docker/docker.sock';
+// The project's own engine: scripts/docker-engine.sh's root, which CALLWIRE_DOCKER_ROOT moves.
+const PRIVATE_SOCKET = `${process.env.CALLWIRE_DOCKER_ROOT ?? '/tmp/callwire-docker'}/docker.sock`;
 const say = (line) => process.stderr.write(`[npm start] ${line}\n`);
 
 async function answers(socketPath) {
@@ -28,7 +29,7 @@ async function findEngine() {
   if (await answers('/var/run/docker.sock')) return { host: 'unix:///var/run/docker.sock', started: false, why: 'the system engine at /var/run/docker.sock' };
   if (await answers(PRIVATE_SOCKET)) return { host: `unix://${PRIVATE_SOCKET}`, started: false, why: `the project's engine, already running at ${PRIVATE_SOCKET}` };
   if (process.getuid?.() !== 0) {
-    say('docker: off. No engine answers (DOCKER_HOST, /var/run/docker.sock), and starting one needs root: run  sudo npm start');
+    say('docker: off. No engine answers (DOCKER_HOST, /var/run/docker.sock), and starting one needs root: run  npm start  as root (sudo npm start, where sudo is installed), or set DOCKER_HOST to an engine that answers');
     return undefined;
   }
   say(`docker: no engine answers; starting the project's own at ${PRIVATE_SOCKET} (scripts/docker-engine.sh up; Ctrl-C stops it)`);

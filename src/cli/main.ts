@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { registerAgent } from './commands/agent.js';
 import { registerCall } from './commands/call.js';
@@ -12,8 +13,12 @@ import { execCommandAfterContainer, subcommandOf } from './operands.js';
 import { envelope } from '../outcome/index.js';
 import { codeOutcomes, outcomes } from '../outcome/index.js';
 
+// The package's own manifest, two levels up from both src/cli and dist/cli.
+const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+
 const program = new Command()
   .name('callwire')
+  .version(version, '-V, --version', "print callwire's version and exit")
   .description('callwire: streaming RPC; above all, docker exec from anywhere with the exact output and exit code')
   .option('--url <url>', 'server: ws://, wss:// (WebSocket) or https:// (WebTransport); or CALLWIRE_URL', process.env['CALLWIRE_URL'] ?? DEFAULT_URL)
   .option('--token <token>', 'bearer token (or CALLWIRE_TOKEN); never printed, never passed on')

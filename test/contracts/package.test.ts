@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { posix } from 'node:path';
+import semver from 'semver';
 import { describe, expect, it } from 'vitest';
 
 /** What `npm pack` would publish, asked of npm itself. */
@@ -55,3 +56,15 @@ function packagesImportedBy(source: string): string[] {
   }
   return names;
 }
+
+describe('the Node.js the package says it runs on', () => {
+  it('is admitted by every package installed with it: no EBADENGINE at install (an override pins @nats-io/nuid to a release that runs on Node 20)', () => {
+    const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { engines: { node: string } };
+    const lock = JSON.parse(readFileSync('package-lock.json', 'utf8')) as { packages: Record<string, { engines?: { node?: string } | string[] }> };
+    const lowest = semver.minVersion(pkg.engines.node)!.version;
+    const refusing = Object.entries(lock.packages)
+      .filter(([path, entry]) => path !== '' && !Array.isArray(entry.engines) && entry.engines?.node !== undefined && !semver.satisfies(lowest, entry.engines.node))
+      .map(([path, entry]) => `${path} wants node ${(entry.engines as { node: string }).node}`);
+    expect(refusing, `the project says node ${pkg.engines.node}`).toEqual([]);
+  });
+});

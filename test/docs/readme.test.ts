@@ -5,12 +5,11 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO, demoContainer } from '../../scripts/demo-container.mjs';
-import { runCli } from '../support/cli.js';
 import { consoleSteps, lineMatches, runSession } from '../support/console-session.js';
 import { DockerFixture, dockerHost } from '../support/docker.js';
 import { fencedBlocks, headingAnchors, links } from '../support/markdown.js';
 import { ServedCli } from '../support/served.js';
-import { until } from '../support/wait.js';
+import { sleep, until } from '../support/wait.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const README = join(ROOT, 'README.md');
@@ -129,7 +128,7 @@ describe('README examples, run', () => {
     }
   }, 60_000);
 
-  it('the ts blocks type-check, run with tsx and print what their comments say; the server one answers a call from the CLI', async () => {
+  it('the ts blocks type-check, run with tsx, print what their comments say and exit 0 by themselves, the server one too', async () => {
     const blocks = fencedBlocks(readme()).filter((block) => block.lang === 'ts');
     expect(blocks.length).toBeGreaterThan(0);
     // Inside the clone, as the README says, so `callwire` and `zod` resolve as for a reader.
@@ -153,19 +152,13 @@ describe('README examples, run', () => {
         const shown = `README ts block at line ${block.line}, expected in order:\n${expected.join('\n')}\nprinted:\n${snippet.stdout()}${snippet.stderr()}`;
         expect(printedInOrder(expected, snippet.stdout()), shown).toBe(true);
         if (/startServer\(/.test(block.body)) {
-          // A server stays up: call the operation it defines, from outside, over the URL it printed.
-          const url = /ws:\/\/127\.0\.0\.1:\d+\/callwire/.exec(snippet.stdout())![0];
           // Beside a running `npm start`: none of its ports (issue 22).
           const ports = [...snippet.stdout().matchAll(/:\/\/127\.0\.0\.1:(\d+)\//g)].map((m) => Number(m[1]));
           expect(ports).toHaveLength(2);
           for (const port of ports) expect([7070, 7071]).not.toContain(port);
-          const operation = /name: '([^']+)'/.exec(block.body)![1]!;
-          const call = runCli(['--url', url, 'call', operation, '--input', '{"name":"bob"}'], { stdin: 'ignore' });
-          expect((await call.exited).code, call.stderr).toBe(0);
-          expect(JSON.parse(call.stdout)).toEqual({ greeting: 'hello bob (local)' });
-        } else {
-          expect(await snippet.exited).toBe(0);
         }
+        // Every snippet ends by itself, a server's too: a reader's program that hangs is a defect.
+        expect(await Promise.race([snippet.exited, sleep(30_000).then(() => 'still running after 30 s')]), shown).toBe(0);
       } finally {
         snippet.kill();
       }

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -131,6 +132,17 @@ describe('GET /metrics on a server (Prometheus text)', () => {
       await second.close();
     }
     await expect.poll(async () => sample(await scrape(server), 'callwire_sessions'), POLL).toBe(sample(before, 'callwire_sessions'));
+  });
+
+  it("passes Prometheus's own linter (promtool check metrics, from Debian's prometheus package), with calls counted", async () => {
+    await client.call('conformance/echo', { value: 'lint' });
+    await expect(client.call('conformance/fail', { mode: 'declared' })).rejects.toMatchObject({ code: 'CONFORMANCE_FAILURE' });
+    const answer = await get(metricsUrl(server));
+    expect(answer.body).toContain('callwire_calls_total');
+    const lint = spawnSync('promtool', ['check', 'metrics'], { input: answer.body, encoding: 'utf8' });
+    expect(lint.error, 'promtool is missing: apt-get install prometheus (.ci/run installs it)').toBeUndefined();
+    expect(`${lint.stdout}${lint.stderr}`).toBe('');
+    expect(lint.status).toBe(0);
   });
 
   it("holds the process's own metrics, and the exposition content type", async () => {
