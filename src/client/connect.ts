@@ -3,7 +3,7 @@ import type { WtCarrierChoice } from '../webtransport/index.js';
 import { Client } from './client.js';
 import type { ClientConnection } from './connection.js';
 import { ResumingConnection } from './resuming-connection.js';
-import { connectWebSocket, redact } from './websocket-connection.js';
+import { connectWebSocket } from './websocket-connection.js';
 
 export interface ConnectOptions {
   /** Bearer token: an upgrade header where possible, otherwise `auth_token` per call. */
@@ -68,7 +68,7 @@ async function connectOnce(url: string, options: Omit<ConnectOptions, 'resume'>)
   try {
     protocol = new URL(url).protocol;
   } catch {
-    throw new RpcError('INVALID_INPUT', `not a URL: ${redact(url)}`);
+    throw new RpcError('INVALID_INPUT', notAUrl(url));
   }
   const common = {
     ...(options.codec ? { codec: options.codec } : {}),
@@ -92,4 +92,15 @@ async function connectOnce(url: string, options: Omit<ConnectOptions, 'resume'>)
     return { connection, perCallToken: connection.headerAuth ? undefined : options.token };
   }
   throw new RpcError('INVALID_INPUT', `unsupported URL scheme ${protocol}: use ws://, wss://, ws+unix:// or https://`);
+}
+
+/**
+ * What is wrong with a string that does not parse as a URL, repeated as given (up to
+ * 200 characters, without anything before an `@`, which may be credentials) with the
+ * form that works: a bare `host:port` is the usual slip.
+ */
+export function notAUrl(input: string): string {
+  const shown = input.slice(input.lastIndexOf('@') + 1, 200).trim();
+  const hostPort = /^[\w.-]+:\d+$/.test(shown) ? shown : '127.0.0.1:7070';
+  return `not a URL: '${shown}'. A server's URL starts with ws://, wss:// or https://, as in ws://${hostPort}/callwire`;
 }

@@ -180,5 +180,7 @@ function upgradeError(url: string, message: string | undefined): RpcError {
   const status = /Unexpected server response: (\d{3})/.exec(message ?? '')?.[1];
   if (status === '401') return new RpcError('FORBIDDEN', `the server refused the token (HTTP 401) at ${redact(url)}`);
   if (status === '403') return new RpcError('FORBIDDEN', `the server refused the connection (HTTP 403: origin or host not allowed) at ${redact(url)}`);
+  // A wrong path is the caller's mistake, not an outage: retrying cannot help.
+  if (status === '404') return new RpcError('INVALID_INPUT', `nothing serves WebSocket at ${redact(url)} (HTTP 404): callwire serves it at the path /callwire, as in ws://127.0.0.1:7070/callwire`);
   return new RpcError('UNAVAILABLE', `could not connect to ${redact(url)}: ${message ?? 'connection failed'}`);
 }

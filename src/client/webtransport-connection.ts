@@ -50,7 +50,7 @@ export async function connectWebTransport(
   try {
     ({ session: wt, carrier } = await openWebTransport(target.toString(), { certHash: options.certHash, transport: options.transport }));
   } catch (error) {
-    throw new RpcError('UNAVAILABLE', `could not connect to ${redact(url)}: ${error instanceof Error ? error.message : String(error)}`);
+    throw connectFailure(url, error, options.certHash);
   }
   const timeoutMs = options.connectTimeoutMs ?? 10_000;
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -66,7 +66,7 @@ export async function connectWebTransport(
   } catch (error) {
     wt.close();
     if (error instanceof RpcError) throw error;
-    throw new RpcError('UNAVAILABLE', `could not connect to ${redact(url)}: ${error instanceof Error ? error.message : String(error)}`);
+    throw connectFailure(url, error, options.certHash);
   } finally {
     clearTimeout(timer);
   }
@@ -197,4 +197,18 @@ export async function connectWebTransport(
       await closed;
     },
   };
+}
+
+/**
+ * Why a session did not open. A TLS handshake refused without a pinned hash is almost
+ * always a self-signed server (callwire serve without --cert): say what to pass, and where
+ * the server prints it, rather than the carrier's bare "Opening handshake failed."
+ */
+function connectFailure(url: string, error: unknown, certHash: string | undefined): RpcError {
+  const message = error instanceof Error ? error.message : String(error);
+  const untrusted = certHash === undefined && /handshake failed|certificate|UnknownIssuer/i.test(message);
+  const hint = untrusted
+    ? ". The server's certificate is not trusted here: a server with a self-signed certificate is reached with --cert-hash <sha256> (the SDK's certHash), from the 'certificate sha256' line its banner prints"
+    : '';
+  return new RpcError('UNAVAILABLE', `could not connect to ${redact(url)}: ${untrusted ? message.replace(/\.$/, '') : message}${hint}`);
 }

@@ -38,8 +38,10 @@ const DEFAULT_PATHS = ['/callwire', '/alknet/call'];
 
 /**
  * The protocol over WebSocket: one envelope per binary message, codec by subprotocol,
- * calls multiplexed by id (spec §5.2). `server`: attach to its `upgrade` event;
- * without it, call `handleUpgrade` from your own (as `ws`'s `noServer` does).
+ * calls multiplexed by id (spec §5.2). `server`: attach to its `upgrade` event and answer
+ * every upgrade on it (404 for other paths); to share a server's upgrades with handlers of
+ * your own, leave it out and call `handleUpgrade` from your own listener (as `ws`'s
+ * `noServer` does).
  */
 export function createWebSocketTransport(options: WebSocketTransportOptions, server?: HttpServer | HttpsServer): WebSocketTransport {
   const { dispatcher } = options;
@@ -82,7 +84,11 @@ export function createWebSocketTransport(options: WebSocketTransportOptions, ser
     wss.handleUpgrade(req, socket, head, (ws) => serve(ws, req, codecForSubprotocol(ws.protocol), identity));
     return true;
   };
-  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => void handleUpgrade(req, socket, head);
+  // Attached to a server, the transport answers every upgrade on it: one for a path it does
+  // not serve gets 404 at once, naming the paths it does, rather than a client's timeout.
+  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    if (!handleUpgrade(req, socket, head)) refuse(socket, 404, unservedPath(requestPath(req.url), [...paths]));
+  };
   server?.on('upgrade', onUpgrade);
 
   function serve(ws: WebSocket, req: IncomingMessage, negotiated: Codec | undefined, identity: Identity | null): void {
@@ -181,8 +187,13 @@ function toBytes(data: Buffer | ArrayBuffer | Buffer[]): Uint8Array {
   return data instanceof ArrayBuffer ? new Uint8Array(data) : data;
 }
 
+/** The answer to an upgrade for a path that is not served: which paths are. */
+export function unservedPath(path: string | undefined, served: readonly string[]): string {
+  return `no WebSocket endpoint at ${(path ?? '(unreadable path)').slice(0, 200)}; callwire serves WebSocket at ${served.join(' and ')}`;
+}
+
 function refuse(socket: Duplex, status: number, message: string): true {
-  const reason = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 503: 'Service Unavailable' }[status] ?? 'Error';
+  const reason = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 503: 'Service Unavailable' }[status] ?? 'Error';
   socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(message)}\r\n\r\n${message}`);
   return true;
 }

@@ -53,6 +53,20 @@ describe('callwire subscribe: the long-running consumer contract', () => {
     await until(() => fx.liveCalls() === 0, 'subscription gone on the server');
   });
 
+  it('with stdin from /dev/null (cron, CI), it is not stopped by that end: it runs to its own, here the stream completing', async () => {
+    const run = runCli(['--url', url, 'subscribe', 'test/ticker', '--input', JSON.stringify({ count: 5, intervalMs: 20 })], { stdin: 'null' });
+    expect((await run.exited).code).toBe(0);
+    expect(EXITED.exec(lastStderrLine(run.stderr))!.slice(1)).toEqual(['5', 'completed']);
+    expect(run.stdout.trim().split('\n')).toHaveLength(5);
+  });
+
+  it('--ignore-stdin: a pipe closed at once does not stop it either', async () => {
+    const run = runCli([...ticker(3, 20), '--ignore-stdin']);
+    run.child.stdin.end();
+    expect((await run.exited).code).toBe(0);
+    expect(EXITED.exec(lastStderrLine(run.stderr))!.slice(1)).toEqual(['3', 'completed']);
+  });
+
   it('fed a stdin that never ends, it is still alive and receiving after 5 s', async () => {
     const run = runCli(ticker(1_000_000, 50));
     await run.waitFor(/ready/, 'stderr');

@@ -17,9 +17,10 @@ export interface CliRun {
  * Spawns the real CLI (dist/cli/main.js) as a child process; `prefix` is a command
  * that runs it (`ip netns exec <ns>`), which must exec it so the child is the CLI.
  */
-export function runCli(args: string[], options: { env?: NodeJS.ProcessEnv; stdin?: 'pipe' | 'ignore'; prefix?: string[] | undefined } = {}): CliRun {
+/** `stdin`: 'pipe' to write to, 'ignore' a pipe closed at once, 'null' /dev/null (as cron and CI give). */
+export function runCli(args: string[], options: { env?: NodeJS.ProcessEnv; stdin?: 'pipe' | 'ignore' | 'null'; prefix?: string[] | undefined } = {}): CliRun {
   const [command, ...argv] = [...(options.prefix ?? []), process.execPath, cliPath, ...args] as [string, ...string[]];
-  const child = spawn(command, argv, { env: { ...process.env, ...options.env }, stdio: 'pipe' });
+  const child = spawn(command, argv, { env: { ...process.env, ...options.env }, stdio: [options.stdin === 'null' ? 'ignore' : 'pipe', 'pipe', 'pipe'] }) as ChildProcessWithoutNullStreams; // with 'null', child.stdin is null
   const run: CliRun = {
     child,
     stdout: '',

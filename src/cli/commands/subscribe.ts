@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { fstatSync } from 'node:fs';
+import { isatty } from 'node:tty';
 import type { Command } from 'commander';
 import { RpcError, type Client } from '../../client/index.js';
 import { connectFrom, globalFlags, parseCount, parseDuration, readInput, toJsonLine, unlessCancelled, writeErr } from '../context.js';
@@ -15,19 +17,22 @@ type Reason = 'limit' | 'timeout' | 'signal' | 'stdin' | 'completed';
  */
 export function registerSubscribe(program: Command): void {
   addResumeOptions(program.command('subscribe <operation>'))
-    .description('stream a subscription: one JSON line per value on stdout; stops on --max-events, --duration, stdin EOF, SIGINT or SIGTERM')
+    .description('stream a subscription: one JSON line per value on stdout; stops on --max-events, --duration, the end of a piped or terminal stdin, SIGINT or SIGTERM')
     .option('--input <json|@file>', 'the input as JSON, or @file (default: null; stdin is the stop signal here, not input)')
     .option('--max-events <n>', 'stop after n values')
     .option('--duration <d>', 'stop after this long, e.g. 30s, 5m')
+    .option('--ignore-stdin', "stdin's end does not stop the run (a scheduler that hands over a pipe it has already closed)")
     .addHelpText(
       'after',
       '\nStops: --max-events (reason limit), --duration (timeout), stdin EOF (stdin), SIGINT/SIGTERM (signal), the stream ending (completed).\n' +
+        'stdin EOF stops only a pipe (a parent closing it stops its child) or a terminal (Ctrl-D); /dev/null, a file or\n' +
+        'no stdin at all (cron, CI) end at once and say nothing, so the run goes on to its own end; --ignore-stdin: never.\n' +
         'Each stop aborts the call so the server tears the subscription down, then prints\n' +
         '  [callwire] exited — received N event(s) in Xs (reason: ...)\n' +
         'and exits 0. To stay resident, feed a stdin that never ends (< <(tail -f /dev/null)) or bound the run.\n' +
         'Avoid kill -9: it cannot abort the call; the server only notices when the connection drops.',
     )
-    .action(async (operation: string, opts: { input?: string; maxEvents?: string; duration?: string; resume?: string | boolean }, command: Command) => {
+    .action(async (operation: string, opts: { input?: string; maxEvents?: string; duration?: string; ignoreStdin?: boolean; resume?: string | boolean }, command: Command) => {
       const flags = globalFlags(command);
       const stop = signalController();
       let client: Client | undefined;
@@ -70,9 +75,11 @@ export function registerSubscribe(program: Command): void {
           // A signal that came while connecting ends the run here, as a controlled stop.
           if (stop.signal.aborted) end('signal');
           else stop.signal.addEventListener('abort', () => end('signal'), { once: true });
-          process.stdin.on('end', () => end('stdin'));
-          process.stdin.on('error', () => end('stdin'));
-          process.stdin.resume();
+          if (!opts.ignoreStdin && stdinEndIsAStop()) {
+            process.stdin.on('end', () => end('stdin'));
+            process.stdin.on('error', () => end('stdin'));
+            process.stdin.resume();
+          }
         });
         await client.close();
         await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
@@ -97,4 +104,19 @@ export function registerSubscribe(program: Command): void {
         process.stdin.destroy();
       }
     });
+}
+
+/**
+ * Whether stdin's end is a stop (the subprocess contract: a parent closes the pipe to stop
+ * its child; a terminal's Ctrl-D). /dev/null, a file or no stdin at all are at their end
+ * from the start and say nothing by it: cron and CI hand those over, and a run there
+ * must go on to its own end, not exit 0 at once with no event.
+ */
+function stdinEndIsAStop(): boolean {
+  try {
+    const stat = fstatSync(0);
+    return stat.isFIFO() || stat.isSocket() || isatty(0);
+  } catch {
+    return false; // no stdin at all (a closed descriptor)
+  }
 }
