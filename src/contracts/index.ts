@@ -16,12 +16,10 @@ export {
   type CommandEnd,
 } from './contract.js';
 export { bytesSchema } from './bytes.js';
+export { dockerErrors, imageErrors } from './docker-errors.js';
+export { containerAccess } from './docker-access.js';
 export {
   execContract,
-  inspectContract,
-  dockerErrors,
-  imageErrors,
-  containerAccess,
   envEntry,
   EXEC_MARK_VARIABLE,
   execOutputFrame,
@@ -33,7 +31,23 @@ export {
   type ExecInputItem,
   type ExecOutputFrame,
   type ExecTerminalFrame,
-} from './docker.js';
+} from './docker-exec.js';
+export {
+  containerListContract,
+  containerListFilter,
+  containerSummary,
+  inspectContract,
+  createContract,
+  startContract,
+  stopContract,
+  restartContract,
+  removeContract,
+  logsContract,
+  logLine,
+} from './docker-containers.js';
+export { imageListContract, imageSummary, imageInspectContract, pullContract } from './docker-images.js';
+export { dockerContracts } from './docker-surface.js';
+export { placed, type Placement, type EveryHost, type PlacedContract } from './placement.js';
 export { containerName, containerReference, imageReference } from './engine-references.js';
 export { listContract, schemaContract, operationSummary, operationSpec, type OperationSummary, type OperationSpec } from './discovery.js';
 export {

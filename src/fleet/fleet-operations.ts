@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { CallOptions } from '../client/index.js';
+import type { EveryHost, PlacedContract } from '../contracts/index.js';
 import { assertOperationShape, holdsScope, type CallContext, type Identity, type Operation } from '../dispatcher/index.js';
 import { RpcError } from '../protocol/index.js';
 import { releasing, type FleetClients, type Lease } from './fleet-clients.js';
@@ -32,30 +33,32 @@ export interface FleetRouting {
 export const LIST_HOST_DEADLINE_MS = 5000;
 
 /**
- * The gateway's Docker operations (docs/fleet.md): the agents' own contracts, each
- * handler a proxy that finds the host and calls its agent as the caller. A container
- * is found by its id or name when one host holds it, or as `HOST/NAME`; list merges
- * every host; the others name their `host` when the fleet has more than one.
+ * The gateway's Docker operations (docs/fleet.md): the agents' contracts, each handler a
+ * proxy that runs the call where its contract's `placement` says, calling the agent as
+ * the caller. A container is found by its id or name when one host holds it, or as
+ * `HOST/NAME`; a list merges every host; the others name their `host` when the fleet
+ * has more than one.
  */
-export function fleetOperations(agentOperations: readonly Operation[], routing: FleetRouting): Operation[] {
-  return agentOperations.map((op) => {
-    const shape = objectShape(op.input);
-    if (shape && 'containerId' in shape) return containerRouted(op, routing);
-    if (op.name === 'docker/container/list') return merged(op, 'containers', routing);
-    if (op.name === 'docker/image/list') return merged(op, 'images', routing);
-    return hostRouted(op, routing);
+export function fleetOperations(contracts: readonly PlacedContract[], routing: FleetRouting): Operation[] {
+  return contracts.map((contract) => {
+    switch (contract.placement.kind) {
+      case 'container':
+        return containerRouted(contract as Placed<'container'>, routing);
+      case 'host':
+      case 'new-container':
+        return hostRouted(contract as Placed<'host'> | Placed<'new-container'>, routing);
+      case 'every-host':
+        return merged(contract, contract.placement, routing);
+    }
   });
 }
 
-/** The agent's operation with the gateway's input, output and handler, checked as a new one would be; its streams resume at the agent (§4.9). */
+type Placed<K extends PlacedContract['placement']['kind']> = Extract<PlacedContract, { readonly placement: { readonly kind: K } }>;
+
+/** The contract with the gateway's input, output and handler, checked as a new operation is; its streams resume at the agent (§4.9). */
 function reshaped(op: Operation): Operation {
   assertOperationShape(op);
   return op.kind === 'subscription' ? { ...op, relaysResume: true } : op;
-}
-
-function objectShape(schema: z.ZodType): Record<string, z.ZodType> | undefined {
-  const inner = schema instanceof z.ZodNullable ? schema.unwrap() : schema;
-  return inner instanceof z.ZodObject ? (inner.shape as Record<string, z.ZodType>) : undefined;
 }
 
 function callOptions(ctx: CallContext): CallOptions {
@@ -73,7 +76,7 @@ export function leaseFor(host: string, ctx: Pick<CallContext, 'identity'>, routi
   return routing.clients.lease(host, ctx.identity);
 }
 
-function forward(op: Operation, host: string, input: unknown, ctx: CallContext, routing: FleetRouting): unknown {
+function forward(op: PlacedContract, host: string, input: unknown, ctx: CallContext, routing: FleetRouting): unknown {
   const lease = leaseFor(host, ctx, routing);
   // The audit line says which host ran the call, whatever the caller named.
   ctx.routedTo?.(host);
@@ -84,8 +87,8 @@ function forward(op: Operation, host: string, input: unknown, ctx: CallContext, 
 }
 
 
-function containerRouted(op: Operation, routing: FleetRouting): Operation {
-  const input = (op.input as z.ZodObject).extend({ containerId: fleetContainerReference });
+function containerRouted(op: Placed<'container'>, routing: FleetRouting): Operation {
+  const input = op.input.extend({ containerId: fleetContainerReference });
   const handler = (given: Record<string, unknown>, ctx: CallContext): unknown => {
     const route = routing.hosts.route(String(given['containerId']), (host) => mayReach(ctx.identity, host));
     if (route instanceof RpcError) throw route;
@@ -103,29 +106,18 @@ function chooseHost(named: string | undefined, ctx: CallContext, routing: FleetR
   throw RpcError.of('INVALID_INPUT', `name the host to run it on: one of ${reachable.join(', ')}`);
 }
 
-function hostRouted(op: Operation, routing: FleetRouting): Operation {
-  const shape = objectShape(op.input);
-  if (shape) {
-    const input = (op.input as z.ZodObject).extend({ host: hostId.optional() });
-    const handler = (given: Record<string, unknown>, ctx: CallContext): unknown => {
-      const { host, ...rest } = given;
-      const chosen = chooseHost(host as string | undefined, ctx, routing);
-      const result = forward(op, chosen, rest, ctx, routing);
-      if (op.name === 'docker/container/create') return learnCreated(result as Promise<{ containerId: string }>, chosen, rest['name'], routing);
-      return result;
-    };
-    // create answers with the host it chose, which the caller may not have named.
-    const output = op.name === 'docker/container/create' ? (op.output as z.ZodObject).extend({ host: z.string() }) : op.output;
-    return reshaped({ ...op, input, output, handler } as Operation);
-  }
-  // An input that is not an object (an image name): given as it is, or as {value, host}.
-  const input = z.union([op.input, z.strictObject({ host: hostId, value: op.input })]);
-  const handler = (given: unknown, ctx: CallContext): unknown => {
-    const wrapped = typeof given === 'object' && given !== null && 'value' in given && 'host' in given ? (given as { host: string; value: unknown }) : undefined;
-    const chosen = chooseHost(wrapped?.host, ctx, routing);
-    return forward(op, chosen, wrapped ? wrapped.value : given, ctx, routing);
+function hostRouted(op: Placed<'host'> | Placed<'new-container'>, routing: FleetRouting): Operation {
+  const input = op.input.extend({ host: hostId.optional() });
+  const handler = (given: Record<string, unknown>, ctx: CallContext): unknown => {
+    const { host, ...rest } = given;
+    const chosen = chooseHost(host as string | undefined, ctx, routing);
+    const result = forward(op, chosen, rest, ctx, routing);
+    if (op.placement.kind === 'new-container') return learnCreated(result as Promise<{ containerId: string }>, chosen, rest['name'], routing);
+    return result;
   };
-  return reshaped({ ...op, input, handler } as Operation);
+  // A new container is answered with the host it was created on, which the caller may not have named.
+  const output = op.placement.kind === 'new-container' ? (op as Placed<'new-container'>).output.extend({ host: z.string() }) : op.output;
+  return reshaped({ ...op, input, output, handler } as Operation);
 }
 
 async function learnCreated(result: Promise<{ containerId: string }>, host: string, name: unknown, routing: FleetRouting): Promise<{ containerId: string; host: string }> {
@@ -135,19 +127,16 @@ async function learnCreated(result: Promise<{ containerId: string }>, host: stri
 }
 
 /** A list over every host the caller may reach, each row with its `host`; hosts that did not answer are named. */
-function merged(op: Operation, key: 'containers' | 'images', routing: FleetRouting): Operation {
-  const outputShape = (op.output as z.ZodObject).shape as Record<string, z.ZodArray<z.ZodObject>>;
-  const row = outputShape[key]!.element.extend({ host: z.string() });
+function merged(op: PlacedContract, { rows: key, row, filter }: EveryHost, routing: FleetRouting): Operation {
   const output = z.object({
-    [key]: z.array(row),
+    [key]: z.array(row.extend({ host: z.string() })),
     unavailable: z.array(z.object({ host: z.string(), error: z.string() })).describe('hosts that did not answer; their rows are missing'),
   });
-  const inner = objectShape(op.input);
-  const input = inner ? z.strictObject({ ...inner, host: hostId.optional() }).nullable() : z.strictObject({ host: hostId.optional() }).nullable();
+  const input = (filter ?? z.strictObject({})).extend({ host: hostId.optional() }).nullable();
   const handler = async (given: Record<string, unknown> | null, ctx: CallContext): Promise<unknown> => {
     const { host, ...rest } = given ?? {};
     const hosts = host !== undefined ? [host as string] : routing.hosts.upHosts().filter((h) => mayReach(ctx.identity, h));
-    const forwarded = inner ? rest : null;
+    const forwarded = filter ? rest : null;
     // A host named alone answers in the call's own time; merged, each host in its deadline, so one that never answers stalls no one.
     const deadlineMs = host === undefined ? (routing.listDeadlineMs ?? LIST_HOST_DEADLINE_MS) : undefined;
     const answers = await Promise.allSettled(hosts.map(async (h) => ({ host: h, rows: ((await answerWithin(deadlineMs, h, ctx, (hostCtx) => forward(op, h, forwarded, hostCtx, routing) as Promise<unknown>)) as Record<string, unknown[]>)[key] ?? [] })));

@@ -1,6 +1,6 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { AdoptResume, Identity, Logger, Operation } from '../dispatcher/index.js';
-import { dockerEngine, dockerOperations } from '../operations/index.js';
+import { dockerContracts } from '../contracts/index.js';
 import { FleetClients, type Lease } from './fleet-clients.js';
 import { fleetOperations, leaseFor, mayReach } from './fleet-operations.js';
 import { adoptFleetCall } from './fleet-relay.js';
@@ -68,8 +68,7 @@ export async function startGateway(settings: GatewaySettings, maxFrameBytes: num
   await beats.nc.flush();
   await new Promise((resolve) => setTimeout(resolve, FIRST_TABLES_MS));
   const routing = { hosts: table, clients, ...(settings.listDeadlineMs === undefined ? {} : { listDeadlineMs: settings.listDeadlineMs }) };
-  // The agents' own operations, whose handlers the gateway replaces: their engine is never asked.
-  const operations = fleetOperations(dockerOperations(dockerEngine('unix:///nonexistent/callwire-gateway')), routing);
+  const operations = fleetOperations(dockerContracts, routing);
   const reachable = (host: string, caller: { identity: Identity | null }): Lease | undefined => {
     try {
       return leaseFor(host, caller, routing);

@@ -27,6 +27,8 @@ export class TcpProxy {
   /** Upstreams left open by a cut of the client's side only. */
   private readonly held = new Set<Socket>();
   private refusing = false;
+  /** What the last `freeze()` silenced: one direction, or both (undefined). */
+  private frozen: Direction | undefined;
   private trigger: { direction: Direction; remaining: number; ms: number; side: CutSide } | undefined;
   port = 0;
   /** Connections relayed to the server. */
@@ -135,14 +137,31 @@ export class TcpProxy {
   }
 
   /**
-   * Stops passing bytes either way on the connections open now, and closes nothing: a
-   * peer gone silent (a frozen laptop, a pulled cable), found only by a keepalive.
+   * Stops passing bytes either way (or only `direction`) on the connections open now, and
+   * closes nothing: a peer gone silent (a frozen laptop, a pulled cable), found only by a
+   * keepalive; one way only, a peer whose writes stall while it still reads.
    */
-  freeze(): void {
+  freeze(direction?: Direction): void {
     for (const [client, upstream] of this.upstreams) {
-      for (const socket of [client, upstream]) {
+      const from = direction === 'up' ? [client] : direction === 'down' ? [upstream] : [client, upstream];
+      for (const socket of from) {
         socket.removeAllListeners('data');
         socket.pause();
+      }
+    }
+    this.frozen = direction;
+  }
+
+  /** Passes bytes again on the connections `freeze()` silenced: a peer back before its keepalive gave up on it. */
+  thaw(): void {
+    for (const [client, upstream] of this.upstreams) {
+      if (this.frozen !== 'down') {
+        this.relay(client, upstream, 'up', false);
+        client.resume();
+      }
+      if (this.frozen !== 'up') {
+        this.relay(upstream, client, 'down', false);
+        upstream.resume();
       }
     }
   }
@@ -154,7 +173,7 @@ export class TcpProxy {
   }
 
   /** `from` → `to` with the back-pressure of a pipe, counting, and cutting when the trigger's count is reached. */
-  private relay(from: Socket, to: Socket, direction: Direction): void {
+  private relay(from: Socket, to: Socket, direction: Direction, ends = true): void {
     from.on('data', (chunk: Buffer) => {
       const trigger = this.trigger;
       if (trigger?.direction === direction) {
@@ -171,7 +190,7 @@ export class TcpProxy {
         to.once('drain', () => from.resume());
       }
     });
-    from.on('end', () => to.end());
+    if (ends) from.on('end', () => to.end());
   }
 }
 

@@ -1,24 +1,18 @@
 import type Docker from 'dockerode';
-import { containerAccess, containerName, containerReference, envEntry, imageReference, inspectContract } from '../../contracts/index.js';
-import { z } from 'zod';
+import {
+  containerListContract,
+  createContract,
+  inspectContract,
+  removeContract,
+  restartContract,
+  startContract,
+  stopContract,
+} from '../../contracts/index.js';
 import { defineOperation, type CallContext, type Operation } from '../../dispatcher/index.js';
 import type { DockerEngine } from './engine.js';
 import { engineList } from './engine-request.js';
-import { containerError, dockerErrors, engineError, imageError, imageErrors } from './errors.js';
+import { containerError, engineError, imageError } from './errors.js';
 import { inspectOwned, ownershipLabels } from './ownership.js';
-
-
-const summary = z.object({
-  id: z.string(),
-  names: z.array(z.string()),
-  image: z.string(),
-  state: z.string(),
-  status: z.string(),
-  labels: z.record(z.string(), z.string()),
-  created: z.number(),
-});
-
-const access = containerAccess;
 
 /** list, inspect, create, start, stop, restart, remove (spec §12, reference surface). */
 export function containerOperations(engine: DockerEngine, labelPrefix: string): Operation[] {
@@ -27,15 +21,9 @@ export function containerOperations(engine: DockerEngine, labelPrefix: string): 
 
   const owned = (id: string, ctx: CallContext) => inspectOwned(engine, id, ctx, labelPrefix);
 
-  const lifecycle = (action: 'start' | 'stop' | 'restart', run: (container: Docker.Container, timeoutSeconds: number) => Promise<unknown>, description: string): Operation =>
+  const lifecycle = (contract: typeof startContract, run: (container: Docker.Container, timeoutSeconds: number) => Promise<unknown>): Operation =>
     defineOperation({
-      name: `docker/container/${action}`,
-      kind: 'mutation',
-      description,
-      input: z.strictObject({ containerId: containerReference, timeoutSeconds: z.number().int().min(0).max(3600).default(10) }),
-      output: z.object({ containerId: z.string(), state: z.string() }),
-      errors: dockerErrors,
-      access: access(action),
+      ...contract,
       handler: async ({ containerId: id, timeoutSeconds }, ctx) => {
         const { info, container } = await owned(id, ctx);
         await run(container, timeoutSeconds).catch((error: { statusCode?: number }) => {
@@ -49,13 +37,7 @@ export function containerOperations(engine: DockerEngine, labelPrefix: string): 
 
   return [
     defineOperation({
-      name: 'docker/container/list',
-      kind: 'query',
-      description: 'Containers, running or not; owned_only keeps those this caller created through callwire.',
-      input: z.strictObject({ all: z.boolean().default(true), owned_only: z.boolean().default(false) }).nullable(),
-      output: z.object({ containers: z.array(summary) }),
-      errors: { DOCKER_ERROR: dockerErrors.DOCKER_ERROR },
-      access: { requiredScopes: ['container:list'], resourceType: 'container', resourceAction: 'list' },
+      ...containerListContract,
       handler: async (input, ctx) => {
         const filters: Record<string, string[]> = {};
         if (input?.owned_only) filters['label'] = [`${labels.owner}=${ctx.identity?.subject ?? ''}`];
@@ -77,19 +59,7 @@ export function containerOperations(engine: DockerEngine, labelPrefix: string): 
     }),
     defineOperation({ ...inspectContract, handler: async ({ containerId: id }, ctx) => (await owned(id, ctx)).info as unknown as Record<string, unknown> }),
     defineOperation({
-      name: 'docker/container/create',
-      kind: 'mutation',
-      description: 'Creates a container. The server writes its ownership labels itself; callers cannot set them.',
-      input: z.strictObject({
-        image: imageReference,
-        cmd: z.array(z.string()).optional(),
-        env: z.array(envEntry).optional(),
-        labels: z.record(z.string(), z.string()).optional(),
-        name: containerName.optional(),
-      }),
-      output: z.object({ containerId: z.string() }),
-      errors: { ...dockerErrors, IMAGE_NOT_FOUND: imageErrors.IMAGE_NOT_FOUND },
-      access: { requiredScopes: ['container:create'], resourceType: 'container', resourceAction: 'create' },
+      ...createContract,
       handler: async (input, ctx) => {
         const created = await docker
           .createContainer({
@@ -106,17 +76,11 @@ export function containerOperations(engine: DockerEngine, labelPrefix: string): 
         return { containerId: created.id };
       },
     }),
-    lifecycle('start', (c) => c.start(), 'Starts a container.'),
-    lifecycle('stop', (c, t) => c.stop({ t }), 'Stops a container: SIGTERM, then SIGKILL after timeoutSeconds (default 10).'),
-    lifecycle('restart', (c, t) => c.restart({ t }), 'Restarts a container (stop as above, then start).'),
+    lifecycle(startContract, (c) => c.start()),
+    lifecycle(stopContract, (c, t) => c.stop({ t })),
+    lifecycle(restartContract, (c, t) => c.restart({ t })),
     defineOperation({
-      name: 'docker/container/remove',
-      kind: 'mutation',
-      description: 'Removes a container; force also removes a running one.',
-      input: z.strictObject({ containerId: containerReference, force: z.boolean().default(false) }),
-      output: z.object({ containerId: z.string(), removed: z.literal(true) }),
-      errors: dockerErrors,
-      access: access('remove'),
+      ...removeContract,
       handler: async ({ containerId: id, force }, ctx) => {
         const { info, container } = await owned(id, ctx);
         await container

@@ -1,29 +1,20 @@
 import type { Readable } from 'node:stream';
 import type Docker from 'dockerode';
-import { z } from 'zod';
-import { imageReference } from '../../contracts/index.js';
+import { imageInspectContract, imageListContract, pullContract } from '../../contracts/index.js';
 import { defineOperation, type Operation } from '../../dispatcher/index.js';
 import { RpcError } from '../../protocol/index.js';
 import type { DockerEngine } from './engine.js';
 import { engineJson, engineList, withoutIdleTimeout } from './engine-request.js';
-import { dockerErrors, engineError, imageError, imageErrors, isRedirect, registryMessage } from './errors.js';
+import { engineError, imageError, isRedirect, registryMessage } from './errors.js';
 
 const MAX_PULL_LINE_CHARS = 1024 * 1024;
-
-const imageName = z.strictObject({ image: imageReference });
 
 /** `docker/image/list`, `inspect` and `pull` (spec §12). */
 export function imageOperations(engine: DockerEngine): Operation[] {
   const docker = engine.docker;
   return [
     defineOperation({
-      name: 'docker/image/list',
-      kind: 'query',
-      description: 'Images on the engine.',
-      input: z.null(),
-      output: z.object({ images: z.array(z.object({ id: z.string(), tags: z.array(z.string()), size: z.number(), created: z.number() })) }),
-      errors: { DOCKER_ERROR: dockerErrors.DOCKER_ERROR },
-      access: { requiredScopes: ['image:list'], resourceType: 'image', resourceAction: 'list' },
+      ...imageListContract,
       handler: async () => {
         // Row by row, bounded (DOCKER-2), as the container list.
         const images = await engineList(engine, { path: '/images/json' }, 'the image list', (i: Docker.ImageInfo) => ({ id: i.Id, tags: i.RepoTags ?? [], size: i.Size, created: i.Created })).catch(
@@ -35,13 +26,7 @@ export function imageOperations(engine: DockerEngine): Operation[] {
       },
     }),
     defineOperation({
-      name: 'docker/image/inspect',
-      kind: 'query',
-      description: "The engine's inspect document for one image.",
-      input: imageName,
-      output: z.record(z.string(), z.unknown()),
-      errors: imageErrors,
-      access: { requiredScopes: ['image:inspect'], resourceType: 'image', resourceAction: 'inspect', resourceIdPath: 'image' },
+      ...imageInspectContract,
       // Read up to maxAnswerBytes (DOCKER-2): an image's labels and history are as large as its builder liked.
       handler: async ({ image }) =>
         engineJson<Record<string, unknown>>(engine, { path: `/images/${encodeURIComponent(image)}/json` }, engine.maxAnswerBytes, `image ${image}`).catch((error: unknown) => {
@@ -49,16 +34,7 @@ export function imageOperations(engine: DockerEngine): Operation[] {
         }),
     }),
     defineOperation({
-      name: 'docker/image/pull',
-      kind: 'subscription',
-      description: "Pulls an image, streaming the engine's progress frames.",
-      input: imageName,
-      output: z.object({ status: z.string(), id: z.string().optional(), progress: z.string().optional() }),
-      errors: {
-        IMAGE_PULL_FAILED: { description: 'The engine could not pull the image.', details: z.object({ image: z.string() }), httpStatus: 502 },
-        DOCKER_ERROR: dockerErrors.DOCKER_ERROR,
-      },
-      access: { requiredScopes: ['image:pull'], resourceType: 'image', resourceAction: 'pull', resourceIdPath: 'image' },
+      ...pullContract,
       handler: async function* ({ image }, ctx) {
         const pullFailed = (message: string): RpcError => new RpcError('IMAGE_PULL_FAILED', `pull of ${image} failed: ${registryMessage(message)}`, { details: { image } });
         const stream = (await docker.pull(image).catch((error: { statusCode?: number; json?: { message?: string }; message?: string }) => {

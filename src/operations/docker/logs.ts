@@ -1,10 +1,9 @@
-import { z } from 'zod';
-import { containerReference } from '../../contracts/index.js';
+import { logsContract } from '../../contracts/index.js';
 import { defineOperation, type Operation } from '../../dispatcher/index.js';
 import { DockerDemuxer } from './demux.js';
 import type { DockerEngine } from './engine.js';
 import { engineStream } from './engine-request.js';
-import { containerError, dockerErrors } from './errors.js';
+import { containerError } from './errors.js';
 import { inspectOwned } from './ownership.js';
 
 /** Characters of one log line per frame: far below maxFrameBytes even at 4 UTF-8 bytes each. */
@@ -13,16 +12,7 @@ const MAX_LINE_CHARS = 256 * 1024;
 /** `docker/container/logs`: one frame per line, `{stream, timestamp, text}`; follow keeps going. */
 export function logsOperation(engine: DockerEngine, labelPrefix: string): Operation {
   return defineOperation({
-    name: 'docker/container/logs',
-    kind: 'subscription',
-    description:
-      'A container log, one frame per line (a line over 256 Ki characters is split; its later pieces have an empty timestamp); ' +
-      'follow streams new lines until the container stops or the call is aborted, however long the log is quiet. ' +
-      'The log is read from the engine as the caller takes it, never whole (spec §12, DOCKER-2).',
-    input: z.strictObject({ containerId: containerReference, follow: z.boolean().default(false), tail: z.number().int().min(0).optional() }),
-    output: z.object({ stream: z.enum(['stdout', 'stderr']), timestamp: z.string(), text: z.string() }),
-    errors: dockerErrors,
-    access: { requiredScopes: ['container:logs'], resourceType: 'container', resourceAction: 'logs', resourceIdPath: 'containerId' },
+    ...logsContract,
     handler: async function* ({ containerId, follow, tail }, ctx) {
       const { info } = await inspectOwned(engine, containerId, ctx, labelPrefix);
       // Followed or not, the log is the engine's response itself, pulled under the call's credit: never

@@ -1,23 +1,9 @@
 import { z } from 'zod';
 import { bytesSchema } from './bytes.js';
-import { defineContract, type AccessControl, type DeclaredError } from './contract.js';
+import { containerAccess } from './docker-access.js';
+import { dockerErrors } from './docker-errors.js';
 import { containerReference } from './engine-references.js';
-
-/** The reference's declared Docker codes (spec/PROTOCOL.md §12). */
-export const dockerErrors = {
-  CONTAINER_NOT_FOUND: { description: 'No container with that id or name.', details: z.object({ containerId: z.string() }), httpStatus: 404 },
-  DOCKER_ERROR: { description: 'The engine refused or failed the request, or is unreachable.', details: z.object({ statusCode: z.number().optional() }), httpStatus: 500 },
-} as const satisfies Record<string, DeclaredError>;
-
-export const imageErrors = {
-  IMAGE_NOT_FOUND: { description: 'No image with that name or id.', details: z.object({ image: z.string() }), httpStatus: 404 },
-  DOCKER_ERROR: dockerErrors.DOCKER_ERROR,
-} as const satisfies Record<string, DeclaredError>;
-
-/** Scopes `container:<action>` on the container named by the input's `containerId`. */
-export function containerAccess(action: string): AccessControl {
-  return { requiredScopes: [`container:${action}`], resourceType: 'container', resourceAction: action, resourceIdPath: 'containerId' };
-}
+import { placed } from './placement.js';
 
 /** The environment variable that marks an exec's processes for its kill (spec §12, EXEC-5): the server's, never the caller's. */
 export const EXEC_MARK_VARIABLE = 'CALLWIRE_EXEC';
@@ -71,7 +57,7 @@ export const execInputItem = z.union([
 ]);
 export type ExecInputItem = z.input<typeof execInputItem>;
 
-export const execContract = defineContract({
+export const execContract = placed({
   name: 'docker/container/exec',
   kind: 'subscription',
   commandEnd: (item) => (isTerminalFrame(item) ? { exitCode: item.exitCode, stdoutBytes: item.stdoutBytes, stderrBytes: item.stderrBytes } : undefined),
@@ -109,14 +95,5 @@ export const execContract = defineContract({
   output: z.union([...execOutputFrame.options, execTerminalFrame]),
   errors: dockerErrors,
   access: containerAccess('exec'),
-});
-
-export const inspectContract = defineContract({
-  name: 'docker/container/inspect',
-  kind: 'query',
-  description: "The engine's full inspect document for one container.",
-  input: z.strictObject({ containerId: containerReference }),
-  output: z.record(z.string(), z.unknown()),
-  errors: dockerErrors,
-  access: containerAccess('inspect'),
+  placement: { kind: 'container' },
 });
