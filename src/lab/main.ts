@@ -3,6 +3,7 @@ import { FitAddon } from '@xterm/addon-fit';
 import { Terminal } from '@xterm/xterm';
 import { connect, infoContract, RpcError, type Client, type OperationSummary, type ServerInfo } from '../client/index.js';
 import type { TerminalEnvelope } from '../outcome/index.js';
+import { exampleContainer } from './example-container.js';
 import { showHosts } from './hosts.js';
 import { runCall, type LabTerminal } from './run.js';
 import { jsonView } from './json-view.js';
@@ -50,7 +51,9 @@ async function start(): Promise<void> {
       $('token-form').hidden = false;
     } else status(`connected to ${location.host} as ${info.identity.subject}${token ? ' with a token' : ''}`);
     showFleet(info);
-    showOperations(await client.listOperations());
+    const operations = await client.listOperations();
+    showOperations(operations);
+    if (operations.some((op) => op.name === EXEC)) await offerExample(client, info.fleet !== undefined);
   } catch (error) {
     if (error instanceof RpcError && error.code === 'FORBIDDEN') {
       status(token ? 'that token was refused' : 'this server needs a token');
@@ -66,13 +69,25 @@ function showFleet(info: ServerInfo): void {
   const first = info.fleet.hosts.find((h) => h.state === 'up') ?? info.fleet.hosts[0];
   demo = `${first?.id ?? 'HOST'}/demo`;
   $('demo-name').textContent = demo;
-  $('demo-by').textContent = 'npm run fleet';
   const timer = setInterval(() => {
     client?.call(infoContract, null).then(
       (fresh) => showHosts($('hosts'), fresh.fleet?.hosts),
       () => clearInterval(timer),
     );
   }, HOSTS_REFRESH_MS);
+}
+
+/** The exec example names a container that runs here, or is not offered. */
+async function offerExample(connected: Client, onFleet: boolean): Promise<void> {
+  const found = await exampleContainer(connected, onFleet);
+  if (found === undefined) {
+    $('welcome-exec').hidden = true;
+    return;
+  }
+  demo = found;
+  $('demo-name').textContent = demo;
+  const by = /(^|\/)(callwire-)?demo$/.test(demo) ? (onFleet ? 'npm run fleet' : 'npm start') : undefined;
+  $('demo-by').textContent = by ? `, the demo one ${by} creates` : ', which runs there';
 }
 
 function status(text: string): void {
