@@ -153,7 +153,7 @@ function printBanner(server: RunningServer, tokenCount: number, flags: ServeFlag
   out(`  Lab           http://${new URL(server.wsUrl).host}/  (operations and exec in a browser)`);
   if (server.unixUrl) out(`  unix socket   ${server.unixUrl}  (this machine only, mode 0600)`);
   if (server.wtUrl) {
-    out(`  WebTransport  ${server.wtUrl}  (HTTP/2${server.http3 ? ` and HTTP/3 via ${server.http3Reason}` : `; HTTP/3 off: ${server.http3Reason}`})`);
+    out(`  WebTransport  ${server.wtUrl}  (HTTP/2${server.http3 ? ` and HTTP/3 via ${server.http3Reason}` : `; HTTP/3 off: ${flags.http3 ? server.http3Reason : 'turned off (--no-http3)'}`})`);
     out(`  certificate   sha256 ${server.certHash}${server.certNotAfter ? `  (self-signed, valid until ${server.certNotAfter.toISOString()})` : ''}`);
   }
   out(`  auth          ${tokenCount === 0 ? 'none: loopback only, local callers have full access' : `${tokenCount} token(s)`}`);
