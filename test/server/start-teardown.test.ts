@@ -88,7 +88,7 @@ describe('startServer: a failed start and close() leave nothing open', () => {
     await expectNothingOf({ audit, socket });
   });
 
-  it('an audit path that cannot be opened: the server stops before the gateway joins NATS or anything listens', async () => {
+  it('an audit path that cannot be opened: nothing is left listening or connected to NATS', async () => {
     const { socket } = files();
     const audit = join(dir, 'no-such-dir', 'audit.log');
     await expect(startServer({ port: 0, webTransportPort: false, auditPath: audit, fleet: gateway() })).rejects.toThrow(/ENOENT/);
