@@ -1,7 +1,4 @@
-// @peculiar/x509 resolves its services through tsyringe, which needs the Reflect metadata API.
-import 'reflect-metadata';
-import { createHash, webcrypto } from 'node:crypto';
-import * as x509 from '@peculiar/x509';
+import { createHash, webcrypto, X509Certificate } from 'node:crypto';
 
 export interface Certificate {
   readonly certPem: string;
@@ -14,8 +11,14 @@ export interface Certificate {
 /** Clients pinning a hash refuse certificates valid for 14 days or more (transport notes, defect 6). */
 const VALID_DAYS = 10;
 
-/** A fresh self-signed ECDSA P-256 certificate for `hosts`, valid for 10 days. */
+/**
+ * A fresh self-signed ECDSA P-256 certificate for `hosts`, valid for 10 days. The
+ * x509 library is loaded here, by the first server that makes one, not by importing ours.
+ */
 export async function selfSignedCertificate(hosts: readonly string[]): Promise<Certificate> {
+  // @peculiar/x509 resolves its services through tsyringe, which needs the Reflect metadata API first.
+  await import('reflect-metadata');
+  const x509 = await import('@peculiar/x509');
   x509.cryptoProvider.set(webcrypto as Crypto);
   const algorithm = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
   const keys = (await webcrypto.subtle.generateKey(algorithm, true, ['sign', 'verify'])) as CryptoKeyPair;
@@ -46,7 +49,7 @@ export async function selfSignedCertificate(hosts: readonly string[]): Promise<C
   };
 }
 
-/** SHA-256 of a PEM certificate, lowercase hex. */
+/** SHA-256 of a PEM certificate's DER bytes, lowercase hex. */
 export function certificateSha256(certPem: string): string {
-  return createHash('sha256').update(Buffer.from(new x509.X509Certificate(certPem).rawData)).digest('hex');
+  return createHash('sha256').update(new X509Certificate(certPem).raw).digest('hex');
 }

@@ -1,4 +1,6 @@
-import { collectDefaultMetrics, Counter, Gauge, Registry as MetricRegistry } from 'prom-client';
+import { createRequire } from 'node:module';
+import type * as PromClient from 'prom-client';
+import type { Registry as MetricRegistry } from 'prom-client';
 import type { CallOutcome, ObserveCalls, ObserveRefusals, Registry } from '../dispatcher/index.js';
 import type { DockerEngine } from '../operations/index.js';
 
@@ -54,7 +56,15 @@ interface OperationTally {
   readonly outcomes: Map<string, number>;
 }
 
+let loaded: typeof PromClient | undefined;
+/**
+ * prom-client, loaded by the first metrics made rather than by importing the library: a
+ * program that counts nothing never loads it. Synchronous, as `createMetrics` is.
+ */
+const promClient = (): typeof PromClient => (loaded ??= createRequire(import.meta.url)('prom-client') as typeof PromClient);
+
 export function createMetrics(options: MetricsOptions): ServerMetrics {
+  const { Counter, Gauge, Registry: MetricRegistry } = promClient();
   const registry = new MetricRegistry();
   // Keyed by the operation's registered name (or UNKNOWN_OPERATION), and each by an outcome:
   // both come from the registry and the protocol's and operations' declared codes (ERR-4), so they stay few.
@@ -197,6 +207,7 @@ let processRegistry: MetricRegistry | undefined;
  */
 function processMetrics(): MetricRegistry {
   if (processRegistry === undefined) {
+    const { collectDefaultMetrics, Registry: MetricRegistry } = promClient();
     processRegistry = new MetricRegistry();
     collectDefaultMetrics({ register: processRegistry });
     // Gauges named like counters fail Prometheus's own linter (promtool check metrics);

@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { RunningServer } from '../../server/index.js';
-import { stderrLogger, type LogLevel } from '../logger.js';
+import type { LogLevel } from '../logger.js';
 import { gatewayOptions, gatewaySettings, INSECURE_NATS, natsOptions, type GatewayFlags } from '../nats-flags.js';
 import { longLivedNodeFlags } from '../node-flags.js';
+import { serveOptions } from '../serve-options.js';
 
-interface ServeFlags extends GatewayFlags {
+export interface ServeFlags extends GatewayFlags {
   host: string;
   port: string;
   wtPort: string;
@@ -76,72 +77,15 @@ export function registerServe(program: Command): void {
       if ((flags.cert === undefined) !== (flags.key === undefined)) throw new Error('--cert and --key go together');
       const fleet = gatewaySettings(flags);
       const tls = flags.cert && flags.key ? { certPem: readFileSync(flags.cert, 'utf8'), keyPem: readFileSync(flags.key, 'utf8') } : undefined;
-      const server = await startServer({
-        host: flags.host,
-        port: port(flags.port, '--port'),
-        webTransportPort: flags.webtransport ? port(flags.wtPort, '--wt-port') : false,
-        tokens,
-        conformance: flags.conformance === true,
-        // The application offers Docker when an engine answers; the library only when asked.
-        docker: dockerEngine(),
-        limits: {
-          ...(flags.maxCallsInFlight ? { maxCallsInFlight: positive(flags.maxCallsInFlight, '--max-calls-in-flight') } : {}),
-          ...(flags.maxInputBytes ? { maxInputBytes: positive(flags.maxInputBytes, '--max-input-bytes') } : {}),
-          ...(flags.maxCallsPerIdentity ? { maxCallsPerIdentity: positive(flags.maxCallsPerIdentity, '--max-calls-per-identity') } : {}),
-          ...(flags.maxExecSessionsPerIdentity ? { maxExecSessionsPerIdentity: positive(flags.maxExecSessionsPerIdentity, '--max-exec-sessions-per-identity') } : {}),
-          maxResumeMs: seconds(flags.maxResume, '--max-resume') * 1000,
-        },
-        ...(flags.maxConnections ? { maxConnections: positive(flags.maxConnections, '--max-connections') } : {}),
-        handshakeTimeoutMs: seconds(flags.handshakeTimeout, '--handshake-timeout') * 1000,
-        logger: stderrLogger(flags.logLevel),
-        allowOrigins: flags.allowOrigin,
-        allowHosts: flags.allowHost,
-        keepaliveMs: seconds(flags.keepalive, '--keepalive') * 1000,
-        http3: flags.http3,
-        metrics: flags.metrics,
-        ...(flags.socket ? { socketPath: flags.socket } : {}),
-        ...(flags.audit ? { auditPath: flags.audit } : {}),
-        ...(flags.record ? { recordDir: flags.record, recordPolicy: recordPolicy(flags) } : {}),
-        ...(tls ? { tls } : {}),
-        ...(fleet ? { fleet } : {}),
-      });
+      const server = await startServer(serveOptions(flags, { tokens, tls, fleet, docker: dockerEngine() }));
       // stdout that carries the audit log carries nothing else.
       printBanner(server, tokens.length, flags, flags.audit === '-' ? process.stderr : process.stdout);
       handleSignals(server, Number(flags.grace) * 1000);
     });
 }
 
-/** The recordings' policy from the flags; a cap under 4 KiB would not hold a header and its closing events. */
-function recordPolicy(flags: ServeFlags): { maxBytes?: number; reserveBytes?: number; strict: boolean } {
-  const maxBytes = flags.recordMaxBytes ? positive(flags.recordMaxBytes, '--record-max-bytes') : undefined;
-  if (maxBytes !== undefined && maxBytes < 4096) throw new Error(`--record-max-bytes must be at least 4096, not "${flags.recordMaxBytes}"`);
-  return {
-    ...(maxBytes !== undefined ? { maxBytes } : {}),
-    ...(flags.recordReserveBytes ? { reserveBytes: positive(flags.recordReserveBytes, '--record-reserve-bytes') } : {}),
-    strict: flags.recordStrict === true,
-  };
-}
-
-function port(value: string, flag: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`${flag} must be a port number, not "${value}"`);
-  return n;
-}
-
 function collect(value: string, all: string[]): string[] {
   return [...all, value];
-}
-
-function seconds(value: string, flag: string): number {
-  const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n) || n < 0) throw new Error(`${flag} must be a number of seconds (0 or more), not "${value}"`);
-  return n;
-}
-
-function positive(value: string, flag: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${flag} must be a whole number of at least 1, not "${value}"`);
-  return n;
 }
 
 function printBanner(server: RunningServer, tokenCount: number, flags: ServeFlags, to: NodeJS.WritableStream): void {
@@ -153,7 +97,7 @@ function printBanner(server: RunningServer, tokenCount: number, flags: ServeFlag
   out(`  Lab           http://${new URL(server.wsUrl).host}/  (operations and exec in a browser)`);
   if (server.unixUrl) out(`  unix socket   ${server.unixUrl}  (this machine only, mode 0600)`);
   if (server.wtUrl) {
-    out(`  WebTransport  ${server.wtUrl}  (HTTP/2${server.http3 ? ` and HTTP/3 via ${server.http3Reason}` : `; HTTP/3 off: ${server.http3Reason}`})`);
+    out(`  WebTransport  ${server.wtUrl}  (HTTP/2${server.http3 ? ` and HTTP/3 via ${server.http3Reason}` : `; HTTP/3 off: ${flags.http3 ? server.http3Reason : 'turned off (--no-http3)'}`})`);
     out(`  certificate   sha256 ${server.certHash}${server.certNotAfter ? `  (self-signed, valid until ${server.certNotAfter.toISOString()})` : ''}`);
   }
   out(`  auth          ${tokenCount === 0 ? 'none: loopback only, local callers have full access' : `${tokenCount} token(s)`}`);

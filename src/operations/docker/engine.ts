@@ -1,5 +1,6 @@
 import type { Agent } from 'node:http';
-import Docker from 'dockerode';
+import { createRequire } from 'node:module';
+import type Docker from 'dockerode';
 import { engineAgent } from './engine-agent.js';
 
 /** dockerode hands its options to docker-modem, which takes the pool too (its types do not say so). */
@@ -47,7 +48,9 @@ export function dockerEngine(dockerHost: string | undefined = process.env['DOCKE
 // docker-modem's timeout (60 s) is its socket's idle timeout, for a whole request and any stream it returns:
 // engine-request.ts lifts it off the streams that may be quiet or wait for a caller (spec §12, DOCKER-2).
 function engineOf(options: EngineOptions, address: string, local: boolean): DockerEngine {
-  const docker = new Docker(options);
+  // dockerode (and its gRPC and SSH dependencies) is loaded by the first engine made, not by importing the operations.
+  const Dockerode = createRequire(import.meta.url)('dockerode') as typeof Docker;
+  const docker = new Dockerode(options);
   return {
     docker,
     // dockerode pastes a reference into the path as it is: encoded, it stays one segment.
