@@ -62,6 +62,35 @@ describe('npm start', () => {
   }, 90_000);
 });
 
+describe('npm start and one Ctrl-C', () => {
+  it('a terminal\'s SIGINT to the whole group (start.mjs forwards its own copy too) gives live calls their grace: an exec in flight prints all its lines and exits 0', async () => {
+    // Detached: a group of its own, as a terminal's foreground job is; the signal goes to the group.
+    const start = spawn(process.execPath, ['scripts/start.mjs', '--port', '0', '--wt-port', '0'], { env: { ...process.env, DOCKER_HOST: dockerHost }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let out = '';
+    start.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    start.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((resolve) => start.on('exit', resolve));
+    try {
+      await expect.poll(() => /ws:\/\/127\.0\.0\.1:\d+\/callwire/.exec(out)?.[0], { timeout: 60_000 }).toBeDefined();
+      const url = /ws:\/\/127\.0\.0\.1:\d+\/callwire/.exec(out)![0];
+      const run = runCli(['--url', url, 'exec', DEMO, '--', 'sh', '-c', 'for i in 1 2 3 4 5; do echo $i; sleep 1; done'], { stdin: 'ignore' });
+      await run.waitFor(/^1\n/, 'stdout', 30_000);
+      process.kill(-start.pid!, 'SIGINT');
+      const { code } = await run.exited;
+      expect({ code, stdout: run.stdout, stderr: run.stderr }).toEqual({ code: 0, stdout: '1\n2\n3\n4\n5\n', stderr: '' });
+      expect(await exited).toBe(0);
+      expect(out.match(/SIGINT: no new calls/g)).toHaveLength(1);
+      expect(out).not.toContain('again: exiting now');
+    } finally {
+      try {
+        process.kill(-start.pid!, 'SIGKILL');
+      } catch {
+        // the group is gone
+      }
+    }
+  }, 90_000);
+});
+
 /** Every process under `pid`, deepest last. */
 function tree(pid: number): number[] {
   let children: number[];

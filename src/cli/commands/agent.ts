@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { stderrLogger, type LogLevel } from '../logger.js';
 import { INSECURE_NATS, natsOptions, natsSettings, type NatsFlags } from '../nats-flags.js';
+import { onShutdownSignals } from '../signals.js';
 
 interface AgentFlags extends NatsFlags {
   hostId: string;
@@ -56,18 +57,16 @@ export function registerAgent(program: Command): void {
         ].join('\n'),
       );
       const graceMs = Number(flags.grace) * 1000;
-      let stopping = false;
-      const stop = (signal: string): void => {
-        if (stopping) process.exit(130);
-        stopping = true;
-        process.stderr.write(`[callwire] ${signal}: leaving the fleet; live calls have ${graceMs / 1000}s to finish\n`);
-        Promise.all([agent.close(graceMs), listener?.close()]).then(
-          () => process.exit(0),
-          () => process.exit(1),
-        );
-      };
-      process.on('SIGINT', () => stop('SIGINT'));
-      process.on('SIGTERM', () => stop('SIGTERM'));
+      onShutdownSignals(
+        (signal) => {
+          process.stderr.write(`[callwire] ${signal}: leaving the fleet; live calls have ${graceMs / 1000}s to finish\n`);
+          Promise.all([agent.close(graceMs), listener?.close()]).then(
+            () => process.exit(0),
+            () => process.exit(1),
+          );
+        },
+        () => process.exit(130),
+      );
     });
 }
 

@@ -5,6 +5,7 @@ import type { LogLevel } from '../logger.js';
 import { gatewayOptions, gatewaySettings, INSECURE_NATS, natsOptions, type GatewayFlags } from '../nats-flags.js';
 import { longLivedNodeFlags } from '../node-flags.js';
 import { serveOptions } from '../serve-options.js';
+import { onShutdownSignals } from '../signals.js';
 
 export interface ServeFlags extends GatewayFlags {
   host: string;
@@ -119,22 +120,20 @@ function printBanner(server: RunningServer, tokenCount: number, flags: ServeFlag
 }
 
 function handleSignals(server: RunningServer, graceMs: number): void {
-  let stopping = false;
-  const stop = (signal: string): void => {
-    if (stopping) {
+  onShutdownSignals(
+    (signal) => {
+      process.stderr.write(`[callwire] ${signal}: no new calls; live calls have ${graceMs / 1000}s to finish\n`);
+      server.close(graceMs).then(
+        () => process.exit(0),
+        (error: unknown) => {
+          process.stderr.write(`Error: shutdown failed: ${String(error)}\n`);
+          process.exit(1);
+        },
+      );
+    },
+    (signal) => {
       process.stderr.write(`[callwire] ${signal} again: exiting now\n`);
       process.exit(130);
-    }
-    stopping = true;
-    process.stderr.write(`[callwire] ${signal}: no new calls; live calls have ${graceMs / 1000}s to finish\n`);
-    server.close(graceMs).then(
-      () => process.exit(0),
-      (error: unknown) => {
-        process.stderr.write(`Error: shutdown failed: ${String(error)}\n`);
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
+    },
+  );
 }
