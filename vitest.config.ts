@@ -1,13 +1,36 @@
 import { defineConfig } from 'vitest/config';
+import { LongestFirst } from './test/longest-first.js';
+import { testProjects } from './test/projects.js';
+
+// Which file runs in which project, and why: test/projects.ts (docs/development.md "Testing").
+const files = testProjects(import.meta.dirname);
+// Two workers suit the 2-core CI machine: the tests wait on engines and sockets more than on the CPU.
+const workers = Number(process.env['CALLWIRE_TEST_WORKERS'] ?? 2);
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    globalSetup: ['test/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
-    // Heap measurements and real child processes want one file per worker, not threads.
+    // Heap measurements and real child processes want one file per worker process, not threads.
     pool: 'forks',
     poolOptions: { forks: { execArgv: ['--expose-gc'] } },
+    maxWorkers: workers,
+    minWorkers: 1,
+    sequence: { sequencer: LongestFirst },
+    projects: [
+      {
+        extends: true,
+        test: { name: 'unit', include: files.unit, setupFiles: ['test/unit-guard.ts'] },
+      },
+      {
+        extends: true,
+        test: { name: 'integration', include: files.integration, globalSetup: ['test/global-setup.ts'] },
+      },
+      {
+        // After the others, alone, one file after another in one worker.
+        extends: true,
+        test: { name: 'serial', include: files.serial, globalSetup: ['test/global-setup.ts'], sequence: { groupOrder: 1 }, poolOptions: { forks: { singleFork: true } } },
+      },
+    ],
   },
 });

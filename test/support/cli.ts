@@ -2,6 +2,12 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 export const cliPath = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+const EXITS_WITH_PARENT = fileURLToPath(new URL('./exits-with-parent.mjs', import.meta.url));
+
+/** `env` with the preload that ends a Node child whose test process died without stopping it (exits-with-parent.mjs). */
+export function exitingWithParent(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return { ...env, NODE_OPTIONS: `${env['NODE_OPTIONS'] ?? ''} --import=${EXITS_WITH_PARENT}`.trim() };
+}
 
 export interface CliRun {
   readonly child: ChildProcessWithoutNullStreams;
@@ -20,7 +26,7 @@ export interface CliRun {
 /** `stdin`: 'pipe' to write to, 'ignore' a pipe closed at once, 'null' /dev/null (as cron and CI give). */
 export function runCli(args: string[], options: { env?: NodeJS.ProcessEnv; stdin?: 'pipe' | 'ignore' | 'null'; prefix?: string[] | undefined } = {}): CliRun {
   const [command, ...argv] = [...(options.prefix ?? []), process.execPath, cliPath, ...args] as [string, ...string[]];
-  const child = spawn(command, argv, { env: { ...process.env, ...options.env }, stdio: [options.stdin === 'null' ? 'ignore' : 'pipe', 'pipe', 'pipe'] }) as ChildProcessWithoutNullStreams; // with 'null', child.stdin is null
+  const child = spawn(command, argv, { env: exitingWithParent({ ...process.env, ...options.env }), stdio: [options.stdin === 'null' ? 'ignore' : 'pipe', 'pipe', 'pipe'] }) as ChildProcessWithoutNullStreams; // with 'null', child.stdin is null
   const run: CliRun = {
     child,
     stdout: '',

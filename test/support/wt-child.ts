@@ -2,6 +2,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { expect } from 'vitest';
 import { connect } from '../../src/client/index.js';
+import { exitingWithParent } from './cli.js';
 
 const script = new URL('./wt-child-server.ts', import.meta.url).pathname;
 
@@ -25,7 +26,7 @@ export class WtChildServer {
     this.lines = [];
     this.waiters = [];
     this.stderr = '';
-    this.child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', script, ...(options.http3 ? ['--http3'] : [])], { stdio: 'pipe', env: { ...process.env, DEBUG: '' } });
+    this.child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', script, ...(options.http3 ? ['--http3'] : [])], { stdio: 'pipe', env: exitingWithParent({ ...process.env, DEBUG: '' }) });
     this.child.stderr.on('data', (chunk: Buffer) => (this.stderr = (this.stderr + chunk.toString()).slice(-20_000)));
     createInterface({ input: this.child.stdout }).on('line', (line) => {
       const waiter = this.waiters.shift();

@@ -1,0 +1,47 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli, type CliRun } from '../support/cli.js';
+import { http3Missing } from '../support/server-fixture.js';
+import { skipTitle } from '../support/skip.js';
+import { CLI_RUNS, dir } from './cli-runs.js';
+
+describe(CLI_RUNS, () => {
+  describe('a newcomer\'s run against serve --conformance with default flags (no tokens, no engine), over every transport', () => {
+    let plain: CliRun;
+    let urls: { ws: string; wt: string; certHash: string };
+    beforeAll(async () => {
+      plain = runCli(['serve', '--port', '0', '--wt-port', '0', '--conformance'], { env: { DOCKER_HOST: 'unix:///nonexistent.sock' } });
+      const ws = (await plain.waitFor(/ws:\/\/127\.0\.0\.1:\d+\/callwire/, 'stdout')).trim();
+      const wt = (await plain.waitFor(/https:\/\/127\.0\.0\.1:\d+\/callwire/, 'stdout')).trim();
+      urls = { ws, wt, certHash: (await plain.waitFor(/sha256 [0-9a-f]{64}/, 'stdout')).split(' ')[1]! };
+    });
+    afterAll(async () => {
+      plain.child.kill('SIGTERM');
+      await plain.exited;
+    });
+
+    for (const [name, args, missing] of [
+      ['WebSocket', () => ['conformance', urls.ws], undefined],
+      ['WebTransport over HTTP/2', () => ['--cert-hash', urls.certHash, '--transport', 'h2', 'conformance', urls.wt], undefined],
+      ['WebTransport over HTTP/3', () => ['--cert-hash', urls.certHash, '--transport', 'h3', 'conformance', urls.wt], http3Missing],
+    ] as const) {
+      it.skipIf(missing !== undefined)(skipTitle(`over ${name}: no failure, and each skip says why`, missing), async () => {
+        const report = join(dir, `callwire-conformance-${process.pid}-newcomer-${name.replace(/\W+/g, '-')}.json`);
+        const run = runCli([...args(), '--report', report], { stdin: 'ignore' });
+        const { code } = await run.exited;
+        expect(run.stdout.split('\n').filter((l) => l.startsWith('FAIL'))).toEqual([]);
+        expect(code).toBe(0);
+        expect(run.stderr).toMatch(/server: auth: no tokens/);
+        const results = (JSON.parse(readFileSync(report, 'utf8')) as { results: { id: string; status: string; message: string }[] }).results;
+        const skip = (id: string): string | undefined => results.find((r) => r.id === id && r.status === 'skip')?.message;
+        expect(skip('exec-001')).toMatch(/needs docker \(the server offers no docker\/container\/exec\)/);
+        expect(skip('auth-001')).toMatch(/needs auth \(the server has no tokens/);
+        if (name === 'WebSocket') expect(skip('websocket-020')).toMatch(/needs keepalive/);
+        // limits-002 runs against the limit the server reports (4096 by default), not an assumed
+        // one; over WebTransport the call over it reaches the server on a stream of its own (WT-5).
+        expect(results.find((r) => r.id === 'limits-002')?.status).toBe('pass');
+      }, 240_000);
+    }
+  });
+});

@@ -1,0 +1,3 @@
+import { conformanceOver } from './conformance-over.js';
+
+conformanceOver('WebTransport HTTP/2 json');

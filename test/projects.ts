@@ -1,0 +1,95 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/**
+ * Which vitest project each test file runs in (docs/development.md "Testing"). A file a list
+ * below names goes where the list says; any other file goes to the first that fits:
+ *
+ * 1. `serial`, one file at a time with nothing else running: a file whose source starts a
+ *    NATS cluster or a fleet of its own (free ports are picked, released, then bound, so two
+ *    starts at once can take the same port; nodes are killed on purpose), uses network
+ *    namespaces or iptables (machine-wide), or measures memory (a bound on RSS or heap would
+ *    also measure a neighbour's load on the engine).
+ * 2. `unit`, in parallel, no Docker, no NATS, no dist build: the files in UNIT_DIRS.
+ * 3. `integration`, in parallel, with the built dist/ and the Docker engine: everything else,
+ *    so a new file nobody classified gets everything it could need.
+ *
+ * test/unit-guard.ts fails a `unit` test that reaches for Docker or NATS, so a file put
+ * there by mistake shows at once.
+ */
+
+/** Marks in a file's source that make it serial (see rule 1). */
+const SERIAL_MARKS: RegExp[] = [
+  /support\/nats-cluster\.js|support\/fleet\.js|scripts\/nats-cluster\.sh/,
+  /netns|iptables/,
+  /process\.memoryUsage\(\)|\brssOf\(|\/statm\b|\bRSS\b/,
+];
+
+/** Serial for a reason its source does not show by a mark. */
+const SERIAL_FILES = [
+  // A wall-clock bound (a signal, a cancellation or an idle close within N ms).
+  'test/docker/exec-behaviour.test.ts',
+  'test/docker/keepalive.test.ts',
+  'test/cli/subscribe.test.ts',
+  'test/cli/signals.test.ts',
+  'test/cli/exec.test.ts',
+  // Exhausts the process's file descriptors on purpose.
+  'test/docker/descriptor-exhaustion.test.ts',
+  // Runs the benchmarks themselves.
+  'test/bench/smoke.test.ts',
+];
+
+/** Directories of pure code: state machines, codecs, lint rules. */
+const UNIT_DIRS = ['test/unit/', 'test/protocol/', 'test/flow/', 'test/io/', 'test/lint/', 'test/dispatcher/'];
+
+/** Pure files that live beside the code they test, in directories that also hold integration tests. */
+const UNIT_FILES = [
+  'test/bench/report.test.ts',
+  'test/bench/results.test.ts',
+  'test/contracts/engine-references.test.ts',
+  'test/contracts/types.test.ts',
+  'test/docker/demux.test.ts',
+  'test/docker/json-array-items.test.ts',
+  'test/docker/log-lines.test.ts',
+  'test/fleet/beat-gate.test.ts',
+  'test/fleet/host-table.test.ts',
+  'test/fleet/link-message.test.ts',
+  'test/webtransport/bridge-mux-guard.test.ts',
+  'test/webtransport/bridge-mux.test.ts',
+  'test/webtransport/bridge-protocol.test.ts',
+  // Names the serial marks as text, to test them.
+  'test/lint/projects.test.ts',
+];
+
+/** Files in UNIT_DIRS that need more than pure code. */
+const NOT_UNIT_FILES: string[] = [];
+
+export type ProjectName = 'unit' | 'integration' | 'serial';
+
+function testFiles(root: string): string[] {
+  return readdirSync(join(root, 'test'), { recursive: true, encoding: 'utf8' })
+    .filter((path) => path.endsWith('.test.ts'))
+    .map((path) => `test/${path.split('\\').join('/')}`)
+    .sort();
+}
+
+/** Every file the lists above name, for a test that each still exists. */
+export const LISTED_FILES = [...SERIAL_FILES, ...UNIT_FILES, ...NOT_UNIT_FILES];
+
+export function projectOf(file: string, source: string): ProjectName {
+  if (SERIAL_FILES.includes(file)) return 'serial';
+  if (UNIT_FILES.includes(file)) return 'unit';
+  if (SERIAL_MARKS.some((mark) => mark.test(source))) return 'serial';
+  if (NOT_UNIT_FILES.includes(file)) return 'integration';
+  if (UNIT_DIRS.some((dir) => file.startsWith(dir))) return 'unit';
+  return 'integration';
+}
+
+/** Every test file under `test/` (paths relative to `root`), by project. */
+export function testProjects(root: string): Record<ProjectName, string[]> {
+  const projects: Record<ProjectName, string[]> = { unit: [], integration: [], serial: [] };
+  for (const file of testFiles(root)) {
+    projects[projectOf(file, readFileSync(join(root, file), 'utf8'))].push(file);
+  }
+  return projects;
+}
