@@ -9,7 +9,7 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type * as NodeFlags from '../src/cli/node-flags.js';
-import type * as Client from '../src/client/index.js';
+import type * as Client from '../src/client-node/index.js';
 import type * as Protocol from '../src/protocol/index.js';
 import type * as Server from '../src/server/index.js';
 
@@ -29,7 +29,7 @@ export async function loadBuild(dist: string): Promise<Build> {
   const load = async <T>(path: string): Promise<T> => (await import(pathToFileURL(resolve(dist, path)).href)) as T;
   return {
     dist: resolve(dist),
-    client: await load<typeof Client>('client/index.js'),
+    client: await load<typeof Client>('client-node/index.js'),
     protocol: await load<typeof Protocol>('protocol/index.js'),
     server: await load<typeof Server>('server/index.js'),
     nodeFlags: await load<typeof NodeFlags>('cli/node-flags.js'),

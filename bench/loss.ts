@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { connect, type ConnectOptions } from '../src/client/index.js';
+import { connect, type ConnectOptions } from '../src/client-node/index.js';
 import { patternDigest, receivePattern } from '../test/support/sample-ops.js';
 import { lossTable, type LossResult } from './loss-table.js';
 import { fmt } from './measure.js';

@@ -28,7 +28,7 @@ const url = await new Promise<string>((resolve) => {
 });
 const container = spawnSync('/usr/bin/docker', ['run', '-d', '--network', 'none', 'callwire-test:busybox', 'sleep', '100000'], { encoding: 'utf8', env }).stdout.trim();
 const client = `
-import { connect, exec } from './dist/client/index.js';
+import { connect, exec } from './dist/client-node/index.js';
 const client = await connect(${JSON.stringify(url)});
 const t = performance.now();
 let bytes = 0;

@@ -1,11 +1,13 @@
 /**
  * Enforces the dependency direction between the folders of src/ (see docs/development.md
  * "Layout"): each layer may import only the public entry point (index.js) of the
- * layers listed for it, and nothing else of ours. The platform-free layers, which
- * browsers load, use no Node module and no Node-only global either.
+ * layers listed for it, and nothing else of ours. The platform-free layers, and every
+ * file a browser entry point reaches through its imports wherever it lives, use no Node
+ * module, no Node-only package and no Node-only global either.
  */
 import { builtinModules } from 'node:module';
 import path from 'node:path';
+import { browserReach } from './browser-reach.js';
 
 const allowed = {
   flow: [],
@@ -18,18 +20,29 @@ const allowed = {
   webtransport: ['protocol', 'flow'],
   outcome: ['protocol', 'contracts', 'flow'],
   transports: ['dispatcher', 'protocol', 'io', 'webtransport', 'outcome', 'flow'],
-  client: ['protocol', 'io', 'webtransport', 'contracts', 'flow'],
+  // Platform-free: only types of the WebTransport layer (the import walk skips those).
+  client: ['protocol', 'webtransport', 'contracts', 'flow'],
+  'client-node': ['client', 'protocol', 'io', 'webtransport', 'contracts', 'flow'],
   conformance: ['protocol', 'webtransport', 'contracts', 'flow'],
   fleet: ['dispatcher', 'protocol', 'client', 'contracts', 'operations', 'flow'],
   server: ['dispatcher', 'protocol', 'transports', 'operations', 'fleet', 'flow'],
-  cli: ['server', 'client', 'protocol', 'conformance', 'contracts', 'outcome', 'fleet', 'flow'],
+  cli: ['server', 'client', 'client-node', 'protocol', 'conformance', 'contracts', 'outcome', 'fleet', 'flow'],
   lab: ['client', 'outcome', 'flow'],
 };
 
 /** Layers the browser client or the Lab load: no Node module, no Node-only global. */
-const platformFree = new Set(['flow', 'protocol', 'contracts', 'outcome', 'lab']);
+const platformFree = new Set(['flow', 'protocol', 'contracts', 'outcome', 'client', 'lab']);
+/** What browsers load (the Lab's bundle, callwire/client/browser): every file they reach is held platform-free. */
+export const browserEntries = ['src/lab/main.ts', 'src/client/index.ts'];
 const nodeGlobals = ['setImmediate', 'clearImmediate', 'Buffer', 'process', 'require', 'module', '__dirname', '__filename', 'global'];
-const isNodeModule = (spec) => spec.startsWith('node:') || builtinModules.includes(spec.split('/')[0]);
+/** Packages that run in Node only (a socket library, the engine's client, NATS's Node transport, metrics). */
+const nodeOnlyPackages = ['ws', '@fails-components/webtransport', 'dockerode', '@nats-io/transport-node', 'prom-client'];
+const isNodeModule = (spec) =>
+  spec.startsWith('node:') || builtinModules.includes(spec.split('/')[0]) || nodeOnlyPackages.some((name) => spec === name || spec.startsWith(`${name}/`));
+const typeOnly = (node) =>
+  node.importKind === 'type' ||
+  node.exportKind === 'type' ||
+  (node.specifiers?.length > 0 && node.specifiers.every((s) => s.importKind === 'type' || s.exportKind === 'type'));
 
 function layerOf(file, srcRoot) {
   const rel = path.relative(srcRoot, file);
@@ -46,23 +59,26 @@ export default {
     messages: {
       forbidden: "'{{from}}' may not import from '{{to}}' (allowed: {{allowed}}).",
       notEntry: "Import '{{to}}' through its public entry point '{{to}}/index.js', not '{{spec}}'.",
-      nodeOnly: "'{{from}}' runs in browsers too: it may not use Node's '{{name}}' (Node-side I/O lives in src/io or a transport).",
+      nodeOnly: "'{{from}}' runs in browsers too: it may not use Node's '{{name}}' (Node-side I/O lives in src/io, src/client-node or a transport).",
+      nodeOnlyReached: "{{file}} is reached from the browser entry {{chain}}: it may not use Node's '{{name}}' (move the Node-only part to src/client-node, src/io or a transport).",
     },
   },
   create(context) {
     const file = context.filename;
     const srcRoot = path.join(context.cwd, 'src');
     const from = layerOf(file, srcRoot);
-    if (!from) return {};
-    const free = platformFree.has(from.name);
+    const chain = browserReach(context.cwd, browserEntries).get(path.resolve(file));
+    if (!from && !chain) return {};
+    const free = chain !== undefined || platformFree.has(from.name);
+    const nodeOnly = (node, name) =>
+      chain
+        ? context.report({ node, messageId: 'nodeOnlyReached', data: { file: path.relative(context.cwd, file), chain: chain.map((f) => path.relative(context.cwd, f)).join(' → '), name } })
+        : context.report({ node, messageId: 'nodeOnly', data: { from: from.name, name } });
     function check(node) {
       const spec = node.source && node.source.value;
       if (typeof spec !== 'string') return;
-      if (free && isNodeModule(spec)) {
-        context.report({ node, messageId: 'nodeOnly', data: { from: from.name, name: spec } });
-        return;
-      }
-      if (!spec.startsWith('.')) return;
+      if (free && isNodeModule(spec) && !typeOnly(node)) return nodeOnly(node, spec);
+      if (!spec.startsWith('.') || !from) return;
       const target = layerOf(path.resolve(path.dirname(file), spec), srcRoot);
       if (!target || target.name === from.name) return;
       const ok = allowed[from.name] ?? [];
@@ -80,7 +96,7 @@ export default {
       for (const reference of references) {
         const name = reference.identifier.name;
         if (!nodeGlobals.includes(name) || reference.resolved?.defs.length || reference.isValueReference === false) continue;
-        context.report({ node: reference.identifier, messageId: 'nodeOnly', data: { from: from.name, name } });
+        nodeOnly(reference.identifier, name);
       }
     }
     return {

@@ -6,5 +6,5 @@ const deno = await findDeno();
 if ('reason' in deno) {
   console.log(`edge type check skipped: ${deno.reason}`);
 } else {
-  execFileSync(deno.path, ['check', '--quiet', '--unstable-net', '--no-config', 'edge/h3-server-edge.ts', 'edge/h3-client-edge.ts'], { stdio: 'inherit', env: { ...process.env, NO_COLOR: '1' } });
+  execFileSync(deno.path, ['check', '--quiet', '--unstable-net', '--no-config', '--sloppy-imports', 'edge/h3-server-edge.ts', 'edge/h3-client-edge.ts'], { stdio: 'inherit', env: { ...process.env, NO_COLOR: '1' } });
 }

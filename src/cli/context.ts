@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { connect, RpcError, type Client } from '../client/index.js';
+import { connect, RpcError, type Client } from '../client-node/index.js';
 import { codecs } from '../protocol/index.js';
 import { CallerInputError } from '../outcome/index.js';
 

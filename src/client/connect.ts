@@ -3,7 +3,8 @@ import type { WtCarrierChoice } from '../webtransport/index.js';
 import { Client } from './client.js';
 import type { ClientConnection } from './connection.js';
 import { ResumingConnection } from './resuming-connection.js';
-import { connectWebSocket } from './websocket-connection.js';
+import { browserWebSocket, connectWebSocket, type WebSocketConnectOptions } from './websocket-connection.js';
+import { connectWebTransport, openBrowserWebTransport, type WebTransportConnectOptions } from './webtransport-connection.js';
 
 export interface ConnectOptions {
   /** Bearer token: an upgrade header where possible, otherwise `auth_token` per call. */
@@ -35,19 +36,39 @@ export interface ConnectOptions {
   readonly keepaliveMs?: number;
 }
 
+type DialedConnection = ClientConnection & { readonly headerAuth: boolean };
+
+/** How a platform opens each transport: the browser's own here, Node's in client-node. */
+export interface Dialers {
+  webSocket(url: string, options: WebSocketConnectOptions & { readonly keepaliveMs?: number }): Promise<DialedConnection>;
+  webTransport(url: string, options: WebTransportConnectOptions): Promise<DialedConnection>;
+}
+
+/** The browser's: its own WebSocket (no headers) and its own WebTransport (HTTP/3). */
+export const browserDialers: Dialers = {
+  webSocket: (url, options) => connectWebSocket(url, options, browserWebSocket()),
+  webTransport: (url, options) => connectWebTransport(url, options, openBrowserWebTransport),
+};
+
 /**
  * Connects to a callwire server. The URL picks the transport: `ws:`/`wss:` →
- * WebSocket, `ws+unix:` → WebSocket on the server's unix socket, `https:` →
+ * WebSocket, `ws+unix:` → WebSocket on the server's unix socket (Node), `https:` →
  * WebTransport (spec/PROTOCOL.md §5).
  */
-export async function connect(url: string, options: ConnectOptions = {}): Promise<Client> {
+export function connect(url: string, options: ConnectOptions = {}): Promise<Client> {
+  return connectWith(browserDialers, url, options);
+}
+
+/** `connect` over a platform's dialers. */
+export async function connectWith(dialers: Dialers, url: string, options: ConnectOptions = {}): Promise<Client> {
   const { resume, ...rest } = options;
   // A reconnecting client must notice a network that vanished without a word (§5.5).
   const once = resume ? { keepaliveMs: RESUME_KEEPALIVE_MS, ...rest } : rest;
-  const first = await connectOnce(url, once);
+  const first = await connectOnce(dialers, url, once);
   if (!resume) return new Client(first.connection, first.perCallToken);
   // The same URL and codec each time: a resumed call's frames are charged as before.
-  const dial = async (): Promise<ClientConnection> => (await connectOnce(url, { ...once, connectTimeoutMs: Math.min(options.connectTimeoutMs ?? 5000, 5000) })).connection;
+  const dial = async (): Promise<ClientConnection> =>
+    (await connectOnce(dialers, url, { ...once, connectTimeoutMs: Math.min(options.connectTimeoutMs ?? 5000, 5000) })).connection;
   const connection = new ResumingConnection(first.connection, { dial });
   const client = new Client(connection, first.perCallToken, resume);
   connection.onEvent = (event) => client.emit(event);
@@ -63,7 +84,7 @@ interface Connected {
   readonly perCallToken: string | undefined;
 }
 
-async function connectOnce(url: string, options: Omit<ConnectOptions, 'resume'>): Promise<Connected> {
+async function connectOnce(dialers: Dialers, url: string, options: Omit<ConnectOptions, 'resume'>): Promise<Connected> {
   let protocol: string;
   try {
     protocol = new URL(url).protocol;
@@ -78,12 +99,11 @@ async function connectOnce(url: string, options: Omit<ConnectOptions, 'resume'>)
   };
   // ws+unix:///path/to.sock:/callwire: the server's unix socket (serve --socket), Node only.
   if (protocol === 'ws:' || protocol === 'wss:' || protocol === 'ws+unix:') {
-    const connection = await connectWebSocket(url, { ...common, ...(options.ca ? { ca: options.ca } : {}), ...(options.keepaliveMs === undefined ? {} : { keepaliveMs: options.keepaliveMs }) });
+    const connection = await dialers.webSocket(url, { ...common, ...(options.ca ? { ca: options.ca } : {}), ...(options.keepaliveMs === undefined ? {} : { keepaliveMs: options.keepaliveMs }) });
     return { connection, perCallToken: connection.headerAuth ? undefined : options.token };
   }
   if (protocol === 'https:') {
-    const { connectWebTransport } = await import('./webtransport-connection.js');
-    const connection = await connectWebTransport(url, {
+    const connection = await dialers.webTransport(url, {
       ...common,
       ...(options.certHash ? { certHash: options.certHash } : {}),
       ...(options.transport ? { transport: options.transport } : {}),

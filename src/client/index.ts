@@ -1,8 +1,12 @@
 /**
- * callwire/client: connect, call, subscribe (Observable or async iterable), exec.
- * The WebSocket path has no Node-only import, so it runs in browsers too.
+ * callwire/client/browser: connect, call, subscribe (Observable or async iterable), exec,
+ * over the platform's own WebSocket and WebTransport. Platform-free: no Node module or
+ * global is reachable from here (the lint rule follows the imports); Node's transports
+ * are src/client-node's, which re-exports all of this.
  */
-export { connect, type ConnectOptions } from './connect.js';
+export { browserDialers, connect, connectWith, type ConnectOptions, type Dialers } from './connect.js';
+export { connectWebSocket, type SocketConstructor, type SocketLike, type WebSocketPlatform } from './websocket-connection.js';
+export { connectWebTransport, type OpenSession } from './webtransport-connection.js';
 export { Client, type CallOptions, type OperationSummary, type TakeUp } from './client.js';
 export { AckLimit } from './ack-limit.js';
 export { exec, execFrames, type ExecControls, type ExecFrames, type ExecHandle, type ExecOptions, type ExecOutput, type ExecResult, type ExecSignal } from './exec.js';

@@ -1,3 +1,4 @@
+import { nextTurn } from '../flow/index.js';
 import { envelopes, RpcError, type Carrier, type Codec, type Envelope, type EnvelopeOf } from '../protocol/index.js';
 import type { CallChannel, CallSink, ClientConnection } from './connection.js';
 
@@ -21,13 +22,6 @@ interface SentInput {
   readonly envelope: Envelope;
   readonly bytes: number;
 }
-
-/**
- * Runs `f` once the current turn of the event loop is over: Node's check phase, after the
- * socket read that delivered a burst. Browsers have no setImmediate; there a 0 ms timeout
- * is the next task, after the message events already queued.
- */
-const endOfTurn: (f: () => void) => void = typeof setImmediate === 'function' ? (f) => void setImmediate(f) : (f) => void setTimeout(f, 0);
 
 /** One call as this connection follows it, across the connections it rides. */
 interface Tracked {
@@ -299,7 +293,7 @@ export class ResumingConnection implements ClientConnection {
   private acknowledgeSoon(call: Tracked): void {
     if (call.ackScheduled) return;
     call.ackScheduled = true;
-    endOfTurn(() => {
+    nextTurn(() => {
       call.ackScheduled = false;
       const seq = this.ackable(call);
       if (!call.channel || call.resuming || call.token === undefined || seq <= call.ackedSeq) return;

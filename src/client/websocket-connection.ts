@@ -1,8 +1,8 @@
-import { writeBatcher, type Corkable } from '../io/index.js';
 import { codecs, decodeEnvelope, envelopes, RpcError, subprotocols, type Codec, type CodecName, type Envelope } from '../protocol/index.js';
 import type { CallChannel, CallSink, ClientConnection } from './connection.js';
 
-interface SocketLike {
+/** The WebSocket a platform has: a browser's own, or in Node the `ws` package's. */
+export interface SocketLike {
   binaryType: string;
   readonly protocol: string;
   readonly readyState: number;
@@ -15,7 +15,7 @@ interface SocketLike {
   on?(type: 'pong', listener: () => void): void;
 }
 
-type SocketConstructor = new (url: string, protocols: string[], options?: { headers?: Record<string, string>; ca?: string }) => SocketLike;
+export type SocketConstructor = new (url: string, protocols: string[], options?: { headers?: Record<string, string>; ca?: string }) => SocketLike;
 
 export interface WebSocketConnectOptions {
   readonly codec?: CodecName;
@@ -25,38 +25,44 @@ export interface WebSocketConnectOptions {
   /** Node only: PEM certificate(s) to trust for wss:// (a private CA, or the server's own self-signed one). */
   readonly ca?: string;
   readonly signal?: AbortSignal;
-  /**
-   * Node only: ping the server this often and drop the connection when nothing came
-   * back for a whole interval after a ping (a network that vanished without a word,
-   * §5.5), so a reconnecting client notices in seconds, not when TCP gives up. 0: off.
-   */
-  readonly keepaliveMs?: number;
 }
 
 /**
- * Browsers have a global WebSocket and no headers; Node 20 has neither, so the `ws`
- * package is loaded only there (no Node-only import on the browser path).
+ * What a platform's WebSocket brings: a browser's has no headers and writes as it does;
+ * Node's (client-node) sends headers, batches a turn's frames into one write and watches
+ * for a silent network.
  */
-async function socketConstructor(): Promise<{ Socket: SocketConstructor; headers: boolean }> {
-  const global = (globalThis as { WebSocket?: SocketConstructor }).WebSocket;
-  if (typeof process === 'undefined' || !process.versions?.node) {
-    if (!global) throw new RpcError('UNAVAILABLE', 'this platform has no WebSocket');
-    return { Socket: global, headers: false };
-  }
-  const ws = await import('ws');
-  return { Socket: ws.WebSocket as unknown as SocketConstructor, headers: true };
+export interface WebSocketPlatform {
+  readonly Socket: SocketConstructor;
+  /** Whether the upgrade carries headers (the token, a CA). */
+  readonly headers: boolean;
+  readonly binaryType: 'arraybuffer' | 'nodebuffer';
+  /** How an open socket's frames leave: undefined, one `send` each. */
+  writer?(socket: SocketLike): ((bytes: number, write: () => void) => void) | undefined;
+  /** Starts watching an open socket; the returned function stops it when the socket closes. */
+  watch?(socket: SocketLike): () => void;
+}
+
+/** The browser's own WebSocket, if this platform has one. */
+export function browserWebSocket(): WebSocketPlatform {
+  const Socket = (globalThis as { WebSocket?: SocketConstructor }).WebSocket;
+  if (!Socket) throw new RpcError('UNAVAILABLE', 'this platform has no WebSocket');
+  return { Socket, headers: false, binaryType: 'arraybuffer' };
 }
 
 /** One WebSocket, calls multiplexed by id (spec/PROTOCOL.md §5.2). */
-export async function connectWebSocket(url: string, options: WebSocketConnectOptions = {}): Promise<ClientConnection & { readonly headerAuth: boolean }> {
+export async function connectWebSocket(
+  url: string,
+  options: WebSocketConnectOptions,
+  platform: WebSocketPlatform,
+): Promise<ClientConnection & { readonly headerAuth: boolean }> {
   const codec: Codec = codecs[options.codec ?? 'msgpack'];
-  const { Socket, headers } = await socketConstructor();
+  const { Socket, headers } = platform;
   const init = headers
     ? { ...(options.token === undefined ? {} : { headers: { Authorization: `Bearer ${options.token}` } }), ...(options.ca ? { ca: options.ca } : {}) }
     : undefined;
   const socket = new Socket(url, [subprotocols[codec.name]], init);
-  // Node's ws hands a message that fits one socket read as a view of it; 'arraybuffer' would copy it once more.
-  socket.binaryType = headers ? 'nodebuffer' : 'arraybuffer';
+  socket.binaryType = platform.binaryType;
   const sinks = new Map<string, CallSink>();
   let closedResolve: () => void = () => undefined;
   const closed = new Promise<void>((resolve) => (closedResolve = resolve));
@@ -91,19 +97,16 @@ export async function connectWebSocket(url: string, options: WebSocketConnectOpt
     if (parsed.kind !== 'event') return; // unknown types are ignored (ENV-4)
     sinks.get(parsed.envelope.id)?.frame(parsed.envelope, event.data.byteLength); // dropped when aborted
   });
-  const stopKeepalive = keepalive(socket, options.keepaliveMs ?? 0);
+  const stopWatching = platform.watch?.(socket);
   socket.addEventListener('close', (event: { code: number; reason: string }) => {
-    stopKeepalive();
+    stopWatching?.();
     const error = new RpcError('UNAVAILABLE', `connection closed (${event.code}${event.reason ? `: ${event.reason}` : ''})`);
     for (const sink of [...sinks.values()]) sink.lost(error);
     sinks.clear();
     closedResolve();
   });
 
-  // In Node, frames sent in one turn of the event loop leave in one write (`_socket` is
-  // the ws package's; a browser's WebSocket has none and writes as it does).
-  const tcp = (socket as unknown as { _socket?: Corkable })._socket;
-  const batched = tcp ? writeBatcher(tcp) : undefined;
+  const batched = platform.writer?.(socket);
   const send = (envelope: Envelope): number => {
     const bytes = codec.encode(envelope);
     if (socket.readyState === 1) {
@@ -140,22 +143,6 @@ export async function connectWebSocket(url: string, options: WebSocketConnectOpt
       await closed;
     },
   };
-}
-
-/** Pings `socket` every `intervalMs`; terminates it (a close without a frame, 1006) when nothing arrived since the last ping. */
-function keepalive(socket: SocketLike, intervalMs: number): () => void {
-  const { ping, terminate, on } = socket;
-  if (intervalMs <= 0 || !ping || !terminate || !on) return () => undefined;
-  let heard = true;
-  on.call(socket, 'pong', () => (heard = true));
-  socket.addEventListener('message', () => (heard = true));
-  const timer = setInterval(() => {
-    if (!heard) return terminate.call(socket);
-    heard = false;
-    ping.call(socket);
-  }, intervalMs);
-  (timer as { unref?: () => void }).unref?.();
-  return () => clearInterval(timer);
 }
 
 /** URLs may carry credentials; never print them. */

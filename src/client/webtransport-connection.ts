@@ -10,7 +10,7 @@ import {
   type Envelope,
   type WebTransportCarrier,
 } from '../protocol/index.js';
-import { openWebTransport, type WtCarrierChoice, type WtSession } from '../webtransport/index.js';
+import type { OpenedSession, OpenOptions, WtCarrierChoice, WtSession } from '../webtransport/index.js';
 import type { CallChannel, CallSink, ClientConnection } from './connection.js';
 import { SharedCallStream } from './shared-call-stream.js';
 import { redact } from './websocket-connection.js';
@@ -34,13 +34,30 @@ export interface WebTransportConnectOptions {
 }
 
 /**
+ * Opens a session on this platform: the browser's own WebTransport, or in Node the
+ * library's over HTTP/2 and Deno's over HTTP/3 (client-node).
+ */
+export type OpenSession = (url: string, options: OpenOptions) => Promise<Pick<OpenedSession, 'session' | 'carrier'>>;
+
+/** The browser's own WebTransport (HTTP/3), the certificate pinned by its hash. */
+export const openBrowserWebTransport: OpenSession = async (url, options) => {
+  const Native = (globalThis as { WebTransport?: new (url: string, init: Record<string, unknown>) => WtSession }).WebTransport;
+  if (!Native) throw new Error('this platform has no WebTransport');
+  const init = options.certHash ? { serverCertificateHashes: [{ algorithm: 'sha-256', value: hexBytes(options.certHash.replace(/:/g, '')) }] } : {};
+  const session = new Native(url, init);
+  session.closed.catch(() => undefined);
+  return { session, carrier: 'http/3' };
+};
+
+/**
  * WebTransport (HTTP/2 here, HTTP/3 where available): calls on one shared stream, or
  * one bidirectional stream per call where the callee refuses sharing; length-prefixed
  * frames (spec/PROTOCOL.md §5.4). Authentication rides in each call's `auth_token`.
  */
 export async function connectWebTransport(
   url: string,
-  options: WebTransportConnectOptions = {},
+  options: WebTransportConnectOptions,
+  openSession: OpenSession,
 ): Promise<ClientConnection & { readonly headerAuth: boolean }> {
   const target = new URL(url);
   if (target.pathname === '/callwire' && options.codec === 'json') target.pathname = '/callwire/json';
@@ -48,7 +65,7 @@ export async function connectWebTransport(
   let wt: WtSession;
   let carrier: WebTransportCarrier;
   try {
-    ({ session: wt, carrier } = await openWebTransport(target.toString(), { certHash: options.certHash, transport: options.transport }));
+    ({ session: wt, carrier } = await openSession(target.toString(), { certHash: options.certHash, transport: options.transport }));
   } catch (error) {
     throw connectFailure(url, error, options.certHash);
   }
@@ -211,4 +228,10 @@ function connectFailure(url: string, error: unknown, certHash: string | undefine
     ? ". The server's certificate is not trusted here: a server with a self-signed certificate is reached with --cert-hash <sha256> (the SDK's certHash), from the 'certificate sha256' line its banner prints"
     : '';
   return new RpcError('UNAVAILABLE', `could not connect to ${redact(url)}: ${untrusted ? message.replace(/\.$/, '') : message}${hint}`);
+}
+
+function hexBytes(hex: string): Uint8Array {
+  const out = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.slice(i * 2, i * 2 + 2), 16);
+  return out;
 }

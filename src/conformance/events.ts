@@ -1,3 +1,4 @@
+import { Wakeup } from '../flow/index.js';
 import type { Codec } from '../protocol/index.js';
 
 /** What a raw connection observed, in arrival order. */
@@ -22,13 +23,13 @@ export type RawEvent =
 export class EventQueue<E = RawEvent> {
   private readonly events: E[] = [];
   private readonly consumed = new Set<number>();
-  private waiters: (() => void)[] = [];
+  private readonly arrived = new Wakeup();
   private diverted: ((event: E) => void) | undefined;
 
   push(event: E): void {
     if (this.diverted) return this.diverted(event);
     this.events.push(event);
-    for (const wake of this.waiters.splice(0)) wake();
+    this.arrived.wake();
   }
 
   /**
@@ -71,13 +72,9 @@ export class EventQueue<E = RawEvent> {
       if (found !== undefined) return found;
       const left = deadline - Date.now();
       if (left <= 0) return undefined;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, left);
-        this.waiters.push(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([this.arrived.wait(), new Promise<void>((resolve) => (timer = setTimeout(resolve, left)))]);
+      clearTimeout(timer);
     }
   }
 }

@@ -1,5 +1,6 @@
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { Logger } from '../dispatcher/index.js';
+import { nextTurn } from '../flow/index.js';
 import { beatSchema } from './beat.js';
 import { BeatGate } from './beat-gate.js';
 import type { HostTable } from './host-table.js';
@@ -59,7 +60,7 @@ function subscribe(nc: NatsConnection, table: HostTable, logger: Logger, gate: B
         return;
       }
       const data = Buffer.from(msg.data); // the reader's buffer is not ours past this callback
-      setImmediate(() => {
+      nextTurn(() => {
         let beat;
         try {
           beat = beatSchema.parse(JSON.parse(data.toString('utf8')));

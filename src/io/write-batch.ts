@@ -1,3 +1,4 @@
+import { nextTurn } from '../flow/index.js';
 import { concatBytes, limits, setFrameLength } from '../protocol/index.js';
 
 /** A byte stream whose writes can be held back and then leave together (Node's net.Socket). */
@@ -59,7 +60,7 @@ export function writeBatcher(socket: Corkable, bounds: BatchBounds = DEFAULT_BOU
       socket.cork();
       if (!endOfTurnScheduled) {
         endOfTurnScheduled = true;
-        setImmediate(endOfTurn);
+        nextTurn(endOfTurn);
       }
     }
     try {
@@ -130,7 +131,7 @@ export function chunkBatcher(
         if (size >= maxBytes) flush();
         else if (!endOfTurnScheduled) {
           endOfTurnScheduled = true;
-          setImmediate(() => {
+          nextTurn(() => {
             endOfTurnScheduled = false;
             flush();
           });

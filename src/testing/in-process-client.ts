@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CallEvent, CallOutlet, CallTable, Dispatcher, Identity, LiveCall, Sized } from '../dispatcher/index.js';
 import { RpcError } from '../protocol/index.js';
+import { Wakeup } from '../flow/index.js';
 
 /**
  * What one item waiting for its consumer counts against its call's buffer (BP-1): in
@@ -55,14 +56,14 @@ export class InProcessClient {
   stream(operationId: string, input: unknown, options: InProcessCallOptions = {}, expect: 'unary' | 'stream' = 'stream'): InProcessStream {
     const id = randomUUID();
     const queue: { event: CallEvent; taken: () => void }[] = [];
-    let wake: (() => void) | undefined;
+    const arrived = new Wakeup();
     const outlet: CallOutlet<Sized & { readonly event: CallEvent }> = {
       encode: (event) => ({ byteLength: event.type === 'output' ? ITEM_BYTES : 0, event }),
       send: ({ event }) =>
         new Promise<void>((taken) => {
           if (event.type === 'credit') return taken();
           queue.push({ event, taken });
-          wake?.();
+          arrived.wake();
         }),
     };
     const request = {
@@ -87,14 +88,14 @@ export class InProcessClient {
       abort: () => {
         done = true;
         call?.cancel();
-        wake?.();
+        arrived.wake();
       },
       async *[Symbol.asyncIterator]() {
         try {
           while (!done) {
             const next = queue.shift();
             if (!next) {
-              await new Promise<void>((resolve) => (wake = resolve));
+              await arrived.wait();
               continue;
             }
             next.taken();

@@ -1,5 +1,6 @@
 import { createDispatcher, OutboundGauge, type Identity, type Logger, type Registry, type Session, type SessionLimits, type SessionTransport } from '../dispatcher/index.js';
 import { decodedEvent, EventQueue, RawPeer } from '../conformance/index.js';
+import { nextTurn } from '../flow/index.js';
 import { codecs, type Codec } from '../protocol/index.js';
 
 export interface MemoryConnectionOptions {
@@ -38,7 +39,7 @@ export class MemoryConnection implements SessionTransport {
     this.session = dispatcher.open(this, options.identity ?? null);
     // Each hop waits a turn of the event loop, as socket I/O would; order is kept.
     const write = (bytes: Uint8Array): void => {
-      if (this.open) setImmediate(() => this.session.receive(bytes));
+      if (this.open) nextTurn(() => this.session.receive(bytes));
     };
     const codec = this.codec;
     this.client = new RawPeer({
@@ -79,7 +80,7 @@ export class MemoryConnection implements SessionTransport {
     };
     if (!this.paused) {
       return new Promise((resolve) => {
-        setImmediate(() => {
+        nextTurn(() => {
           deliver();
           resolve();
         });

@@ -52,7 +52,7 @@ export async function spawnEdge(name: EdgeName, dir: string, configFile: string)
   const deno = await findDeno();
   if ('reason' in deno) throw new Error(deno.reason);
   const program = await edgeProgram(name);
-  const child = spawn(deno.path, ['run', '--quiet', '--no-prompt', '--no-config', '--no-lock', '--unstable-net', '--allow-net', `--allow-read=${dir},${dirname(program)}`, `--allow-write=${dir}`, program, configFile], {
+  const child = spawn(deno.path, ['run', '--quiet', '--no-prompt', '--no-config', '--no-lock', '--sloppy-imports', '--unstable-net', '--allow-net', `--allow-read=${dir},${dirname(program)}`, `--allow-write=${dir}`, program, configFile], {
     stdio: ['pipe', 'pipe', 'pipe'],
     env: { ...process.env, NO_COLOR: '1', DENO_NO_UPDATE_CHECK: '1' },
   });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect } from '../../src/client/index.js';
+import { connect } from '../../src/client-node/index.js';
 import { runCli } from '../support/cli.js';
 import { DockerFixture } from '../support/docker.js';
 import { ServerFixture } from '../support/server-fixture.js';

@@ -3,7 +3,7 @@ import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync,
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect, exec } from '../../src/client/index.js';
+import { connect, exec } from '../../src/client-node/index.js';
 import { runCli, type CliRun } from '../support/cli.js';
 import { DockerFixture, dockerHost } from '../support/docker.js';
 

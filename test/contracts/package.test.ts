@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { posix } from 'node:path';
 import semver from 'semver';
 import { describe, expect, it } from 'vitest';
@@ -11,13 +11,22 @@ function packedFiles(): string[] {
 }
 
 describe('the published package', () => {
-  it('holds the Deno edge programs HTTP/3 runs (src/webtransport/deno.ts finds them beside dist/), and every file they import (the bridge protocol from src/ too)', () => {
+  it('holds the Deno edge programs HTTP/3 runs (src/webtransport/deno.ts finds them beside dist/), and every file they import, at any depth (the bridge and the flow primitives from src/ too)', () => {
     const files = packedFiles();
     const edge = readdirSync('edge').filter((name) => name.endsWith('.ts'));
-    for (const name of edge) {
-      expect(files).toContain(`edge/${name}`);
-      for (const [, imported] of readFileSync(`edge/${name}`, 'utf8').matchAll(/from '(\.\.?\/[^']+)'/g)) expect(files).toContain(posix.join('edge', imported!));
+    // Deno runs them from source with --sloppy-imports: src/'s `.js` specifiers name the `.ts` beside them.
+    const queue = edge.map((name) => `edge/${name}`);
+    const seen = new Set<string>();
+    for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
+      if (seen.has(file)) continue;
+      seen.add(file);
+      expect(files).toContain(file);
+      for (const [, imported] of readFileSync(file, 'utf8').matchAll(/from '(\.\.?\/[^']+)'/g)) {
+        const target = posix.join(posix.dirname(file), imported!);
+        queue.push(existsSync(target) ? target : target.replace(/\.js$/, '.ts'));
+      }
     }
+    expect(seen).toContain('src/flow/credit-window.ts');
     expect(edge).toEqual(expect.arrayContaining(['h3-server-edge.ts', 'h3-client-edge.ts']));
     expect(files).toContain('dist/cli/main.js');
   });

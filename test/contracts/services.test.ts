@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { connect, type Client } from '../../src/client/index.js';
+import { connect, type Client } from '../../src/client-node/index.js';
 import { discoverFeatures, loadFeatures } from '../../src/conformance/index.js';
 import { infoContract, serverInfo, serverLimits, serverStats, statsContract } from '../../src/contracts/index.js';
 import { ServerFixture } from '../support/server-fixture.js';

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { lastValueFrom, toArray } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engineStream } from '../../src/operations/index.js';
-import { connect, type Client } from '../../src/client/index.js';
+import { connect, type Client } from '../../src/client-node/index.js';
 import { DockerFixture, dockerHost, RUN_LABEL, TEST_IMAGE } from '../support/docker.js';
 import { drainNdjson } from '../support/ndjson-drain.js';
 import { rssOf } from '../support/proc.js';

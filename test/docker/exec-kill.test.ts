@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect } from '../../src/client/index.js';
+import { connect } from '../../src/client-node/index.js';
 import { Registry } from '../../src/dispatcher/index.js';
 import { dockerOperations } from '../../src/operations/index.js';
 import type { DockerEngine } from '../../src/server/index.js';

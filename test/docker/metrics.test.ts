@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect, type Client } from '../../src/client/index.js';
+import { connect, type Client } from '../../src/client-node/index.js';
 import { startServer, type RunningServer } from '../../src/server/index.js';
 import { DockerFixture } from '../support/docker.js';
 import { parseMetrics, sample } from '../support/prometheus.js';

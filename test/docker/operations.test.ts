@@ -1,6 +1,6 @@
 import { lastValueFrom, toArray } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect, type Client } from '../../src/client/index.js';
+import { connect, type Client } from '../../src/client-node/index.js';
 import { DockerFixture, RUN_LABEL, TEST_IMAGE } from '../support/docker.js';
 import { ServerFixture } from '../support/server-fixture.js';
 

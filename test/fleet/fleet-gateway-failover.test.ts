@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { connect, RpcError, type Client } from '../../src/client/index.js';
+import { connect, RpcError, type Client } from '../../src/client-node/index.js';
 import { runCli, type CliRun } from '../support/cli.js';
 import { DockerFixture, dockerCli, RUN_LABEL, TEST_IMAGE } from '../support/docker.js';
 import { Fleet, type GatewayRun } from '../support/fleet.js';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { connect as natsConnect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect, RpcError, type Client } from '../../src/client/index.js';
+import { connect, RpcError, type Client } from '../../src/client-node/index.js';
 import { decodeLink, LinkReceiver, LinkSender } from '../../src/fleet/link-message.js';
 import { beatOf, fromHost, toHost } from '../../src/fleet/subjects.js';
 import { envelopes, msgpackCodec, type Envelope } from '../../src/protocol/index.js';

@@ -92,4 +92,17 @@ describe('AsyncQueue and Wakeup', () => {
     await Promise.resolve();
     expect(woken).toBe(true);
   });
+
+  it('wakes every waiter, each once', async () => {
+    const wakeup = new Wakeup();
+    const woken: string[] = [];
+    void wakeup.wait().then(() => woken.push('a'));
+    void wakeup.wait().then(() => woken.push('b'));
+    wakeup.wake();
+    await Promise.resolve();
+    expect(woken).toEqual(['a', 'b']);
+    wakeup.wake();
+    await Promise.resolve();
+    expect(woken).toEqual(['a', 'b']);
+  });
 });

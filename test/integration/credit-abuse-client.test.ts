@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { connect, RpcError } from '../../src/client/index.js';
+import { connect, RpcError } from '../../src/client-node/index.js';
 import { codecs, subprotocols } from '../../src/protocol/index.js';
 import { until } from '../support/wait.js';
 

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { connect } from '../../src/client/index.js';
+import { connect } from '../../src/client-node/index.js';
 import { runCli, type CliRun } from '../support/cli.js';
 import { childPids, commandLine, isRunning } from '../support/proc.js';
 import { hasHttp3, http3Missing } from '../support/server-fixture.js';

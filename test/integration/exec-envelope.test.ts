@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect, type Client } from '../../src/client/index.js';
+import { connect, type Client } from '../../src/client-node/index.js';
 import { execContract } from '../../src/contracts/index.js';
 import { defineOperation } from '../../src/dispatcher/index.js';
 import { runCall, type RunView } from '../../src/lab/run.js';

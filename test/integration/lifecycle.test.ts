@@ -1,6 +1,6 @@
 import { firstValueFrom, take, toArray } from 'rxjs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { connect, RpcError } from '../../src/client/index.js';
+import { connect, RpcError } from '../../src/client-node/index.js';
 import { ServerFixture, transportCases } from '../support/server-fixture.js';
 import { skipTitle } from '../support/skip.js';
 import { TcpProxy } from '../support/tcp-proxy.js';

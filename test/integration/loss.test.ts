@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canMakeNamespaces, LossyLink } from '../../bench/netns.js';
-import { connect, type ConnectOptions } from '../../src/client/index.js';
+import { connect, type ConnectOptions } from '../../src/client-node/index.js';
 import { patternDigest, receivePattern } from '../support/sample-ops.js';
 import { http3Missing } from '../support/server-fixture.js';
 import { skipTitle } from '../support/skip.js';

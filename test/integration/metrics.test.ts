@@ -4,7 +4,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { connect, type Client } from '../../src/client/index.js';
+import { connect, type Client } from '../../src/client-node/index.js';
 import { createMetrics, METRICS_SCOPE, Registry, serveMetrics, startServer, type MetricsListener, type RunningServer } from '../../src/server/index.js';
 import { runCli, type CliRun } from '../support/cli.js';
 import { parseMetrics, sample } from '../support/prometheus.js';

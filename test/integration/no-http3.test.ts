@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { connect } from '../../src/client/index.js';
+import { connect } from '../../src/client-node/index.js';
 import { runCli, type CliRun } from '../support/cli.js';
 import { hasHttp3, http3Missing } from '../support/server-fixture.js';
 import { skipTitle } from '../support/skip.js';

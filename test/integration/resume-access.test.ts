@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { AckLimit, connect, RpcError, type Client } from '../../src/client/index.js';
+import { AckLimit, connect, RpcError, type Client } from '../../src/client-node/index.js';
 import { defineOperation } from '../../src/dispatcher/index.js';
 import { rawConnect, type RawConnectOptions } from '../../src/conformance/raw-connection.js';
 import type { RawPeer } from '../../src/conformance/raw-peer.js';

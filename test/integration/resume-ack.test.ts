@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect } from '../../src/client/index.js';
+import { connect } from '../../src/client-node/index.js';
 import { ServerFixture } from '../support/server-fixture.js';
 
 /** Turns of the event loop, each one a poll for I/O: no timer of a millisecond need have come due. */

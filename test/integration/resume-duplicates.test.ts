@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect } from '../../src/client/index.js';
+import { connect } from '../../src/client-node/index.js';
 import { startServer, type RunningServer } from '../../src/server/index.js';
 import { mutatingProxy, type Listening } from '../conformance/mutants.js';
 

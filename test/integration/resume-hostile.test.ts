@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Observable } from 'rxjs';
 import { z } from 'zod';
-import { connect } from '../../src/client/index.js';
+import { connect } from '../../src/client-node/index.js';
 import { defineOperation } from '../../src/dispatcher/index.js';
 import { rawConnect } from '../../src/conformance/raw-connection.js';
 import type { RawPeer } from '../../src/conformance/raw-peer.js';

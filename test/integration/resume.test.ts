@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect, RpcError, type Client, type ConnectionEvent, type ConnectOptions } from '../../src/client/index.js';
+import { connect, RpcError, type Client, type ConnectionEvent, type ConnectOptions } from '../../src/client-node/index.js';
 import { codecs, encodeFrame, envelopes, FrameDecoder } from '../../src/protocol/index.js';
 import type { RunningServer } from '../../src/server/index.js';
 import { openWebTransport } from '../../src/webtransport/index.js';

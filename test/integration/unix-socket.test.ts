@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect } from '../../src/client/index.js';
+import { connect } from '../../src/client-node/index.js';
 import { startServer } from '../../src/server/index.js';
 import { runCli } from '../support/cli.js';
 import { ServerFixture } from '../support/server-fixture.js';

@@ -4,7 +4,7 @@ import { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { firstValueFrom, of } from 'rxjs';
 import { z } from 'zod';
-import { connect } from '../../src/client/index.js';
+import { connect } from '../../src/client-node/index.js';
 import { rawConnect, type RawPeer } from '../../src/conformance/index.js';
 import { createDispatcher, defineOperation } from '../../src/dispatcher/index.js';
 import { createWebSocketTransport } from '../../src/transports/index.js';

@@ -3,7 +3,7 @@ import { createHash, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { TLSSocket } from 'node:tls';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { connect } from '../../src/client/index.js';
+import { connect } from '../../src/client-node/index.js';
 import { probeHttp3 } from '../../src/transports/index.js';
 import { selfSignedCertificate } from '../../src/server/index.js';
 import { carrierCases, hasHttp3, http3Missing, ServerFixture, transportCases } from '../support/server-fixture.js';

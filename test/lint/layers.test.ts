@@ -36,7 +36,7 @@ describe('layer rule', () => {
   });
 
   it('lets the server transports and the Node client share the Node-side io layer, which imports only the protocol', async () => {
-    for (const from of ['src/transports/x.ts', 'src/client/x.ts']) {
+    for (const from of ['src/transports/x.ts', 'src/client-node/x.ts']) {
       expect(await layerErrors(from, "export { writeBatcher } from '../io/index.js';\n")).toEqual([]);
     }
     expect(await layerErrors('src/io/x.ts', "export { limits } from '../protocol/index.js';\n")).toEqual([]);

@@ -19,12 +19,11 @@ export function launchChromium(extraArgs: readonly string[] = []): Promise<Brows
 }
 
 /**
- * The client SDK bundled for the browser platform, as a page would load it. The
- * Node-only paths (the ws package, WebTransport over HTTP/2, HTTP/3 through Deno) are left out: a browser
- * bundle must not need them.
+ * The client SDK bundled for the browser platform, as a page would load it
+ * (callwire/client/browser): nothing is external, so a Node module reaching it fails the bundle.
  */
 export async function bundleClient(): Promise<string> {
-  const bundle = await build({ entryPoints: ['src/client/index.ts'], bundle: true, format: 'esm', platform: 'browser', write: false, external: ['ws', '@fails-components/webtransport', 'node:*'] });
+  const bundle = await build({ entryPoints: ['src/client/index.ts'], bundle: true, format: 'esm', platform: 'browser', write: false });
   return bundle.outputFiles[0]!.text;
 }
 

@@ -1,4 +1,4 @@
-import { connect, type Client } from '../../src/client/index.js';
+import { connect, type Client } from '../../src/client-node/index.js';
 import { runCli, type CliRun } from './cli.js';
 import { dockerHost } from './docker.js';
 import { NatsCluster, type NatsClusterOptions } from './nats-cluster.js';

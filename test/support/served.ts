@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { connect, type Client } from '../../src/client/index.js';
+import { connect, type Client } from '../../src/client-node/index.js';
 import { runCli, type CliRun } from './cli.js';
 import { parseEnvelope } from './envelope-schema.js';
 

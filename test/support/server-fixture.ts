@@ -1,4 +1,4 @@
-import { connect, type Client, type ConnectOptions } from '../../src/client/index.js';
+import { connect, type Client, type ConnectOptions } from '../../src/client-node/index.js';
 import { startServer, type RunningServer, type ServerOptions } from '../../src/server/index.js';
 import { denoForTests } from './deno-presence.js';
 import { Probe, sampleOperations } from './sample-ops.js';

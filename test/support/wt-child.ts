@@ -1,7 +1,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { expect } from 'vitest';
-import { connect } from '../../src/client/index.js';
+import { connect } from '../../src/client-node/index.js';
 import { exitingWithParent } from './cli.js';
 
 const script = new URL('./wt-child-server.ts', import.meta.url).pathname;

@@ -29,6 +29,39 @@ async function readAll(stream: MuxStream): Promise<number> {
 }
 
 describe('the HTTP/3 bridge mux (src/webtransport/bridge-mux.ts)', () => {
+  it("a reader grants credit as it takes bytes, but none for what arrived before its peer's end: that peer sends nothing more", async () => {
+    let credits = 0;
+    const accepted: MuxStream[] = [];
+    const opener: BridgeMux = new BridgeMux({ opens: true, write: (parts) => parts.forEach((p) => acceptor.receive(p.slice())), onViolation: () => undefined });
+    const acceptor: BridgeMux = new BridgeMux({
+      opens: false,
+      write: (parts) =>
+        parts.forEach((p) => {
+          if (p.byteLength === MUX_HEADER_BYTES && p[0] === MUX_KIND.credit) credits++;
+          opener.receive(p.slice());
+        }),
+      onStream: (s) => accepted.push(s),
+      onViolation: () => undefined,
+    });
+    // Still open: taking a window's bytes grants them back.
+    const open = opener.open().writable.getWriter();
+    await open.write(new Uint8Array(MUX_STREAM_WINDOW_BYTES));
+    await turn();
+    const reader = accepted[0]!.readable.getReader();
+    for (let got = 0; got < MUX_STREAM_WINDOW_BYTES; ) got += (await reader.read()).value!.byteLength;
+    await turn();
+    expect(credits).toBeGreaterThan(0);
+    // Ended before its reader took anything: taking it all grants nothing.
+    const before = credits;
+    const ended = opener.open().writable.getWriter();
+    await ended.write(new Uint8Array(MUX_STREAM_WINDOW_BYTES));
+    await ended.close();
+    await turn();
+    expect(await readAll(accepted[1]!)).toBe(MUX_STREAM_WINDOW_BYTES);
+    await turn();
+    expect(credits).toBe(before);
+  });
+
   it('a stream whose reader stops holds its writer at its window, while a sibling stream carries a MiB to its end', async () => {
     const { opener, accepted, violations } = pair();
     const stalled = opener.open();
