@@ -95,10 +95,10 @@ const stepShapes = {
     expectStatus: z.number().int(),
     /** Matchers for response headers and trailers, by lower-case name. */
     expectHeaders: z.record(z.string(), z.unknown()).optional(),
-    /** Matchers for the streamed records before the envelope, exactly this many. */
+    /** Matchers for the streamed records before the result record, exactly this many. */
     expectRecords: z.array(z.unknown()).optional(),
-    /** A matcher for the terminal envelope: the last record, or the whole body. */
-    expectEnvelope: z.unknown().optional(),
+    /** A matcher for the result record: the last record, or the whole body. */
+    expectResultRecord: z.unknown().optional(),
     timeoutMs: z.number().optional(),
   }),
   expectEnd: z.strictObject({ expectEnd: z.strictObject({ id: z.string() }), on: z.string().optional(), timeoutMs: z.number().optional() }),

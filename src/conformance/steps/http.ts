@@ -4,7 +4,7 @@ import { ScenarioFailure } from '../verdict.js';
 import type { Handler } from './handler.js';
 import { checkSideCall } from './side-call.js';
 
-/** `http`: one call over plain HTTP (§5.6), its status, headers, records and envelope matched. */
+/** `http`: one call over plain HTTP (§5.6), its status, headers, records and result record matched. */
 export const http: Handler<'http'> = async (step, run) => {
   const { token, saveAs, ...request } = step.http;
   const { options } = run;
@@ -19,11 +19,11 @@ export const http: Handler<'http'> = async (step, run) => {
   if (answer.status !== step.expectStatus) throw new ScenarioFailure(`${where}: status ${answer.status}, expected ${step.expectStatus} (body: ${JSON.stringify(answer.records).slice(0, 300)})`);
   const headerMismatch = step.expectHeaders === undefined ? undefined : mismatch(step.expectHeaders, answer.headers);
   if (headerMismatch) throw new ScenarioFailure(`${where}: headers: ${headerMismatch}`);
-  const records = step.expectEnvelope === undefined || answer.closedEarly ? answer.records : answer.records.slice(0, -1);
-  if (step.expectEnvelope !== undefined) {
-    if (answer.closedEarly) throw new ScenarioFailure(`${where}: closed before the envelope`);
-    const m = mismatch(step.expectEnvelope, answer.records.at(-1));
-    if (m) throw new ScenarioFailure(`${where}: envelope: ${m}`);
+  const records = step.expectResultRecord === undefined || answer.closedEarly ? answer.records : answer.records.slice(0, -1);
+  if (step.expectResultRecord !== undefined) {
+    if (answer.closedEarly) throw new ScenarioFailure(`${where}: closed before the result record`);
+    const m = mismatch(step.expectResultRecord, answer.records.at(-1));
+    if (m) throw new ScenarioFailure(`${where}: result record: ${m}`);
   }
   if (step.expectRecords !== undefined) {
     const m = mismatch(step.expectRecords, records);
