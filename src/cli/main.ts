@@ -10,7 +10,7 @@ import { registerServe } from './commands/serve.js';
 import { registerSubscribe } from './commands/subscribe.js';
 import { DEFAULT_URL, toJsonLine } from './context.js';
 import { execCommandAfterContainer, subcommandOf } from './operands.js';
-import { envelope } from '../outcome/index.js';
+import { resultRecord } from '../outcome/index.js';
 import { codeOutcomes, outcomes } from '../outcome/index.js';
 
 // The package's own manifest, two levels up from both src/cli and dist/cli.
@@ -24,7 +24,7 @@ const program = new Command()
   .option('--token <token>', 'bearer token (or CALLWIRE_TOKEN); never printed, never passed on')
   .option('--cert-hash <sha256>', 'SHA-256 of a self-signed WebTransport server certificate (serve prints it)')
   .option('--timeout <duration>', 'deadline for call and exec, e.g. 30s (sent to the server as deadline_ms)')
-  .option('--json', 'machine-readable output: call and exec print one terminal envelope line')
+  .option('--json', 'machine-readable output: call and exec print one result record line')
   .option('--quiet', 'no ready marker (subscribe)')
   .addOption(new Option('--codec <codec>', 'wire encoding').choices(['msgpack', 'json']).default('msgpack'))
   .addOption(
@@ -71,9 +71,9 @@ try {
     const args = process.argv.slice(2);
     const sub = subcommandOf(args, program);
     process.exitCode = error.exitCode === 0 ? 0 : outcomes.invalid_input[sub === 'exec' ? 'execExit' : 'exit'];
-    // --json promises one envelope line, flag errors included.
+    // --json promises one result record line, flag errors included.
     if (error.exitCode !== 0 && args.includes('--json') && (sub === 'call' || sub === 'exec')) {
-      const line = envelope({
+      const line = resultRecord({
         command: sub,
         outcome: 'invalid_input',
         failure_boundary: 'input',

@@ -25,7 +25,7 @@ export interface HttpAnswer {
   readonly status: number;
   /** Response headers and trailers, names in lower case. */
   readonly headers: Record<string, string>;
-  /** NDJSON lines, or SSE `data`, decoded as JSON; the last is the terminal envelope. */
+  /** NDJSON lines, or SSE `data`, decoded as JSON; the last is the result record. */
   readonly records: unknown[];
   /** Whether the last record came as an SSE `terminal` event. */
   readonly sseTerminal: boolean;

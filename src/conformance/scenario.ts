@@ -22,20 +22,25 @@ const sideCall = z.strictObject({
   withinMs: z.number().int().positive().optional(),
 });
 
-/** One step of a scenario (spec/conformance/README.md lists them with examples). */
-const step = z.union([
+/**
+ * The steps of a scenario by kind (spec/conformance/README.md lists them with examples).
+ * A step in a scenario file is an object with exactly one of these keys, its kind: the
+ * loader names it as `kind` (stepOf), so a file stays as it reads and a step of no
+ * known kind is refused at load, by name.
+ */
+const stepShapes = {
   /** `onStreamOf` (WebTransport): send on the stream of that call id instead of the frame's own. */
-  z.strictObject({ send: z.unknown(), on: z.string().optional(), onStreamOf: z.string().optional() }),
-  z.strictObject({ sendHex: z.string(), id: z.string().optional(), on: z.string().optional() }),
-  z.strictObject({ sendText: z.string(), on: z.string().optional() }),
+  send: z.strictObject({ send: z.unknown(), on: z.string().optional(), onStreamOf: z.string().optional() }),
+  sendHex: z.strictObject({ sendHex: z.string(), id: z.string().optional(), on: z.string().optional() }),
+  sendText: z.strictObject({ sendText: z.string(), on: z.string().optional() }),
   /** `capture`: remember fields of the matched frame by name (`{"token": "payload.token"}`), for `$captured:name` later. */
-  z.strictObject({ expect: z.unknown(), on: z.string().optional(), timeoutMs: z.number().optional(), ignoreCredit, capture: z.record(z.string(), z.string()).optional() }),
-  z.strictObject({ expectUnordered: z.array(z.unknown()), on: z.string().optional(), timeoutMs: z.number().optional(), ignoreCredit }),
-  z.strictObject({ expectNone: z.strictObject({ id: z.string(), forMs: z.number() }), on: z.string().optional(), ignoreCredit }),
-  z.strictObject({ expectClose: z.strictObject({ code: z.number().optional() }), on: z.string().optional(), timeoutMs: limitedMs }),
+  expect: z.strictObject({ expect: z.unknown(), on: z.string().optional(), timeoutMs: z.number().optional(), ignoreCredit, capture: z.record(z.string(), z.string()).optional() }),
+  expectUnordered: z.strictObject({ expectUnordered: z.array(z.unknown()), on: z.string().optional(), timeoutMs: z.number().optional(), ignoreCredit }),
+  expectNone: z.strictObject({ expectNone: z.strictObject({ id: z.string(), forMs: z.number() }), on: z.string().optional(), ignoreCredit }),
+  expectClose: z.strictObject({ expectClose: z.strictObject({ code: z.number().optional() }), on: z.string().optional(), timeoutMs: limitedMs }),
   /** WebSocket: the server pings this connection (§5.5). */
-  z.strictObject({ expectPing: z.strictObject({}), on: z.string().optional(), timeoutMs: limitedMs }),
-  z.strictObject({
+  expectPing: z.strictObject({ expectPing: z.strictObject({}), on: z.string().optional(), timeoutMs: limitedMs }),
+  collect: z.strictObject({
     collect: z.strictObject({
       id: z.string(),
       count: z.number().int().optional(),
@@ -51,8 +56,8 @@ const step = z.union([
     timeoutMs: z.number().optional(),
     ignoreCredit,
   }),
-  z.strictObject({ sideCall }),
-  z.strictObject({
+  sideCall: z.strictObject({ sideCall }),
+  connect: z.strictObject({
     connect: z.string(),
     token: z.union([z.boolean(), z.literal('scopeless')]).optional(),
     /** Never answer pings (WebSocket): a peer that vanished (§5.5). */
@@ -65,13 +70,13 @@ const step = z.union([
     codec: z.enum(['msgpack', 'json']).optional(),
   }),
   /** `abrupt`: drop the connection with no close handshake, as a network does (§4.9). */
-  z.strictObject({ disconnect: z.string().optional(), abrupt: z.boolean().optional() }),
-  z.strictObject({ pause: z.number(), on: z.string().optional() }),
-  z.strictObject({ drain: z.strictObject({ id: z.string(), afterMs: z.number() }), on: z.string().optional() }),
-  z.strictObject({ finish: z.string(), on: z.string().optional() }),
-  z.strictObject({ reset: z.string(), on: z.string().optional() }),
+  disconnect: z.strictObject({ disconnect: z.string().optional(), abrupt: z.boolean().optional() }),
+  pause: z.strictObject({ pause: z.number(), on: z.string().optional() }),
+  drain: z.strictObject({ drain: z.strictObject({ id: z.string(), afterMs: z.number() }), on: z.string().optional() }),
+  finish: z.strictObject({ finish: z.string(), on: z.string().optional() }),
+  reset: z.strictObject({ reset: z.string(), on: z.string().optional() }),
   /** One call over plain HTTP (spec §5.6) to the server behind the run's WebSocket URL. */
-  z.strictObject({
+  http: z.strictObject({
     http: z.strictObject({
       method: z.string().default('POST'),
       path: z.string(),
@@ -90,17 +95,17 @@ const step = z.union([
     expectStatus: z.number().int(),
     /** Matchers for response headers and trailers, by lower-case name. */
     expectHeaders: z.record(z.string(), z.unknown()).optional(),
-    /** Matchers for the streamed records before the envelope, exactly this many. */
+    /** Matchers for the streamed records before the result record, exactly this many. */
     expectRecords: z.array(z.unknown()).optional(),
-    /** A matcher for the terminal envelope: the last record, or the whole body. */
-    expectEnvelope: z.unknown().optional(),
+    /** A matcher for the result record: the last record, or the whole body. */
+    expectResultRecord: z.unknown().optional(),
     timeoutMs: z.number().optional(),
   }),
-  z.strictObject({ expectEnd: z.strictObject({ id: z.string() }), on: z.string().optional(), timeoutMs: z.number().optional() }),
-  z.strictObject({ sendPrefix: z.strictObject({ length: z.union([z.number(), z.string()]), plus: z.number().default(0) }), on: z.string().optional() }),
-  z.strictObject({ sendFilled: z.strictObject({ length: z.union([z.number(), z.string()]), plus: z.number().default(0) }), on: z.string().optional() }),
-  z.strictObject({ wait: z.union([z.number(), z.string()]) }),
-  z.strictObject({
+  expectEnd: z.strictObject({ expectEnd: z.strictObject({ id: z.string() }), on: z.string().optional(), timeoutMs: z.number().optional() }),
+  sendPrefix: z.strictObject({ sendPrefix: z.strictObject({ length: z.union([z.number(), z.string()]), plus: z.number().default(0) }), on: z.string().optional() }),
+  sendFilled: z.strictObject({ sendFilled: z.strictObject({ length: z.union([z.number(), z.string()]), plus: z.number().default(0) }), on: z.string().optional() }),
+  wait: z.strictObject({ wait: z.union([z.number(), z.string()]) }),
+  handshake: z.strictObject({
     handshake: z.strictObject({
       subprotocols: z.array(z.string()),
       /** Request headers as a browser would send them, e.g. `Origin` and `Host` (§10.1). */
@@ -110,11 +115,45 @@ const step = z.union([
     }),
   }),
   /** A raw TCP connection to the run's port that sends `send` (or nothing): the callee must close it within handshakeTimeoutMs, answering nothing (LIM-4). */
-  z.strictObject({ silentSocket: z.strictObject({ send: z.string().optional() }), timeoutMs: z.number().optional() }),
-  z.strictObject({ repeat: z.strictObject({ times: z.union([z.number().int(), z.string()]), steps: z.array(z.unknown()) }) }),
-]);
+  silentSocket: z.strictObject({ silentSocket: z.strictObject({ send: z.string().optional() }), timeoutMs: z.number().optional() }),
+};
 
-export type Step = z.infer<typeof step>;
+/** Its steps `times` times, `$i` standing for the round. */
+const repeatShape = z.strictObject({ repeat: z.strictObject({ times: z.union([z.number().int(), z.string()]), steps: z.array(z.lazy((): z.ZodType<Step> => step)) }) });
+
+type StepShapes = typeof stepShapes;
+type RepeatStep = { kind: 'repeat'; repeat: { times: number | string; steps: Step[] } };
+
+/** One step, named by its kind: the runner's handler table (steps/index.ts) has one entry per kind. */
+export type Step = { [K in keyof StepShapes]: { kind: K } & z.output<StepShapes[K]> }[keyof StepShapes] | RepeatStep;
+
+export type StepKind = Step['kind'];
+
+export const stepKinds: readonly StepKind[] = [...(Object.keys(stepShapes) as (keyof StepShapes)[]), 'repeat'];
+
+/** The kind of a step as written: the one key of it that names a kind; a message naming what is wrong otherwise. */
+export function stepOf(raw: unknown): { kind: StepKind } | { error: string } {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return { error: `a step is an object, got ${JSON.stringify(raw)}` };
+  const keys = Object.keys(raw);
+  const kinds = stepKinds.filter((kind) => keys.includes(kind));
+  if (kinds.length === 1) return { kind: kinds[0]! };
+  if (kinds.length > 1) return { error: `a step of two kinds: ${kinds.map((k) => `"${k}"`).join(' and ')}` };
+  return { error: `unknown step ${keys.map((k) => `"${k}"`).join(', ') || '{}'}: a step is one of ${stepKinds.join(', ')}` };
+}
+
+const step: z.ZodType<Step> = z.unknown().transform((raw, ctx): Step => {
+  const found = stepOf(raw);
+  if ('error' in found) {
+    ctx.addIssue({ code: 'custom', message: found.error });
+    return z.NEVER;
+  }
+  const parsed = (found.kind === 'repeat' ? repeatShape : stepShapes[found.kind]).safeParse(raw);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, code: 'custom', message: issue.message, path: issue.path });
+    return z.NEVER;
+  }
+  return { kind: found.kind, ...parsed.data } as Step;
+});
 
 export const scenarioSchema = z.strictObject({
   id: z.string().regex(/^[a-z]+-\d{3}$/, 'ids look like unary-001'),

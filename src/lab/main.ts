@@ -2,7 +2,7 @@ import './jitless.js';
 import { FitAddon } from '@xterm/addon-fit';
 import { Terminal } from '@xterm/xterm';
 import { connect, infoContract, RpcError, type Client, type OperationSummary, type ServerInfo } from '../client/index.js';
-import type { TerminalEnvelope } from '../outcome/index.js';
+import type { ResultRecord } from '../outcome/index.js';
 import { exampleContainer } from './example-container.js';
 import { showHosts } from './hosts.js';
 import { runCall, type LabTerminal } from './run.js';
@@ -12,7 +12,7 @@ import { objectOf, SchemaForm, type JsonSchema } from './schema-form.js';
 /**
  * The Lab (docs/lab.md "The Lab"): discover the operations, fill an input generated from
  * each one's schema, run it over WebSocket, watch values or a terminal live, and
- * export the terminal envelope. The seed's rules: editing the request or leaving the
+ * export the result record. The seed's rules: editing the request or leaving the
  * view cancels the active call, and an old result never outlives a new run or an error.
  */
 const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
@@ -32,7 +32,7 @@ const examples = (): Record<string, Record<string, unknown>> => ({
 let client: Client | undefined;
 let current: { name: string; kind: string; form: SchemaForm; schema: JsonSchema } | undefined;
 let active: AbortController | undefined;
-let lastEnvelope: TerminalEnvelope | undefined;
+let lastRecord: ResultRecord | undefined;
 
 const term = new Terminal({ cols: 100, rows: 20, convertEol: false, fontSize: 13 });
 const fit = new FitAddon();
@@ -192,7 +192,7 @@ function cancel(why: string): void {
 }
 
 function clearResult(): void {
-  lastEnvelope = undefined;
+  lastRecord = undefined;
   $('result').hidden = true;
   $('result-fields').replaceChildren();
   $('diagnostics').replaceChildren();
@@ -264,16 +264,16 @@ async function run(): Promise<void> {
   showResult(result);
 }
 
-function showResult(envelope: TerminalEnvelope): void {
-  lastEnvelope = envelope;
+function showResult(record: ResultRecord): void {
+  lastRecord = record;
   const rows: [string, string | HTMLElement][] = [
-    ['outcome', envelope.outcome],
-    ['exit code', String(envelope.exit_code)],
-    ['call id', envelope.call_id ?? '—'],
-    ['events', String(envelope.events_seen)],
+    ['outcome', record.outcome],
+    ['exit code', String(record.exit_code)],
+    ['call id', record.call_id ?? '—'],
+    ['events', String(record.events_seen)],
   ];
-  if (envelope.exec) rows.push(['bytes', `stdout ${envelope.exec.stdout_bytes}, stderr ${envelope.exec.stderr_bytes}`]);
-  if (envelope.output !== undefined) rows.push(['output', jsonView(envelope.output)]);
+  if (record.exec) rows.push(['bytes', `stdout ${record.exec.stdout_bytes}, stderr ${record.exec.stderr_bytes}`]);
+  if (record.output !== undefined) rows.push(['output', jsonView(record.output)]);
   $('result-fields').replaceChildren(
     ...rows.flatMap(([k, v]) => {
       const dt = document.createElement('dt');
@@ -286,7 +286,7 @@ function showResult(envelope: TerminalEnvelope): void {
     }),
   );
   $('diagnostics').replaceChildren(
-    ...envelope.diagnostics.map((d) => {
+    ...record.diagnostics.map((d) => {
       const li = document.createElement('li');
       li.textContent = `${d.code}: ${d.message}`;
       return li;
@@ -297,12 +297,12 @@ function showResult(envelope: TerminalEnvelope): void {
   $('result').scrollIntoView({ block: 'nearest' });
 }
 
-function exportEnvelope(): void {
-  if (!lastEnvelope) return;
-  const blob = new Blob([`${JSON.stringify(lastEnvelope)}\n`], { type: 'application/json' });
+function exportRecord(): void {
+  if (!lastRecord) return;
+  const blob = new Blob([`${JSON.stringify(lastRecord)}\n`], { type: 'application/json' });
   const a = document.createElement('a');
   a.href = URL.createObjectURL(blob);
-  a.download = `callwire-terminal-${lastEnvelope.call_id ?? 'refused'}.json`;
+  a.download = `callwire-result-${lastRecord.call_id ?? 'refused'}.json`;
   a.click();
   setTimeout(() => URL.revokeObjectURL(a.href), 1000);
 }
@@ -310,7 +310,7 @@ function exportEnvelope(): void {
 $('run').addEventListener('click', () => void run());
 $('try-exec').addEventListener('click', () => void select(EXEC));
 $('cancel').addEventListener('click', () => cancel('cancelled by the user'));
-$('export').addEventListener('click', exportEnvelope);
+$('export').addEventListener('click', exportRecord);
 $('raw-input').addEventListener('input', onEdit);
 $('raw-toggle').addEventListener('change', () => {
   const raw = $<HTMLInputElement>('raw-toggle').checked;

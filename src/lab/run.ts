@@ -1,5 +1,5 @@
 import { exec, type Client } from '../client/index.js';
-import { classify, envelope, errorFields, execEnvelope, type TerminalEnvelope } from '../outcome/index.js';
+import { classify, resultRecord, errorFields, execResultRecord, type ResultRecord } from '../outcome/index.js';
 
 /** What the Lab shows a call's progress on. */
 export interface RunView {
@@ -21,11 +21,11 @@ export interface LabTerminal {
 const EXEC = 'docker/container/exec';
 
 /**
- * Runs one call as the CLI's `--json` would and returns the same terminal envelope
- * (spec/cli/terminal-envelope.schema.json): what "Export terminal JSON" saves. An
+ * Runs one call as the CLI's `--json` would and returns the same result record
+ * (spec/cli/result-record.schema.json): what "Export result JSON" saves. An
  * exec runs interactively on the Lab's terminal: keys and resizes go to it.
  */
-export async function runCall(client: Client, name: string, kind: string, input: Record<string, unknown> | null, signal: AbortSignal, view: RunView): Promise<TerminalEnvelope> {
+export async function runCall(client: Client, name: string, kind: string, input: Record<string, unknown> | null, signal: AbortSignal, view: RunView): Promise<ResultRecord> {
   const callId = crypto.randomUUID();
   const base = { operation: name, call_id: callId } as const;
   let events = 0;
@@ -52,9 +52,9 @@ export async function runCall(client: Client, name: string, kind: string, input:
     });
     try {
       const result = await handle.result;
-      return execEnvelope({ ...base, events_seen: events + 1, end: result });
+      return execResultRecord({ ...base, events_seen: events + 1, end: result });
     } catch (error) {
-      return execEnvelope({ ...base, events_seen: events, end: undefined, failure: { classified: classify(error), error } });
+      return execResultRecord({ ...base, events_seen: events, end: undefined, failure: { classified: classify(error), error } });
     } finally {
       offData();
       offResize();
@@ -64,19 +64,19 @@ export async function runCall(client: Client, name: string, kind: string, input:
   try {
     if (kind !== 'subscription') {
       const output = await client.call(name, input, { id: callId, signal });
-      return envelope({ command: 'call', ...base, outcome: 'success', failure_boundary: 'none', events_seen: 1, output });
+      return resultRecord({ command: 'call', ...base, outcome: 'success', failure_boundary: 'none', events_seen: 1, output });
     }
     for await (const value of client.iterate(name, input, { id: callId, signal })) {
       events++;
       view.value(value);
     }
-    return envelope({ command: 'call', ...base, outcome: 'success', failure_boundary: 'none', events_seen: events });
+    return resultRecord({ command: 'call', ...base, outcome: 'success', failure_boundary: 'none', events_seen: events });
   } catch (error) {
     return failed('call', base, events, error, {});
   }
 }
 
-function failed(command: 'call' | 'exec', base: { operation: string; call_id: string }, events: number, error: unknown, extra: Partial<TerminalEnvelope>): TerminalEnvelope {
+function failed(command: 'call' | 'exec', base: { operation: string; call_id: string }, events: number, error: unknown, extra: Partial<ResultRecord>): ResultRecord {
   const classified = classify(error);
-  return envelope({ command, ...base, ...extra, outcome: classified.outcome, failure_boundary: classified.boundary, events_seen: events, ...errorFields(error, classified.outcome) });
+  return resultRecord({ command, ...base, ...extra, outcome: classified.outcome, failure_boundary: classified.boundary, events_seen: events, ...errorFields(error, classified.outcome) });
 }

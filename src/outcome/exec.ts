@@ -1,10 +1,10 @@
 import type { CommandEnd } from '../contracts/index.js';
 import { RpcError } from '../protocol/index.js';
-import { envelope, errorFields, type TerminalEnvelope } from './envelope.js';
+import { resultRecord, errorFields, type ResultRecord } from './result-record.js';
 import { classify, type Classified } from './outcome.js';
 
 
-/** The output, when the caller captured it for the envelope (the CLI's `--json`). */
+/** The output, when the caller captured it for the result record (the CLI's `--json`). */
 export interface ExecCapture {
   readonly stdout: string;
   readonly stderr: string;
@@ -32,13 +32,13 @@ export function execEnded(exitCode: number): Classified {
 }
 
 /**
- * The envelope of one exec, the one home of its rules for the CLI (its `--json` line
+ * The result record of one exec, the one home of its rules for the CLI (its `--json` line
  * and its own exit code), HTTP and the Lab. A failure decides the outcome and the
  * exit code; without one the terminal frame does, its code as `execExitCode` makes it;
  * without either the exit code is unknown, which is a failure, never 0 (EXEC-4).
  * `exec.exit_code` keeps the command's code as the engine reported it.
  */
-export function execEnvelope(run: {
+export function execResultRecord(run: {
   readonly operation: string;
   readonly call_id: string | null;
   readonly events_seen: number;
@@ -46,9 +46,9 @@ export function execEnvelope(run: {
   readonly end: CommandEnd | undefined;
   readonly failure?: { readonly classified: Classified; readonly error: unknown } | undefined;
   readonly capture?: ExecCapture | undefined;
-}): TerminalEnvelope {
+}): ResultRecord {
   const { operation, call_id, events_seen, end, capture } = run;
-  const exec: NonNullable<TerminalEnvelope['exec']> = {
+  const exec: NonNullable<ResultRecord['exec']> = {
     exit_code: end?.exitCode ?? null,
     stdout_bytes: end?.stdoutBytes ?? 0,
     stderr_bytes: end?.stderrBytes ?? 0,
@@ -59,10 +59,10 @@ export function execEnvelope(run: {
   const failure = run.failure ?? (end ? undefined : unended());
   if (failure) {
     const { outcome, boundary } = failure.classified;
-    return envelope({ command: 'exec', operation, call_id, events_seen, outcome, failure_boundary: boundary, exec, ...errorFields(failure.error, outcome) });
+    return resultRecord({ command: 'exec', operation, call_id, events_seen, outcome, failure_boundary: boundary, exec, ...errorFields(failure.error, outcome) });
   }
   const ended = execEnded(end!.exitCode);
-  return envelope({ command: 'exec', operation, call_id, events_seen, outcome: ended.outcome, failure_boundary: ended.boundary, exit_code: execExitCode(end!.exitCode), exec });
+  return resultRecord({ command: 'exec', operation, call_id, events_seen, outcome: ended.outcome, failure_boundary: ended.boundary, exit_code: execExitCode(end!.exitCode), exec });
 }
 
 function unended(): { classified: Classified; error: unknown } {

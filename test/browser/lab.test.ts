@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FOLD_AFTER_LINES } from '../../src/lab/json-view.js';
 import { chromiumMissing, hasChromium, launchChromium } from '../support/browser.js';
 import { DockerFixture } from '../support/docker.js';
-import { parseEnvelope } from '../support/envelope-schema.js';
+import { parseResultRecord } from '../support/result-record-schema.js';
 import { ServerFixture } from '../support/server-fixture.js';
 import { skipTitle } from '../support/skip.js';
 
@@ -13,7 +13,7 @@ const ARTIFACTS = 'test-artifacts';
 /**
  * The Lab as a person uses it, in headless Chromium against `callwire serve`'s
  * page: discover, fill a generated form, run a unary call and an interactive exec,
- * cancel by editing, export the terminal JSON. Screenshots go to test-artifacts/.
+ * cancel by editing, export the result JSON. Screenshots go to test-artifacts/.
  * The page runs under its CSP throughout: no console error, no violation.
  */
 describe.skipIf(!hasChromium)(skipTitle('the Lab in Chromium', chromiumMissing), () => {
@@ -111,7 +111,7 @@ describe.skipIf(!hasChromium)(skipTitle('the Lab in Chromium', chromiumMissing),
     await page.uncheck('#raw-toggle');
   });
 
-  it('runs a unary call and shows its outcome; Export terminal JSON saves the envelope the schema describes', async () => {
+  it('runs a unary call and shows its outcome; Export result JSON saves the result record the schema describes', async () => {
     await open('services/schema');
     await page.fill('#field-name', 'services/list');
     await page.click('#run');
@@ -120,7 +120,7 @@ describe.skipIf(!hasChromium)(skipTitle('the Lab in Chromium', chromiumMissing),
     expect(await result('exit code')).toBe('0');
     expect(await result('output')).toContain('"name": "services/list"');
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export')]);
-    const saved = parseEnvelope(readFileSync((await download.path())!, 'utf8'));
+    const saved = parseResultRecord(readFileSync((await download.path())!, 'utf8'));
     expect(saved).toMatchObject({ kind: 'callwire.terminal', command: 'call', outcome: 'success', exit_code: 0, operation: 'services/schema', output: { name: 'services/list' } });
     expect(saved['call_id']).toBe(await result('call id'));
     // The output as indented JSON, its lines as the page renders them; past FOLD_AFTER_LINES, folded.
@@ -159,7 +159,7 @@ describe.skipIf(!hasChromium)(skipTitle('the Lab in Chromium', chromiumMissing),
     expect(await result('exit code')).toBe('3');
     expect(await result('bytes')).toMatch(/^stdout \d+, stderr 0$/);
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export')]);
-    expect(parseEnvelope(readFileSync((await download.path())!, 'utf8'))).toMatchObject({ command: 'exec', exit_code: 3, exec: { exit_code: 3, stderr_bytes: 0 } });
+    expect(parseResultRecord(readFileSync((await download.path())!, 'utf8'))).toMatchObject({ command: 'exec', exit_code: 3, exec: { exit_code: 3, stderr_bytes: 0 } });
     await shot('exec-done');
   });
 

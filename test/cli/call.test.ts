@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.js';
-import { parseEnvelope } from '../support/envelope-schema.js';
+import { parseResultRecord } from '../support/result-record-schema.js';
 import { ServerFixture } from '../support/server-fixture.js';
 import { until } from '../support/wait.js';
 
@@ -34,7 +34,7 @@ describe('callwire call: one outcome per run, exit code and envelope agree', () 
     expect(plain).toEqual({ code: 0, stdout: '{"text":"hi"}\n', stderr: '' });
     const json = await call(['--json', 'call', 'test/echo', '--input', '{"text":"hi"}']);
     expect(json.code).toBe(0);
-    expect(parseEnvelope(json.stdout)).toMatchObject({ outcome: 'success', exit_code: 0, failure_boundary: 'none', output: { text: 'hi' }, events_seen: 1 });
+    expect(parseResultRecord(json.stdout)).toMatchObject({ outcome: 'success', exit_code: 0, failure_boundary: 'none', output: { text: 'hi' }, events_seen: 1 });
   });
 
   it('--transport must fit the URL: h3 or h2 with a ws:// URL, or ws with an https:// one, is bad input (exit 6) that says so', async () => {
@@ -63,17 +63,17 @@ describe('callwire call: one outcome per run, exit code and envelope agree', () 
     expect(r.stdout).toBe('');
     expect(r.stderr).toBe('Error: widget w1 is missing (WIDGET_MISSING)\n');
     const json = await call(['--json', 'call', 'test/fail', '--input', '{"mode":"declared"}']);
-    expect(parseEnvelope(json.stdout)).toMatchObject({ outcome: 'operation_failure', exit_code: 1, failure_boundary: 'execution', error: { code: 'WIDGET_MISSING' } });
+    expect(parseResultRecord(json.stdout)).toMatchObject({ outcome: 'operation_failure', exit_code: 1, failure_boundary: 'execution', error: { code: 'WIDGET_MISSING' } });
     expect(json.code).toBe(1);
   });
 
   it('infrastructure_failure: INTERNAL from the server, exit 2; and a server that is not there, exit 2', async () => {
     const r = await call(['--json', 'call', 'test/fail', '--input', '{"mode":"plain"}']);
     expect(r.code).toBe(2);
-    expect(parseEnvelope(r.stdout)).toMatchObject({ outcome: 'infrastructure_failure', exit_code: 2, error: { code: 'INTERNAL' } });
+    expect(parseResultRecord(r.stdout)).toMatchObject({ outcome: 'infrastructure_failure', exit_code: 2, error: { code: 'INTERNAL' } });
     const down = runCli(['--url', 'ws://127.0.0.1:1/callwire', '--json', 'call', 'test/echo', '--input', 'null'], { stdin: 'ignore' });
     expect((await down.exited).code).toBe(2);
-    expect(parseEnvelope(down.stdout)).toMatchObject({ outcome: 'infrastructure_failure', failure_boundary: 'connect', call_id: null, events_seen: 0 });
+    expect(parseResultRecord(down.stdout)).toMatchObject({ outcome: 'infrastructure_failure', failure_boundary: 'connect', call_id: null, events_seen: 0 });
   });
 
   it('cancelled: SIGTERM during a call aborts it on the server, exit 3', async () => {
@@ -81,14 +81,14 @@ describe('callwire call: one outcome per run, exit code and envelope agree', () 
     await until(() => fx.liveCalls() === 1, 'call live on the server');
     run.child.kill('SIGTERM');
     expect((await run.exited).code).toBe(3);
-    expect(parseEnvelope(run.stdout)).toMatchObject({ outcome: 'cancelled', exit_code: 3 });
+    expect(parseResultRecord(run.stdout)).toMatchObject({ outcome: 'cancelled', exit_code: 3 });
     await until(() => fx.liveCalls() === 0, 'server-side call gone');
   });
 
   it('timeout: --timeout passes to the server as a deadline, exit 4', async () => {
     const r = await call(['--json', '--timeout', '200ms', 'call', 'test/sleep', '--input', '{"ms":60000}']);
     expect(r.code).toBe(4);
-    expect(parseEnvelope(r.stdout)).toMatchObject({ outcome: 'timeout', exit_code: 4, error: { code: 'TIMEOUT', retryable: true } });
+    expect(parseResultRecord(r.stdout)).toMatchObject({ outcome: 'timeout', exit_code: 4, error: { code: 'TIMEOUT', retryable: true } });
   });
 
   it('unsupported: unknown operation, and a subscription called as unary, exit 5', async () => {
@@ -96,13 +96,13 @@ describe('callwire call: one outcome per run, exit code and envelope agree', () 
     expect(r).toMatchObject({ code: 5, stdout: '' });
     expect(r.stderr).toMatch(/^Error: unknown operation: no\/such-op \(NOT_FOUND\)$/m);
     const s = await call(['--json', 'call', 'test/ticker', '--input', '{"count":1}']);
-    expect(parseEnvelope(s.stdout)).toMatchObject({ outcome: 'unsupported', exit_code: 5, error: { code: 'INVALID_OPERATION_TYPE' } });
+    expect(parseResultRecord(s.stdout)).toMatchObject({ outcome: 'unsupported', exit_code: 5, error: { code: 'INVALID_OPERATION_TYPE' } });
   });
 
   it('invalid_input: bad JSON (no call made), server INVALID_INPUT, bad flag; exit 6', async () => {
     const bad = await call(['--json', 'call', 'test/echo', '--input', '{nope']);
     expect(bad.code).toBe(6);
-    expect(parseEnvelope(bad.stdout)).toMatchObject({ outcome: 'invalid_input', failure_boundary: 'input', call_id: null, events_seen: 0 });
+    expect(parseResultRecord(bad.stdout)).toMatchObject({ outcome: 'invalid_input', failure_boundary: 'input', call_id: null, events_seen: 0 });
     const server = await call(['call', 'test/echo', '--input', '{"text":5}']);
     expect(server.code).toBe(6);
     expect(server.stderr).toMatch(/^Error: input\.text: .*\(INVALID_INPUT\)$/m);
@@ -110,14 +110,14 @@ describe('callwire call: one outcome per run, exit code and envelope agree', () 
     expect(flag.code).toBe(6);
     expect(flag.stderr).toMatch(/^Error: unknown option '--no-such-flag'/m);
     const flagJson = await call(['--json', 'call', 'test/echo', '--no-such-flag']);
-    expect(parseEnvelope(flagJson.stdout)).toMatchObject({ outcome: 'invalid_input', exit_code: 6, failure_boundary: 'input' });
+    expect(parseResultRecord(flagJson.stdout)).toMatchObject({ outcome: 'invalid_input', exit_code: 6, failure_boundary: 'input' });
   });
 
   it('forbidden: no token on a server with tokens, exit 7; with the token (flag or env), success', async () => {
     const lockedUrl = locked.server.wsUrl;
     const denied = runCli(['--url', lockedUrl, '--json', 'call', 'test/secret', '--input', 'null'], { stdin: 'ignore' });
     expect((await denied.exited).code).toBe(7);
-    expect(parseEnvelope(denied.stdout)).toMatchObject({ outcome: 'forbidden', exit_code: 7, error: { message: 'authentication required' } });
+    expect(parseResultRecord(denied.stdout)).toMatchObject({ outcome: 'forbidden', exit_code: 7, error: { message: 'authentication required' } });
     const byFlag = runCli(['--url', lockedUrl, '--token', TOKEN, 'call', 'test/secret', '--input', 'null'], { stdin: 'ignore' });
     expect(await byFlag.exited).toMatchObject({ code: 0 });
     const byEnv = runCli(['--url', lockedUrl, 'call', 'test/secret', '--input', 'null'], { stdin: 'ignore', env: { CALLWIRE_TOKEN: TOKEN } });
@@ -129,16 +129,16 @@ describe('callwire call: one outcome per run, exit code and envelope agree', () 
 
   it('--retries retries only retryable errors, and never a non-retryable one', async () => {
     const nonRetryable = await call(['--json', 'call', 'test/fail', '--retries', '2', '--input', '{"mode":"declared"}']);
-    expect(parseEnvelope(nonRetryable.stdout)).toMatchObject({ outcome: 'operation_failure', events_seen: 1 });
+    expect(parseResultRecord(nonRetryable.stdout)).toMatchObject({ outcome: 'operation_failure', events_seen: 1 });
     // TIMEOUT is retryable: one attempt and two more, one after another.
     const retryable = await call(['--json', '--timeout', '50ms', 'call', 'test/sleep', '--retries', '5', '--input', '{"ms":60000}']);
-    expect(parseEnvelope(retryable.stdout)).toMatchObject({ outcome: 'timeout', exit_code: 4, events_seen: 3 });
+    expect(parseResultRecord(retryable.stdout)).toMatchObject({ outcome: 'timeout', exit_code: 4, events_seen: 3 });
   });
 
   it('--retries retries only idempotent operations: a mutation that timed out may have run, so it is tried once (spec §6.1)', async () => {
     const started = fx.probe.started;
     const mutation = await call(['--json', '--timeout', '50ms', 'call', 'test/slow-mutation', '--retries', '2', '--input', '{"ms":60000}']);
-    expect(parseEnvelope(mutation.stdout)).toMatchObject({ outcome: 'timeout', exit_code: 4, events_seen: 1 });
+    expect(parseResultRecord(mutation.stdout)).toMatchObject({ outcome: 'timeout', exit_code: 4, events_seen: 1 });
     expect(fx.probe.started - started).toBe(1);
   });
 });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DockerFixture, dockerHost } from '../support/docker.js';
 import { spawn } from 'node:child_process';
 import { cliPath, runCli } from '../support/cli.js';
-import { parseEnvelope } from '../support/envelope-schema.js';
+import { parseResultRecord } from '../support/result-record-schema.js';
 import { ServerFixture } from '../support/server-fixture.js';
 
 describe('callwire exec: docker exec from anywhere', () => {
@@ -82,7 +82,7 @@ describe('callwire exec: docker exec from anywhere', () => {
   it('--json: one envelope, the remote exit code, captured output', async () => {
     const run = runCli(['--url', url, '--json', 'exec', c, '--', 'sh', '-c', 'printf hi; printf oops >&2; exit 2'], { stdin: 'ignore' });
     expect((await run.exited).code).toBe(2);
-    expect(parseEnvelope(run.stdout)).toMatchObject({
+    expect(parseResultRecord(run.stdout)).toMatchObject({
       command: 'exec',
       outcome: 'operation_failure',
       exit_code: 2,
@@ -90,7 +90,7 @@ describe('callwire exec: docker exec from anywhere', () => {
     });
     const ok = runCli(['--url', url, '--json', 'exec', '--binary', c, '--', 'printf', 'ok'], { stdin: 'ignore' });
     expect((await ok.exited).code).toBe(0);
-    expect(parseEnvelope(ok.stdout)).toMatchObject({ outcome: 'success', exit_code: 0, exec: { stdout: Buffer.from('ok').toString('base64'), encoding: 'base64' } });
+    expect(parseResultRecord(ok.stdout)).toMatchObject({ outcome: 'success', exit_code: 0, exec: { stdout: Buffer.from('ok').toString('base64'), encoding: 'base64' } });
   });
 
   it('its own failures use its own codes: unknown container 125, bad flag 121, no server 123, timeout 124', async () => {

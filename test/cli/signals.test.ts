@@ -2,7 +2,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.js';
-import { parseEnvelope } from '../support/envelope-schema.js';
+import { parseResultRecord } from '../support/result-record-schema.js';
 import { ServerFixture } from '../support/server-fixture.js';
 import { until } from '../support/wait.js';
 
@@ -52,7 +52,7 @@ describe('CLI: signals while connecting, refused tokens', () => {
     const args = ['--url', locked.server.wsUrl, '--token', 'a-wrong-token-9876543210'];
     const call = runCli([...args, '--json', 'call', 'services/list', '--input', 'null'], { stdin: 'ignore' });
     expect((await call.exited).code).toBe(7);
-    expect(parseEnvelope(call.stdout)).toMatchObject({ outcome: 'forbidden', exit_code: 7, error: { code: 'FORBIDDEN', retryable: false } });
+    expect(parseResultRecord(call.stdout)).toMatchObject({ outcome: 'forbidden', exit_code: 7, error: { code: 'FORBIDDEN', retryable: false } });
     expect(call.stdout).not.toContain('a-wrong-token');
     const exec = runCli([...args, 'exec', 'web', '--', 'true'], { stdin: 'ignore' });
     expect((await exec.exited).code).toBe(122);

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DockerFixture } from '../support/docker.js';
-import { parseEnvelope } from '../support/envelope-schema.js';
+import { parseResultRecord } from '../support/result-record-schema.js';
 import { ServerFixture } from '../support/server-fixture.js';
 
 /** curl as a person types it: the bytes it printed, its exit code, and when each line came. */
@@ -62,7 +62,7 @@ describe('HTTP calls from curl and fetch', () => {
       { stream: 'stdout', text: 'second\n' },
       { exitCode: 7, terminal: true, stdoutBytes: 13, stderrBytes: 0 },
     ]);
-    const envelope = parseEnvelope(JSON.stringify(records[3]));
+    const envelope = parseResultRecord(JSON.stringify(records[3]));
     expect(envelope).toMatchObject({ command: 'exec', outcome: 'operation_failure', exit_code: 7, exec: { exit_code: 7, stdout_bytes: 13 } });
     expect(stdout).toMatch(/\r\nX-Callwire-Exit-Code: 7\r\n/i);
   });
@@ -73,7 +73,7 @@ describe('HTTP calls from curl and fetch', () => {
     expect(events[0]).toBe('data: {"stream":"stdout","text":"hi\\n"}');
     expect(events[1]).toBe('data: {"exitCode":0,"terminal":true,"stdoutBytes":3,"stderrBytes":0}');
     expect(events[2]).toMatch(/^event: terminal\ndata: \{"kind":"callwire.terminal"/);
-    expect(parseEnvelope(events[2]!.split('data: ')[1]!)).toMatchObject({ outcome: 'success', exit_code: 0 });
+    expect(parseResultRecord(events[2]!.split('data: ')[1]!)).toMatchObject({ outcome: 'success', exit_code: 0 });
   });
 
   it('curl killed mid-exec: the process in the container is killed', async () => {
@@ -122,15 +122,15 @@ describe('HTTP calls from curl and fetch', () => {
     const ok = await fetch(`${base}/call/docker/container/inspect`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ containerId: c }) });
     expect(ok.status).toBe(200);
     expect(ok.headers.get('x-callwire-exit-code')).toBe('0');
-    const envelope = parseEnvelope(await ok.text());
+    const envelope = parseResultRecord(await ok.text());
     expect(envelope).toMatchObject({ outcome: 'success', output: { Id: expect.stringMatching(/^[0-9a-f]{64}$/) } });
 
     const missing = await fetch(`${base}/call/docker/container/inspect`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ containerId: 'no-such-container' }) });
     expect(missing.status).toBe(200);
-    expect(parseEnvelope(await missing.text())).toMatchObject({ outcome: 'operation_failure', exit_code: 1, error: { code: 'CONTAINER_NOT_FOUND' } });
+    expect(parseResultRecord(await missing.text())).toMatchObject({ outcome: 'operation_failure', exit_code: 1, error: { code: 'CONTAINER_NOT_FOUND' } });
 
     const wrongType = await fetch(`${base}/call/services/list`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x' });
     expect(wrongType.status).toBe(415);
-    expect(parseEnvelope(await wrongType.text())).toMatchObject({ outcome: 'invalid_input', call_id: null });
+    expect(parseResultRecord(await wrongType.text())).toMatchObject({ outcome: 'invalid_input', call_id: null });
   });
 });

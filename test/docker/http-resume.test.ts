@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DockerFixture } from '../support/docker.js';
-import { parseEnvelope } from '../support/envelope-schema.js';
+import { parseResultRecord } from '../support/result-record-schema.js';
 import { readStream, stdoutOf } from '../support/http-stream.js';
 import { ServerFixture } from '../support/server-fixture.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
@@ -84,7 +84,7 @@ describe('plain HTTP: an exec resumed after its connection is cut', () => {
     // Bob holds Alice's event id (and so her token): refused as an unknown token is, and the command runs on.
     const bob = await fetch(`${base}/call/docker/container/exec`, { method: 'POST', headers: { authorization: `Bearer ${BOB}`, 'last-event-id': lastEventId } });
     expect(bob.status).toBe(404);
-    expect(parseEnvelope(await bob.text())).toMatchObject({ command: 'exec', outcome: 'infrastructure_failure', exit_code: 123, call_id: null });
+    expect(parseResultRecord(await bob.text())).toMatchObject({ command: 'exec', outcome: 'infrastructure_failure', exit_code: 123, call_id: null });
 
     const rest = await readStream(`${base}/call/docker/container/exec`, { headers: { authorization: `Bearer ${ALICE}`, accept: 'text/event-stream', 'last-event-id': lastEventId } });
     expect(rest.status).toBe(200);
@@ -92,7 +92,7 @@ describe('plain HTTP: an exec resumed after its connection is cut', () => {
     const records = [...first.records, ...rest.records];
     expect(stdoutOf(records) === SEQ_OUTPUT).toBe(true);
     expect(JSON.parse(records.at(-2)!.data)).toEqual({ exitCode: 3, terminal: true, stdoutBytes: SEQ_OUTPUT.length, stderrBytes: 0 });
-    expect(parseEnvelope(records.at(-1)!.data)).toMatchObject({ command: 'exec', outcome: 'operation_failure', exit_code: 3, exec: { exit_code: 3, stdout_bytes: SEQ_OUTPUT.length } });
+    expect(parseResultRecord(records.at(-1)!.data)).toMatchObject({ command: 'exec', outcome: 'operation_failure', exit_code: 3, exec: { exit_code: 3, stdout_bytes: SEQ_OUTPUT.length } });
     expect(rest.headers['x-callwire-exit-code']).toBe('3');
     expect(await docker.processes(c)).toEqual(['sleep 1000000']);
     // The reader has it all: the id of the terminal event lets the call go at once.
@@ -117,7 +117,7 @@ describe('plain HTTP: an exec resumed after its connection is cut', () => {
     }
     expect(stderr === SEQ_OUTPUT).toBe(true);
     expect(stdoutOf(records) === SEQ_OUTPUT).toBe(true);
-    expect(parseEnvelope(records.at(-1)!.data)).toMatchObject({ command: 'exec', outcome: 'operation_failure', exit_code: 7 });
+    expect(parseResultRecord(records.at(-1)!.data)).toMatchObject({ command: 'exec', outcome: 'operation_failure', exit_code: 7 });
     expect(header(rest.headers, 'x-callwire-exit-code')).toBe('7');
     const release = await fetch(`${base}/call/docker/container/exec`, { method: 'POST', headers: { authorization: `Bearer ${ALICE}`, 'x-callwire-resume': token, 'x-callwire-resume-after': 'end' } });
     expect(release.status).toBe(204);
@@ -132,7 +132,7 @@ describe('plain HTTP: an exec resumed after its connection is cut', () => {
     await expect.poll(() => docker.processes(c), { timeout: 10_000 }).toEqual(['sleep 1000000']);
     const late = await fetch(`${base}/call/docker/container/exec`, { method: 'POST', headers: { authorization: `Bearer ${ALICE}`, 'x-callwire-resume': first.headers['x-callwire-resume-token']!, 'x-callwire-resume-after': '1' } });
     expect(late.status).toBe(404);
-    expect(parseEnvelope(await late.text())).toMatchObject({ command: 'exec', outcome: 'infrastructure_failure', exit_code: 123, diagnostics: [{ code: 'NOT_FOUND' }] });
+    expect(parseResultRecord(await late.text())).toMatchObject({ command: 'exec', outcome: 'infrastructure_failure', exit_code: 123, diagnostics: [{ code: 'NOT_FOUND' }] });
   }, 30_000);
 
   it('a resume for output no longer kept: 410, exit code 123, and the command is killed (never a gap)', async () => {
@@ -154,7 +154,7 @@ describe('plain HTTP: an exec resumed after its connection is cut', () => {
     expect(await docker.processes(c)).toContainEqual(expect.stringContaining('yes callwire'));
     const gone = await fetch(`${base}/call/docker/container/exec`, { method: 'POST', headers: { authorization: `Bearer ${ALICE}`, 'x-callwire-resume': first.headers['x-callwire-resume-token']!, 'x-callwire-resume-after': '1' } });
     expect(gone.status).toBe(410);
-    expect(parseEnvelope(await gone.text())).toMatchObject({ command: 'exec', outcome: 'infrastructure_failure', exit_code: 123, diagnostics: [{ code: 'UNAVAILABLE', message: expect.stringMatching(/no longer kept/) }] });
+    expect(parseResultRecord(await gone.text())).toMatchObject({ command: 'exec', outcome: 'infrastructure_failure', exit_code: 123, diagnostics: [{ code: 'UNAVAILABLE', message: expect.stringMatching(/no longer kept/) }] });
     await expect.poll(() => docker.processes(c), { timeout: 10_000 }).toEqual(['sleep 1000000']);
   }, 30_000);
 });

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DockerFixture } from '../support/docker.js';
-import { parseEnvelope } from '../support/envelope-schema.js';
+import { parseResultRecord } from '../support/result-record-schema.js';
 import { Fleet } from '../support/fleet.js';
 import { readStream, stdoutOf, type StreamRecord } from '../support/http-stream.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
@@ -72,7 +72,7 @@ describe('plain HTTP through a gateway: an exec resumed after its connection is 
     expect(rest.complete).toBe(true);
     const records = [...first.records, ...rest.records];
     expect(stdoutOf(records)).toBe(EXPECTED);
-    expect(parseEnvelope(records.at(-1)!.data)).toMatchObject({ command: 'exec', outcome: 'operation_failure', exit_code: 3 });
+    expect(parseResultRecord(records.at(-1)!.data)).toMatchObject({ command: 'exec', outcome: 'operation_failure', exit_code: 3 });
     expect(rest.headers['x-callwire-exit-code']).toBe('3');
   }, 60_000);
 
@@ -86,6 +86,6 @@ describe('plain HTTP through a gateway: an exec resumed after its connection is 
     expect(rest.complete).toBe(true);
     const records = [...first.records, ...rest.records];
     expect(stdoutOf(records)).toBe(EXPECTED);
-    expect(parseEnvelope(records.at(-1)!.data)).toMatchObject({ command: 'exec', outcome: 'operation_failure', exit_code: 3 });
+    expect(parseResultRecord(records.at(-1)!.data)).toMatchObject({ command: 'exec', outcome: 'operation_failure', exit_code: 3 });
   }, 60_000);
 });

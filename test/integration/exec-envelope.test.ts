@@ -5,7 +5,7 @@ import { defineOperation } from '../../src/dispatcher/index.js';
 import { runCall, type RunView } from '../../src/lab/run.js';
 import { startServer, type RunningServer } from '../../src/server/index.js';
 import { runCli } from '../support/cli.js';
-import { parseEnvelope } from '../support/envelope-schema.js';
+import { parseResultRecord } from '../support/result-record-schema.js';
 
 /**
  * An engine that is not Docker on Linux may report any 32-bit exit code (EXEC-2), and a
@@ -58,14 +58,14 @@ describe('one exec, one envelope: the CLI, HTTP and the Lab agree (src/outcome/e
     const json = runCli(['--url', server.wsUrl, '--json', 'exec', 'c', '--', ...cmd], { stdin: 'ignore' });
     const plain = runCli(['--url', server.wsUrl, 'exec', 'c', '--', ...cmd], { stdin: 'ignore' });
     const [{ code }, { code: plainCode }] = await Promise.all([json.exited, plain.exited]);
-    return { envelope: parseEnvelope(json.stdout), code, plainCode };
+    return { envelope: parseResultRecord(json.stdout), code, plainCode };
   };
 
   const viaHttp = async (cmd: readonly string[]): Promise<Record<string, unknown>> => {
     const base = server.wsUrl.replace('ws://', 'http://').replace(/\/callwire$/, '');
     const response = await fetch(`${base}/call/docker/container/exec`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ containerId: 'c', cmd }) });
     const lines = (await response.text()).split('\n').filter((line) => line.length > 0);
-    return parseEnvelope(lines.at(-1)!);
+    return parseResultRecord(lines.at(-1)!);
   };
 
   const viaLab = async (cmd: readonly string[]): Promise<Record<string, unknown>> => {
@@ -74,7 +74,7 @@ describe('one exec, one envelope: the CLI, HTTP and the Lab agree (src/outcome/e
       terminal: { cols: 80, rows: 24, write: () => undefined, onData: () => () => undefined, onResize: () => () => undefined },
     };
     const envelope = await runCall(client, 'docker/container/exec', 'subscription', { containerId: 'c', cmd: [...cmd] }, new AbortController().signal, view);
-    return parseEnvelope(JSON.stringify(envelope));
+    return parseResultRecord(JSON.stringify(envelope));
   };
 
   for (const c of cases) {

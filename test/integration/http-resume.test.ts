@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseEnvelope } from '../support/envelope-schema.js';
+import { parseResultRecord } from '../support/result-record-schema.js';
 import { readStream, type StreamRecord } from '../support/http-stream.js';
 import { ServerFixture } from '../support/server-fixture.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
@@ -98,7 +98,7 @@ describe('plain HTTP: resuming a stream', () => {
     ];
     const answers = await Promise.all(tries.map(async (t) => {
       const res = await fetch(direct(t.path), { method: 'POST', headers: t.headers });
-      const body = parseEnvelope(await res.text());
+      const body = parseResultRecord(await res.text());
       return { status: res.status, body: { ...body, operation: '' } };
     }));
     // Byte for byte the same but for the operation, which is the request's own path.
@@ -119,7 +119,7 @@ describe('plain HTTP: resuming a stream', () => {
     });
     // Its reader is told, not cut off: the envelope, whose diagnostic says the call went elsewhere.
     expect(first.complete).toBe(true);
-    expect(parseEnvelope(first.records.at(-1)!.data)).toMatchObject({ outcome: 'infrastructure_failure', diagnostics: [{ code: 'RESUMED_ELSEWHERE' }] });
+    expect(parseResultRecord(first.records.at(-1)!.data)).toMatchObject({ outcome: 'infrastructure_failure', diagnostics: [{ code: 'RESUMED_ELSEWHERE' }] });
     const rest = await resumed!;
     expect(rest.complete).toBe(true);
     // The first answer may have written a few more values before it was ended: the second starts after the fifth.
@@ -136,7 +136,7 @@ describe('plain HTTP: resuming a stream', () => {
     await until(() => fx.probe.aborts === aborts + 1, 'the call was cancelled once its grace passed');
     const late = await fetch(direct('/call/test/ticker'), { method: 'POST', headers: { ...as(ALICE), 'x-callwire-resume': first.headers['x-callwire-resume-token']!, 'x-callwire-resume-after': '3' } });
     expect(late.status).toBe(404);
-    expect(parseEnvelope(await late.text())).toMatchObject({ outcome: 'infrastructure_failure', diagnostics: [{ code: 'NOT_FOUND', message: expect.stringMatching(/no resumable call/) }] });
+    expect(parseResultRecord(await late.text())).toMatchObject({ outcome: 'infrastructure_failure', diagnostics: [{ code: 'NOT_FOUND', message: expect.stringMatching(/no resumable call/) }] });
   });
 
   it('a resume for values no longer kept is refused with 410 and ends the call: never a gap', async () => {
@@ -153,7 +153,7 @@ describe('plain HTTP: resuming a stream', () => {
     const resume = (after: number): Record<string, string> => ({ ...as(ALICE), 'x-callwire-resume': first.headers['x-callwire-resume-token']!, 'x-callwire-resume-after': String(after) });
     const gone = await fetch(direct('/call/test/bytes'), { method: 'POST', headers: resume(0) });
     expect(gone.status).toBe(410);
-    expect(parseEnvelope(await gone.text())).toMatchObject({ outcome: 'infrastructure_failure', exit_code: 2, diagnostics: [{ code: 'UNAVAILABLE', message: expect.stringMatching(/after item 0 is no longer kept; the call was ended/) }] });
+    expect(parseResultRecord(await gone.text())).toMatchObject({ outcome: 'infrastructure_failure', exit_code: 2, diagnostics: [{ code: 'UNAVAILABLE', message: expect.stringMatching(/after item 0 is no longer kept; the call was ended/) }] });
     await until(() => fx.probe.teardowns === teardowns + 1, 'the call ended');
     // Its token died with it.
     const again = await fetch(direct('/call/test/bytes'), { method: 'POST', headers: resume(first.records.length) });

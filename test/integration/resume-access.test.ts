@@ -6,7 +6,7 @@ import { rawConnect, type RawConnectOptions } from '../../src/conformance/raw-co
 import type { RawPeer } from '../../src/conformance/raw-peer.js';
 import type { Envelope } from '../../src/protocol/index.js';
 import { startServer, type RunningServer } from '../../src/server/index.js';
-import { parseEnvelope } from '../support/envelope-schema.js';
+import { parseResultRecord } from '../support/result-record-schema.js';
 import { readStream, type StreamRecord } from '../support/http-stream.js';
 import { sleep, until } from '../support/wait.js';
 
@@ -243,7 +243,7 @@ describe('resume access over plain HTTP', () => {
   /** A refused resume's status and envelope. */
   async function refused(headers: Record<string, string>): Promise<{ status: number; envelope: Record<string, unknown> }> {
     const res = await fetch(`${base}${url}`, { method: 'POST', headers });
-    return { status: res.status, envelope: parseEnvelope(await res.text()) };
+    return { status: res.status, envelope: parseResultRecord(await res.text()) };
   }
 
   it('container:list is refused 403 by Last-Event-ID, by X-Callwire-Resume and by `end`, the stream reading on undisturbed; container:exec from another request takes it over, and the first answer ends with RESUMED_ELSEWHERE', async () => {
@@ -278,7 +278,7 @@ describe('resume access over plain HTTP', () => {
     expect(values).toEqual(Array.from({ length: values.length }, (_, n) => n));
     const end = first.records.at(-1)!;
     expect(end.event).toBe('terminal');
-    expect(parseEnvelope(end.data)).toMatchObject({ outcome: 'infrastructure_failure', diagnostics: [{ code: 'RESUMED_ELSEWHERE' }] });
+    expect(parseResultRecord(end.data)).toMatchObject({ outcome: 'infrastructure_failure', diagnostics: [{ code: 'RESUMED_ELSEWHERE' }] });
     const taken = await takeover!;
     expect(taken.status).toBe(200);
     const after = numbers(taken.records);

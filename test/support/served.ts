@@ -1,7 +1,7 @@
 import { expect } from 'vitest';
 import { connect, type Client } from '../../src/client-node/index.js';
 import { runCli, type CliRun } from './cli.js';
-import { parseEnvelope } from './envelope-schema.js';
+import { parseResultRecord } from './result-record-schema.js';
 
 /**
  * The real server as a process of its own (`callwire serve`, WebSocket and HTTP
@@ -27,7 +27,7 @@ export class ServedCli {
   async httpCall(operation: string, input: unknown): Promise<Record<string, unknown>> {
     const response = await fetch(`${this.base}/call/${operation}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(input) });
     const lines = (await response.text()).trim().split('\n');
-    return parseEnvelope(lines[lines.length - 1]!);
+    return parseResultRecord(lines[lines.length - 1]!);
   }
 
   /** The process still runs and still answers a call over HTTP and over its WebSocket. */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
 import { RpcError, type Client } from '../../client/index.js';
 import { connectFrom, globalFlags, parseCount, parseDuration, readInput, toJsonLine, unlessCancelled, writeErr, writeOut } from '../context.js';
-import { classify, envelope, errorFields, outcomes, type Classified } from '../../outcome/index.js';
+import { classify, resultRecord, errorFields, outcomes, type Classified } from '../../outcome/index.js';
 import { signalController } from '../signals.js';
 
 // docs/cli.md "The command line": a retryable error gets at most two more attempts.
@@ -26,7 +26,7 @@ export function registerCall(program: Command): void {
         const message = result.error instanceof Error ? result.error.message : result.error === undefined ? '' : String(result.error);
         let written = true;
         if (flags.json) {
-          const line = envelope({
+          const line = resultRecord({
             command: 'call',
             outcome: failure.outcome,
             failure_boundary: failure.boundary,

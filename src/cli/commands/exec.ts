@@ -3,10 +3,10 @@ import type { Command } from 'commander';
 import { execFrames, RpcError, type Client, type ExecResult } from '../../client/index.js';
 import { envEntry } from '../../contracts/index.js';
 import { connectFrom, globalFlags, parseDuration, toJsonLine, writeErr, writeOut } from '../context.js';
-import { classify, CallerInputError, execEnvelope, outcomes, precedence, type Classified } from '../../outcome/index.js';
+import { classify, CallerInputError, execResultRecord, outcomes, precedence, type Classified } from '../../outcome/index.js';
 import { signalController } from '../signals.js';
 import { addResumeOptions, announceReconnects, resumeOf } from '../resume.js';
-import { localTerminal, type LocalTerminal } from '../terminal.js';
+import { localTty, type LocalTty } from '../tty.js';
 
 interface ExecFlags {
   env: string[];
@@ -45,7 +45,7 @@ export function registerExec(program: Command): void {
       let terminal: ExecResult | undefined;
       const capture = { stdout: [] as Buffer[], stderr: [] as Buffer[], bytes: 0, truncated: false };
       let failure: { classified: Classified; error: unknown } | undefined;
-      let local: LocalTerminal | undefined;
+      let local: LocalTty | undefined;
       try {
         for (const e of opts.env) {
           const checked = envEntry.safeParse(e);
@@ -57,7 +57,7 @@ export function registerExec(program: Command): void {
         const deadlineMs = flags.timeout ? parseDuration(flags.timeout, '--timeout') : undefined;
         const resume = resumeOf(opts.resume);
         client = await connectFrom(flags, stop.signal, resume);
-        if (opts.tty) local = localTerminal(opts.interactive === true);
+        if (opts.tty) local = localTty(opts.interactive === true);
         if (resume) announceReconnects(client, resume, () => local !== undefined);
         const frames = execFrames(client, containerId, cmd, {
           encoding: 'binary',
@@ -109,8 +109,8 @@ export function registerExec(program: Command): void {
       const message = failure ? (failure.error instanceof Error ? failure.error.message : String(failure.error)) : '';
       const rpc = failure?.error instanceof RpcError ? failure.error : undefined;
       const text = (parts: Buffer[]): string => Buffer.concat(parts).toString(opts.binary ? 'base64' : 'utf8');
-      // One envelope with or without --json: its exit_code is our exit code.
-      const line = execEnvelope({
+      // One result record with or without --json: its exit_code is our exit code.
+      const line = execResultRecord({
         operation: 'docker/container/exec',
         call_id: client ? callId : null,
         events_seen: events,

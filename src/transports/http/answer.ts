@@ -1,21 +1,21 @@
 import type { ServerResponse } from 'node:http';
 import type { CallOutlet, CommandEnd, Identity, Logger } from '../../dispatcher/index.js';
 import { jsonText, type RpcError } from '../../protocol/index.js';
-import { classify, envelope, errorFields, execEnvelope, type TerminalEnvelope } from '../../outcome/index.js';
+import { classify, resultRecord, errorFields, execResultRecord, type ResultRecord } from '../../outcome/index.js';
 import { eventId, RESUME_MS_HEADER, RESUME_TOKEN_HEADER } from './resume.js';
 import { Responder, type StreamFormat } from './responder.js';
 
-/** A call's last record: the error that ended it, if one did, and the envelope, with its text. */
+/** A call's last record: the error that ended it, if one did, and the result record, with its text. */
 export interface Ending {
   readonly error: RpcError | undefined;
-  readonly terminal: TerminalEnvelope;
+  readonly record: ResultRecord;
   readonly text: string;
 }
 
 /**
  * One call over plain HTTP (spec §5.6), as it outlives the requests that answer it: a
  * resumable call is answered by its first request and then by each one that resumes
- * it (HTTP-7). What its envelope needs is counted here, once per value, whichever
+ * it (HTTP-7). What its result record needs is counted here, once per value, whichever
  * request sends the value and however many times.
  */
 export class HttpCall {
@@ -48,17 +48,17 @@ export class HttpCall {
   /** The call's last record, as text now: an answer JSON cannot carry fails here, as the call's INTERNAL error. */
   ending(error: RpcError | undefined, output?: unknown): Ending {
     const base = { command: this.commandEnd ? 'exec' : 'call', operation: this.operationId, call_id: this.id, events_seen: this.values } as const;
-    let terminal: TerminalEnvelope;
+    let record: ResultRecord;
     if (this.commandEnd) {
-      // As the CLI and the Lab: one envelope rule for a command's end.
-      terminal = execEnvelope({ ...base, end: this.commandEnded, failure: error ? { classified: classify(error), error } : undefined });
+      // As the CLI and the Lab: one result record rule for a command's end.
+      record = execResultRecord({ ...base, end: this.commandEnded, failure: error ? { classified: classify(error), error } : undefined });
     } else if (error) {
       const classified = classify(error);
-      terminal = envelope({ ...base, outcome: classified.outcome, failure_boundary: classified.boundary, ...errorFields(error, classified.outcome) });
+      record = resultRecord({ ...base, outcome: classified.outcome, failure_boundary: classified.boundary, ...errorFields(error, classified.outcome) });
     } else {
-      terminal = envelope({ ...base, outcome: 'success', failure_boundary: 'none', ...(this.streaming ? {} : { output }) });
+      record = resultRecord({ ...base, outcome: 'success', failure_boundary: 'none', ...(this.streaming ? {} : { output }) });
     }
-    return { error, terminal, text: jsonText(terminal) };
+    return { error, record, text: jsonText(record) };
   }
 
   /** The headers a resumable call's streams carry (HTTP-6). */
@@ -78,7 +78,7 @@ export interface AnswerOptions {
   readonly resumed: boolean;
 }
 
-/** The answer a call's events become: a stream's line, or what the terminal record needs. */
+/** The answer a call's events become: a stream's line, or what the result record needs. */
 type Piece =
   | { readonly byteLength: number; readonly line: Buffer }
   | { readonly byteLength: 0; readonly admitted: true }
@@ -90,7 +90,7 @@ const ADMITTED: Piece = { byteLength: 0, admitted: true };
 
 /**
  * One request's answer to its call: the outlet the call engine writes to (no frames:
- * a value is a line or an event, the end is the envelope), until the call ends or the
+ * a value is a line or an event, the end is the result record), until the call ends or the
  * request goes away.
  */
 export class HttpAnswer {
@@ -163,14 +163,14 @@ export class HttpAnswer {
     if (this.close()) this.res.destroy();
   }
 
-  /** The call's end: the envelope last on a stream, or the whole answer with its status. */
-  finish({ error, terminal, text }: Ending): void {
+  /** The call's end: the result record last on a stream, or the whole answer with its status. */
+  finish({ error, record, text }: Ending): void {
     if (this.done) return;
     this.done = true;
     const endId = this.call.token === undefined ? undefined : eventId(this.call.token, 'end');
-    if (this.responder.headersSent || this.options.resumed) return this.responder.endStream(terminal, text, endId);
+    if (this.responder.headersSent || this.options.resumed) return this.responder.endStream(record, text, endId);
     const status = statusOf(error, this.options.identity);
-    this.responder.whole(status, terminal, { ...retryAfter(error), ...(status === 401 ? { 'www-authenticate': 'Bearer' } : {}), ...(this.options.bodyUnread ? { connection: 'close' } : {}) }, text);
+    this.responder.whole(status, record, { ...retryAfter(error), ...(status === 401 ? { 'www-authenticate': 'Bearer' } : {}), ...(this.options.bodyUnread ? { connection: 'close' } : {}) }, text);
   }
 }
 

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { checkAccess, type CallTable, type Dispatcher, type Identity, type LiveCall } from '../../dispatcher/index.js';
 import { ENVELOPE_LEVELS, RpcError } from '../../protocol/index.js';
-import { CallerInputError, classify, envelope, type Classified } from '../../outcome/index.js';
+import { CallerInputError, classify, resultRecord, type Classified } from '../../outcome/index.js';
 import { bearerToken } from '../auth.js';
 import { requestPath } from '../request-path.js';
 import { checkBrowserRequest, SAME_ORIGIN_ONLY, type OriginPolicy } from '../origin.js';
@@ -40,7 +40,7 @@ export function createHttpCalls(options: HttpCallsOptions): (req: IncomingMessag
     if (path === undefined || !path.startsWith(CALL_PATH)) return false;
     const operationId = safeDecode(path.slice(CALL_PATH.length));
     const refuse = (status: number, classified: Classified, code: string, message: string, headers: Record<string, string> = {}): true => {
-      const answer = envelope({ command: dispatcher.registry.lookup(operationId)?.commandEnd ? 'exec' : 'call', outcome: classified.outcome, failure_boundary: classified.boundary, operation: operationId || '(none)', call_id: null, events_seen: 0, diagnostics: [{ code, message }] });
+      const answer = resultRecord({ command: dispatcher.registry.lookup(operationId)?.commandEnd ? 'exec' : 'call', outcome: classified.outcome, failure_boundary: classified.boundary, operation: operationId || '(none)', call_id: null, events_seen: 0, diagnostics: [{ code, message }] });
       // The body was not read: this connection cannot carry another request.
       new Responder(res, 'ndjson', '').whole(status, answer, { connection: 'close', ...headers });
       return true;
@@ -219,7 +219,7 @@ const LOST: Classified = { outcome: 'infrastructure_failure', boundary: 'connect
 
 /**
  * HTTP-7: takes up a resumable call after the values its caller has, on this request:
- * the values after them, the terminal event and the envelope. HTTP-11: `end` says the
+ * the values after them, the terminal event and the result record. HTTP-11: `end` says the
  * caller wants nothing more; its call is let go (aborted, when it still runs).
  */
 function resumeCall(dispatcher: Dispatcher, req: IncomingMessage, res: ServerResponse, request: ResumeRequest, refuse: Refuse): void {

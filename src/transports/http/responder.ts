@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { jsonText } from '../../protocol/index.js';
-import type { TerminalEnvelope } from '../../outcome/index.js';
+import type { ResultRecord } from '../../outcome/index.js';
 
 /** How a streaming call's values go out: one JSON value per line, or one Server-Sent Event each. */
 export type StreamFormat = 'ndjson' | 'sse';
@@ -15,10 +15,10 @@ export function streamFormat(accept: string | undefined): StreamFormat {
 
 
 /**
- * Writes one call's HTTP answer (spec §5.6): a unary call's envelope as the whole
+ * Writes one call's HTTP answer (spec §5.6): a unary call's result record as the whole
  * body; a stream's values as lines or events, each written once the socket has
  * taken the one before (the write's callback is the consumer's credit, §4.8), and
- * the envelope last, with the exit code in a trailer as well as in the envelope.
+ * the result record last, with the exit code in a trailer as well as in the result record.
  */
 export class Responder {
   private started = false;
@@ -64,15 +64,15 @@ export class Responder {
   }
 
   /** The last record of a stream; a stream that has sent nothing yet starts with it (a resume that has only the end to give). */
-  endStream(terminal: TerminalEnvelope, text = jsonText(terminal), eventId?: string): void {
+  endStream(record: ResultRecord, text = jsonText(record), eventId?: string): void {
     this.startStream();
     this.res.write(this.format === 'sse' ? `event: terminal\n${eventId === undefined ? '' : `id: ${eventId}\n`}data: ${text}\n\n` : `${text}\n`);
-    this.res.addTrailers({ [EXIT_CODE_HEADER]: String(terminal.exit_code) });
+    this.res.addTrailers({ [EXIT_CODE_HEADER]: String(record.exit_code) });
     this.res.end();
   }
 
   /** The whole answer in one body: a unary call's, or a refusal's. */
-  whole(status: number, terminal: TerminalEnvelope, headers: Record<string, string> = {}, text = jsonText(terminal)): void {
+  whole(status: number, record: ResultRecord, headers: Record<string, string> = {}, text = jsonText(record)): void {
     this.started = true;
     const body = `${text}\n`;
     this.res.writeHead(status, {
@@ -80,8 +80,8 @@ export class Responder {
       'content-length': String(Buffer.byteLength(body)),
       'cache-control': 'no-store',
       'x-content-type-options': 'nosniff',
-      [EXIT_CODE_HEADER]: String(terminal.exit_code),
-      ...(terminal.call_id ? { [CALL_ID_HEADER]: terminal.call_id } : {}),
+      [EXIT_CODE_HEADER]: String(record.exit_code),
+      ...(record.call_id ? { [CALL_ID_HEADER]: record.call_id } : {}),
       ...headers,
     });
     this.res.end(body);

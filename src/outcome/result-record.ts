@@ -1,8 +1,8 @@
 import { RpcError } from '../protocol/index.js';
 import { outcomes, type Boundary, type Outcome } from './outcome.js';
 
-/** The one line `--json` prints (spec/cli/terminal-envelope.schema.json). */
-export interface TerminalEnvelope {
+/** The one line `--json` prints (spec/cli/result-record.schema.json). */
+export interface ResultRecord {
   kind: 'callwire.terminal';
   schema_version: '1.0';
   command: 'call' | 'exec';
@@ -29,7 +29,7 @@ export function boundDiagnostics(list: readonly { code: string; message: string 
   return { diagnostics, omitted: Math.max(0, list.length - DIAGNOSTICS_MAX) };
 }
 
-// TextEncoder, not Buffer: the Lab builds the same envelope in the browser.
+// TextEncoder, not Buffer: the Lab builds the same result record in the browser.
 function truncateUtf8(text: string, maxBytes: number): string {
   const bytes = new TextEncoder().encode(text);
   if (bytes.byteLength <= maxBytes) return text;
@@ -40,10 +40,10 @@ function truncateUtf8(text: string, maxBytes: number): string {
   return new TextDecoder().decode(bytes.subarray(0, end)) + TRUNCATED;
 }
 
-export function envelope(fields: Omit<TerminalEnvelope, 'kind' | 'schema_version' | 'exit_code' | 'diagnostics' | 'diagnostics_omitted'> & {
+export function resultRecord(fields: Omit<ResultRecord, 'kind' | 'schema_version' | 'exit_code' | 'diagnostics' | 'diagnostics_omitted'> & {
   exit_code?: number;
   diagnostics?: { code: string; message: string }[];
-}): TerminalEnvelope {
+}): ResultRecord {
   const { diagnostics, omitted } = boundDiagnostics(fields.diagnostics ?? []);
   const table = outcomes[fields.outcome];
   return {
@@ -57,10 +57,10 @@ export function envelope(fields: Omit<TerminalEnvelope, 'kind' | 'schema_version
 }
 
 /**
- * What an envelope says of the error that ended a call: an RpcError's code, message
+ * What a result record says of the error that ended a call: an RpcError's code, message
  * and retryability, and one diagnostic (coded by the outcome when the error has no code).
  */
-export function errorFields(error: unknown, outcome: Outcome): Pick<TerminalEnvelope, 'error' | 'diagnostics'> {
+export function errorFields(error: unknown, outcome: Outcome): Pick<ResultRecord, 'error' | 'diagnostics'> {
   const rpc = error instanceof RpcError ? error : undefined;
   const message = error instanceof Error ? error.message : String(error);
   return {

@@ -1,5 +1,5 @@
 /**
- * The local terminal for `exec -t` (docs/cli.md "Interactive exec"): raw mode while the
+ * The local TTY for `exec -t` (docs/cli.md "Interactive exec"): raw mode while the
  * remote command owns it, its size now and on every SIGWINCH, and the mode given
  * back on every way out. `restore` runs from the command's own cleanup, as soon as
  * the session ends (before an error is printed, before the connection has closed),
@@ -7,7 +7,7 @@
  * terminal it put in raw mode. A SIGKILL is the one path no process can handle
  * (`stty sane` then repairs the terminal).
  */
-export interface LocalTerminal {
+export interface LocalTty {
   /** The size to start with: the local terminal's, or 80×24 when output is not a terminal or has no size. */
   readonly size: { cols: number; rows: number };
   /** Calls `onResize` with each new size until restored. */
@@ -15,7 +15,7 @@ export interface LocalTerminal {
   restore(): void;
 }
 
-export function localTerminal(raw: boolean): LocalTerminal {
+export function localTty(raw: boolean): LocalTty {
   const stdin = process.stdin;
   const stdout = process.stdout;
   // A terminal that reports no size (a fresh pty under `script` says 0×0) gets the default too.
