@@ -6,6 +6,11 @@
 export class Wakeup {
   private waiter: (() => void) | undefined;
 
+  /** Someone waits: what it waits for is worth watching. */
+  get waiting(): boolean {
+    return this.waiter !== undefined;
+  }
+
   wait(): Promise<void> {
     return new Promise<void>((resolve) => (this.waiter = resolve));
   }
