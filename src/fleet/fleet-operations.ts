@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { CallOptions } from '../client/index.js';
-import { assertOperationShape, holdsScope, type CallContext, type Identity, type Operation } from '../dispatcher/index.js';
+import { assertOperationShape, holdsScope, type CallContext, type Identity, type Operation, type ResumeSeam } from '../dispatcher/index.js';
 import { RpcError } from '../protocol/index.js';
 import { releasing, type FleetClients, type Lease } from './fleet-clients.js';
-import { relayStream } from './fleet-relay.js';
+import { relayStream } from './fleet-resume-seam.js';
 import type { HostTable } from './host-table.js';
 import { HOST_ID_PATTERN } from './subjects.js';
 
@@ -24,6 +24,8 @@ export function mayReach(identity: Identity | null, host: string): boolean {
 export interface FleetRouting {
   readonly hosts: HostTable;
   readonly clients: FleetClients;
+  /** Where the gateway's streams resume, at their agents (§4.9); absent: they are not resumable here. */
+  readonly seam?: ResumeSeam;
   /** How long a merged list waits for each host; a later one is listed in `unavailable` (default LIST_HOST_DEADLINE_MS). */
   readonly listDeadlineMs?: number;
 }
@@ -48,9 +50,9 @@ export function fleetOperations(agentOperations: readonly Operation[], routing: 
 }
 
 /** The agent's operation with the gateway's input, output and handler, checked as a new one would be; its streams resume at the agent (§4.9). */
-function reshaped(op: Operation): Operation {
+function reshaped(op: Operation, routing: FleetRouting): Operation {
   assertOperationShape(op);
-  return op.kind === 'subscription' ? { ...op, relaysResume: true } : op;
+  return op.kind === 'subscription' && routing.seam ? { ...op, resumeSeam: routing.seam } : op;
 }
 
 function objectShape(schema: z.ZodType): Record<string, z.ZodType> | undefined {
@@ -91,7 +93,7 @@ function containerRouted(op: Operation, routing: FleetRouting): Operation {
     if (route instanceof RpcError) throw route;
     return forward(op, route.host, { ...given, containerId: route.ref }, ctx, routing);
   };
-  return reshaped({ ...op, input, handler } as Operation);
+  return reshaped({ ...op, input, handler } as Operation, routing);
 }
 
 /** The one up host the caller may reach, or the one it named; more than one unnamed is INVALID_INPUT. */
@@ -116,7 +118,7 @@ function hostRouted(op: Operation, routing: FleetRouting): Operation {
     };
     // create answers with the host it chose, which the caller may not have named.
     const output = op.name === 'docker/container/create' ? (op.output as z.ZodObject).extend({ host: z.string() }) : op.output;
-    return reshaped({ ...op, input, output, handler } as Operation);
+    return reshaped({ ...op, input, output, handler } as Operation, routing);
   }
   // An input that is not an object (an image name): given as it is, or as {value, host}.
   const input = z.union([op.input, z.strictObject({ host: hostId, value: op.input })]);
@@ -125,7 +127,7 @@ function hostRouted(op: Operation, routing: FleetRouting): Operation {
     const chosen = chooseHost(wrapped?.host, ctx, routing);
     return forward(op, chosen, wrapped ? wrapped.value : given, ctx, routing);
   };
-  return reshaped({ ...op, input, handler } as Operation);
+  return reshaped({ ...op, input, handler } as Operation, routing);
 }
 
 async function learnCreated(result: Promise<{ containerId: string }>, host: string, name: unknown, routing: FleetRouting): Promise<{ containerId: string; host: string }> {
@@ -160,7 +162,7 @@ function merged(op: Operation, key: 'containers' | 'images', routing: FleetRouti
     if (host !== undefined && unavailable.length > 0) throw answers[0]?.status === 'rejected' ? answers[0].reason : new RpcError('UNAVAILABLE', unavailable[0]?.error ?? '');
     return { [key]: rows, unavailable };
   };
-  return reshaped({ ...op, input, output, handler } as Operation);
+  return reshaped({ ...op, input, output, handler } as Operation, routing);
 }
 
 /** `call` with the caller's context, ended and refused as UNAVAILABLE once `deadlineMs` pass (none: no deadline of its own). */

@@ -153,7 +153,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     ...(options.limits ? { limits: options.limits } : {}),
     ...(observe ? { observe } : {}),
     ...(observeRefusals ? { observeRefusals } : {}),
-    ...(fleet ? { adoptResume: fleet.adoptResume } : {}),
+    ...(fleet ? { resumeSeam: fleet.resumeSeam } : {}),
     ...(options.sharedStreams === false ? { sharedStreams: false } : {}),
   });
   metrics.watchSessions(() => dispatcher.connections.size);
