@@ -47,7 +47,7 @@ export class LiveCall implements OutputOwner {
     private readonly admission: AdmissionSlot = AdmissionSlot.none(),
   ) {
     // Output credit applies to streams; a unary call's one answer is never held (§4.8).
-    this.flow = new CreditedOutput(outlet, isUnary(op) ? undefined : credit, maxBufferedBytes, this, lostTo(host));
+    this.flow = new CreditedOutput(outlet, isUnary(op) ? undefined : credit, maxBufferedBytes, this, (error) => host?.lost(error));
     this.output = this.flow;
   }
 
@@ -88,7 +88,7 @@ export class LiveCall implements OutputOwner {
     return this.controller.signal;
   }
 
-  /** This call's own buffer is full (BP-1): a push source that overflows it ends the call (BP-2). */
+  /** This call's own buffer is full (BP-1). */
   get full(): boolean {
     return this.output.full;
   }
@@ -126,8 +126,6 @@ export class LiveCall implements OutputOwner {
     this.flow.inputCredit = () => input.callerCredit;
   }
 
-  // Where the call's output goes -----------------------------------------------
-
   /** Wraps the call's output (a resumable call's numbering and replay, §4.9). */
   wrapOutput(wrap: (output: CreditedOutput) => CallOutput): void {
     this.output = wrap(this.flow);
@@ -136,7 +134,7 @@ export class LiveCall implements OutputOwner {
   /** The call moves to another connection (or, `host` undefined, to none): its flow follows. */
   moveTo(host: CallHost | undefined, outlet?: CallOutlet, credit?: number): void {
     this.host = host;
-    if (outlet) this.flow.moveTo(outlet, credit ?? 0, lostTo(host));
+    if (outlet) this.flow.moveTo(outlet, credit ?? 0, (error) => host?.lost(error)); // a failed send closes the connection it was on
     if (!this.mustWait) this.room.wake();
   }
 
@@ -149,8 +147,6 @@ export class LiveCall implements OutputOwner {
   handOverAdmission(): AdmissionSlot {
     return this.admission.handOver();
   }
-
-  // What the handler produces -------------------------------------------------
 
   /** One item of a subscription (RES-3). */
   next(output: unknown): void {
@@ -212,8 +208,6 @@ export class LiveCall implements OutputOwner {
     this.host?.ended(this);
   }
 
-  // What the caller sends -----------------------------------------------------
-
   /** One `call.input` item (IN-1 … IN-3, CR-2): a bad one ends the call. `seq`: its number, on a resumable call (§4.9). */
   pushInput(item: unknown, frameBytes: number, seq?: number): void {
     const input = this.acceptInput(seq);
@@ -247,8 +241,6 @@ export class LiveCall implements OutputOwner {
     return input;
   }
 
-  // Deadline, teardown, room --------------------------------------------------
-
   /** Ends the call with TIMEOUT after `ms`, unless it ended first (DL-1); the timer dies with the call. */
   setDeadline(ms: number): void {
     this.deadlineTimer = setTimeout(() => this.terminate(RpcError.of('TIMEOUT', `deadline of ${ms} ms passed`)), ms);
@@ -273,8 +265,6 @@ export class LiveCall implements OutputOwner {
     if (!this.mustWait) this.room.wake();
     else this.listenForRoom();
   }
-
-  // What its output tells it (OutputOwner) -------------------------------------
 
   released(): void {
     if (!this.mustWait) this.room.wake();
@@ -348,16 +338,10 @@ export class LiveCall implements OutputOwner {
   private runTeardown(): void {
     const fn = this.teardownFn;
     this.teardownFn = undefined;
-    if (!fn) return;
     try {
-      fn();
+      fn?.();
     } catch {
       // A teardown that throws must not stop the others (or the connection) from closing.
     }
   }
-}
-
-/** A failed send closes the connection it was on; without one there is nothing to close. */
-function lostTo(host: CallHost | undefined): (error: unknown) => void {
-  return host ? (error) => host.lost(error) : () => undefined;
 }
