@@ -130,6 +130,7 @@ describe('the end of a call', () => {
     call.setDeadline(1000);
     call.announce();
     call.complete();
+    expect(vi.getTimerCount()).toBe(0);
     vi.advanceTimersByTime(5000);
     expect(outlet.types()).toEqual(['completed']);
   });
@@ -148,6 +149,16 @@ describe('the end of a call', () => {
     expect(tornDown).toBe(1);
     expect(call.settled).toBe(true);
     expect(host.told.filter((t) => t !== 'settled')).toEqual(['ended']);
+  });
+
+  it('a call the dispatcher ends drops what waits for credit: its error goes at once', () => {
+    const { call, outlet } = liveCall(stream, 5);
+    call.announce();
+    call.next(1);
+    call.next(2); // held
+    call.terminate(RpcError.of('SLOW_CONSUMER', 'overflow'));
+    expect(outlet.types()).toEqual(['output', 'error']);
+    expect(call.settled).toBe(true);
   });
 
   it('an ended call whose caller lets it go drops its held tail and is discarded', () => {
