@@ -2,11 +2,15 @@ import { RpcError, type ResumePayload } from '../protocol/index.js';
 import { admit, callerIdentity, duplicateCallId, type AdmissionRules, type CallRequest } from './admission.js';
 import type { ObserveCalls, ObserveRefusals } from './call-observer.js';
 import type { CallOutlet } from './call-outlet.js';
+import { nextTurn, Wakeup } from '../flow/index.js';
+import { AdmissionSlot } from './admission-slot.js';
 import { bindLogger, type Identity, type Logger } from './identity.js';
-import { LiveCall, type CallHost } from './live-call.js';
-import { isUnary, type CallContext, type ResumeRelay } from './operation.js';
+import type { CallHost } from './call-host.js';
+import { LiveCall } from './live-call.js';
+import { isUnary, type CallContext } from './operation.js';
 import { pumpStream, pumpUnary } from './pump.js';
 import type { ResumeRegistry } from './resume-registry.js';
+import { adoptedResumption, offeredResumption, type SeamResumption } from './resume-seam.js';
 
 /** What a connection's calls share with the whole server. */
 export interface CallTableOptions {
@@ -46,14 +50,11 @@ export interface CallTableStats {
  * wire into requests and hand each call an outlet for its events.
  */
 export class CallTable implements CallHost {
-  private readonly live = new Map<string, LiveCall>();
-  /** Calls that have ended with frames still waiting for the caller's credit (§4.8). */
-  private readonly draining = new Map<string, LiveCall>();
-  /** Resumable calls that have ended and sent everything, kept until their caller lets them go (§4.9). */
-  private readonly retained = new Map<string, LiveCall>();
+  /** The calls on this connection: live ones, and ended ones whose frames still wait for credit (§4.8). */
+  private readonly calls = new Map<string, LiveCall>();
   /** Pull sources paused because the whole connection, not their own call, is full. */
   private readonly waitingOnConnection = new Set<LiveCall>();
-  private idleWaiters: (() => void)[] = [];
+  private readonly idle = new Wakeup();
   private accepting = true;
   private closed = false;
   private callsStarted = 0;
@@ -61,7 +62,7 @@ export class CallTable implements CallHost {
   constructor(private readonly options: CallTableOptions) {}
 
   get stats(): CallTableStats {
-    return { liveCalls: this.live.size, callsStarted: this.callsStarted };
+    return { liveCalls: this.liveCalls(), callsStarted: this.callsStarted };
   }
 
   get isClosed(): boolean {
@@ -81,10 +82,10 @@ export class CallTable implements CallHost {
     const admitted = admit(this.options.rules, request, identity);
     if (admitted instanceof RpcError) return this.refused(request, identity, admitted);
     const { op } = admitted;
-    const call = new LiveCall(id, op, limits.maxBufferedBytesPerCall, outlet, this, request.payload.credit);
-    call.releaseAdmission = admitted.release;
+    const window = limits.maxBufferedBytesPerCall;
+    const call = new LiveCall(id, op, window, outlet, this, request.payload.credit, this.options, new AdmissionSlot(admitted.release));
     // An observer's `end` may come from inside its own hooks: the call ends in a later turn, not under them.
-    const end = (error: RpcError): void => void setImmediate(() => call.terminate(error));
+    const end = (error: RpcError): void => nextTurn(() => call.terminate(error));
     call.observer = this.options.observe?.({ id, operation: op, identity: admitted.identity, input: admitted.input, requestBytes: request.sizeBytes, end });
     this.place(call);
     let deadlineAt: number | undefined;
@@ -97,35 +98,19 @@ export class CallTable implements CallHost {
     // §4.9: a stream under credit may outlive its connection; its caller hears the token first.
     const asked = request.payload.resume?.grace_ms;
     const registry = asked !== undefined && call.takesCredit && this.options.resume?.enabled ? this.options.resume : undefined;
-    // An input stream's first grant, or a 0 grant to a stream that asked for credit, says the call is admitted.
-    const admitNow = (): void => {
-      if (op.inputStream || call.takesCredit) call.admitted(limits.maxBufferedBytesPerCall);
-    };
-    let relay: ResumeRelay | undefined;
-    if (!isUnary(op) && op.relaysResume) {
-      // Resumable with the token of the stream it relays, known once that is admitted: until then the caller hears nothing (RSM-1).
-      call.openInput(limits.maxBufferedBytesPerCall);
-      let offered = false;
-      relay = {
-        offer: (token) => {
-          if (offered) return false;
-          offered = true;
-          const resumable = token !== null && registry !== undefined && !call.ended;
-          if (resumable) registry.offer(call, admitted.identity, asked!, this.options.unacknowledgedOutput, { token });
-          admitNow();
-          return resumable && !this.options.unacknowledgedOutput;
-        },
-        onAcknowledged: (listener) => (call.onAcknowledged = listener),
-        resumed: () => undefined,
-        onForgotten: (listener) => (call.onForgotten = listener),
-      };
-      // A call that fails before upstream admits it (a container no host holds) was still admitted here: CR-1, then its error.
-      call.beforeTerminal = () => relay?.offer(null);
+    const unacknowledged = this.options.unacknowledgedOutput ?? false;
+    let resumption: SeamResumption | undefined;
+    if (!isUnary(op) && op.resumeSeam) {
+      // Resumable with the token upstream chooses, known once upstream admits the call: until then its caller hears nothing (RSM-1).
+      call.openInput(window);
+      const keep = registry && ((token: string) => registry.offer(call, admitted.identity, asked!, unacknowledged, token));
+      resumption = offeredResumption(call, window, keep, !unacknowledged);
     } else {
-      registry?.offer(call, admitted.identity, asked!, this.options.unacknowledgedOutput);
-      admitNow();
+      registry?.offer(call, admitted.identity, asked!, unacknowledged);
+      // An input stream's first grant, or a 0 grant to a stream that asked for credit, says the call is admitted.
+      call.announce(window);
     }
-    const ctx = this.context(call, admitted.identity, deadlineAt, relay);
+    const ctx = this.context(call, admitted.identity, deadlineAt, resumption);
     if (isUnary(op)) pumpUnary(call, op, admitted.input, ctx);
     else pumpStream(call, op, admitted.input, ctx);
     return call;
@@ -133,15 +118,19 @@ export class CallTable implements CallHost {
 
   /** A new call in this table under `id` (ID-3: an ended one its caller let go of is forgotten). */
   private place(call: LiveCall): void {
-    this.live.set(call.id, call);
-    this.draining.delete(call.id);
-    const previous = this.retained.get(call.id);
+    this.calls.set(call.id, call);
+    const previous = this.options.resume?.heldOn(this, call.id);
     if (previous) this.options.resume?.forget(previous); // ID-3: its caller reuses the id, so it has it all
-    this.retained.delete(call.id);
     this.callsStarted++;
   }
 
-  private context(call: LiveCall, identity: Identity | null, deadlineAt: number | undefined, relay: ResumeRelay | undefined): CallContext {
+  private liveCalls(): number {
+    let n = 0;
+    for (const call of this.calls.values()) if (!call.ended) n++;
+    return n;
+  }
+
+  private context(call: LiveCall, identity: Identity | null, deadlineAt: number | undefined, resumption: SeamResumption | undefined): CallContext {
     const tableLogger = this.options.logger;
     const { id } = call;
     const operation = call.op.name;
@@ -159,7 +148,7 @@ export class CallTable implements CallHost {
       },
       deadlineAt,
       input: call.input,
-      ...(relay ? { relay } : {}),
+      ...(resumption ? { resumption } : {}),
       routedTo: (host) => {
         try {
           call.observer?.routed?.(host);
@@ -186,9 +175,10 @@ export class CallTable implements CallHost {
    */
   private refusedByConnection(id: string): RpcError | undefined {
     const { maxCallsInFlight } = this.options.rules.limits;
-    if (this.live.has(id)) return duplicateCallId(id);
+    const named = this.calls.get(id);
+    if (named && !named.ended) return duplicateCallId(id);
     if (this.closed || !this.accepting || !this.options.accepting()) return RpcError.of('UNAVAILABLE', 'the server is shutting down');
-    const inFlight = this.live.size + this.draining.size - (this.draining.has(id) ? 1 : 0);
+    const inFlight = this.calls.size - (named ? 1 : 0);
     if (inFlight >= maxCallsInFlight) {
       return RpcError.of('LIMIT_EXCEEDED', `at most ${maxCallsInFlight} calls may be in flight on one connection, those whose output waits for credit included`);
     }
@@ -197,12 +187,13 @@ export class CallTable implements CallHost {
 
   /** The live call with this id. */
   get(id: string): LiveCall | undefined {
-    return this.live.get(id);
+    const call = this.calls.get(id);
+    return call && !call.ended ? call : undefined;
   }
 
   /** The live call with this id, or the ended one whose frames still wait for credit or for its caller's release (§4.9). */
   find(id: string): LiveCall | undefined {
-    return this.live.get(id) ?? this.draining.get(id) ?? this.retained.get(id);
+    return this.calls.get(id) ?? this.options.resume?.heldOn(this, id);
   }
 
   /**
@@ -218,49 +209,29 @@ export class CallTable implements CallHost {
     if (!registry) return RpcError.of('NOT_FOUND', 'this connection cannot resume calls');
     const call = registry.claim(payload.token, id, identity);
     // A token this server holds, refused for the asker's access (RSM-9), is answered as it is: it names no other server's call.
-    if (call instanceof RpcError) return call.code === 'NOT_FOUND' ? (this.adopt(id, payload, identity, outlet) ?? call) : call;
-    if (!call.replaysAfter(payload.seq)) {
-      // Never a silent gap (§4.9): a caller that can no longer have what follows its position loses the call.
-      registry.forget(call);
-      call.cancel();
-      return new RpcError('UNAVAILABLE', `the output after item ${payload.seq} is no longer kept; the call was ended`, { retryable: false });
-    }
-    call.leaveHost();
-    if (call.ended) this.draining.set(id, call);
-    else this.live.set(id, call);
-    call.reattach(outlet, this, payload.seq, payload.credit);
-    return call;
+    if (call instanceof RpcError) return call.code === 'NOT_FOUND' ? (this.takeUpThroughSeam(id, payload, identity, outlet, registry) ?? call) : call;
+    const refused = registry.takeUp(call, payload.seq, () => {
+      this.calls.set(id, call);
+      call.moveTo(this, outlet, payload.credit);
+    });
+    return refused ?? call;
   }
 
-  /**
-   * §4.9: a token this server did not issue may name a call another server relayed and
-   * lost (a fleet gateway's, docs/fleet.md): the stream is taken up from upstream and
-   * relayed here. Until upstream has it, the call is an ordinary one, whose refusal its
-   * caller hears as it is (NOT_FOUND for every mismatch, RSM-4); then it is resumable
-   * here, with the same token, its output numbered on from `seq`.
-   */
-  private adopt(id: string, payload: ResumePayload, identity: Identity | null, outlet: CallOutlet): LiveCall | undefined {
-    const registry = this.options.resume;
-    const adopted = registry?.adopt?.(payload.token, identity);
-    if (!registry || !adopted) return undefined;
+  /** §4.9: a token this server did not issue is offered to the seam (ResumeSeam), which may take the call up from upstream. */
+  private takeUpThroughSeam(id: string, payload: ResumePayload, identity: Identity | null, outlet: CallOutlet, registry: ResumeRegistry): LiveCall | undefined {
+    const seam = registry.seam;
+    const stream = seam?.adopt(payload.token, identity);
+    const op = stream && this.options.rules.registry.lookup(stream.operation);
+    if (!stream || !op || isUnary(op) || op.resumeSeam !== seam) return undefined;
     const window = this.options.rules.limits.maxBufferedBytesPerCall;
-    const call = new LiveCall(id, adopted.op, window, outlet, this, payload.credit);
+    const call = new LiveCall(id, op, window, outlet, this, payload.credit, this.options);
     this.place(call);
     call.openInput(window);
-    let taken = false;
-    const relay: ResumeRelay = {
-      offer: () => false,
-      onAcknowledged: (listener) => (call.onAcknowledged = listener),
-      onForgotten: (listener) => (call.onForgotten = listener),
-      resumed: (inputSeq) => {
-        if (taken || call.ended) return;
-        taken = true;
-        registry.offer(call, identity, adopted.graceMs, this.options.unacknowledgedOutput, { token: payload.token, takenUpAfter: payload.seq });
-        call.takenUp(inputSeq);
-      },
-    };
-    const source = adopted.source;
-    pumpStream(call, { ...adopted.op, handler: (_input, ctx) => source(payload.seq, ctx) }, null, this.context(call, identity, undefined, relay));
+    // Its caller hears `call.resumed` once upstream has the call, not an admission.
+    call.announce();
+    const keep = (): ReturnType<ResumeRegistry['keep']> => registry.keep(call, identity, stream.graceMs, this.options.unacknowledgedOutput ?? false, payload.token);
+    const resumption = adoptedResumption(call, payload.seq, keep);
+    pumpStream(call, { ...op, handler: (_input, ctx) => stream.source(payload.seq, ctx) }, null, this.context(call, identity, undefined, resumption));
     return call;
   }
 
@@ -281,23 +252,17 @@ export class CallTable implements CallHost {
     this.closed = true;
     this.accepting = false;
     const registry = this.options.resume;
-    const ended = [...this.draining.values(), ...this.retained.values()];
-    this.draining.clear();
-    this.retained.clear();
-    for (const call of [...this.live.values()]) {
+    const calls = [...this.calls.values()];
+    this.calls.clear();
+    for (const call of calls) {
       if (how === 'lost' && call.resumable && registry) registry.detach(call);
-      else {
+      else if (!call.ended) {
         call.cancel();
         // Cancelled, it has nothing more to send: a resume must not find it (its record would outlive the call by its grace).
         if (call.resumable) registry?.forget(call);
-      }
+      } else if (call.resumable) registry?.forget(call);
     }
-    this.live.clear();
-    for (const call of ended) {
-      if (!call.resumable || !registry) continue;
-      if (how === 'lost') registry.detach(call);
-      else registry.forget(call);
-    }
+    registry?.release(this, how);
     this.waitingOnConnection.clear();
     this.options.onClose?.();
   }
@@ -305,27 +270,15 @@ export class CallTable implements CallHost {
   /** Graceful shutdown: refuse new calls, give live ones `graceMs` to end, then end the rest with UNAVAILABLE. */
   async shutdown(graceMs: number): Promise<void> {
     this.accepting = false;
-    if (this.live.size > 0) {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, graceMs);
-        this.idleWaiters.push(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
+    if (this.liveCalls() > 0) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([this.idle.wait(), new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+      clearTimeout(timer);
     }
-    for (const call of [...this.live.values()]) call.terminate(RpcError.of('UNAVAILABLE', 'the server is shutting down'));
+    for (const call of [...this.calls.values()]) if (!call.ended) call.terminate(RpcError.of('UNAVAILABLE', 'the server is shutting down'));
   }
 
   // CallHost --------------------------------------------------------------------
-
-  get validateOutput(): boolean {
-    return this.options.validateOutput;
-  }
-
-  get logger(): Logger {
-    return this.options.logger;
-  }
 
   get congested(): boolean {
     return this.options.congested?.() ?? false;
@@ -337,26 +290,18 @@ export class CallTable implements CallHost {
 
   ended(call: LiveCall): void {
     this.waitingOnConnection.delete(call);
-    if (this.live.get(call.id) !== call) return;
-    this.live.delete(call.id);
-    // Its terminal frame is queued: only a call whose frames still wait for credit stays findable,
-    // or a resumable one whose caller has not yet let it go.
-    if (!call.settled && !this.closed) this.draining.set(call.id, call);
-    else if (call.resumable && !this.closed) this.retained.set(call.id, call);
-    if (call.resumable) this.options.resume?.keep(call);
-    if (this.live.size === 0) {
-      const waiters = this.idleWaiters;
-      this.idleWaiters = [];
-      for (const wake of waiters) wake();
-    }
+    if (this.idle.waiting && this.liveCalls() === 0) this.idle.wake();
+    this.settled(call);
   }
 
+  /**
+   * The ended call stays here while its frames wait for credit; once it has sent them, a
+   * resumable one whose caller has not yet let it go is the registry's to keep.
+   */
   settled(call: LiveCall): void {
-    if (this.draining.get(call.id) !== call) return;
-    this.draining.delete(call.id);
-    if (!call.resumable || this.closed) return;
-    this.retained.set(call.id, call);
-    this.options.resume?.keep(call);
+    if (this.calls.get(call.id) !== call || (!call.settled && !this.closed)) return;
+    this.calls.delete(call.id);
+    if (call.resumable) this.options.resume?.ended(call, this.closed ? undefined : this);
   }
 
   lost(error: unknown): void {
@@ -365,13 +310,11 @@ export class CallTable implements CallHost {
   }
 
   discarded(call: LiveCall): void {
-    if (this.retained.get(call.id) === call) this.retained.delete(call.id);
-    if (this.draining.get(call.id) === call) this.draining.delete(call.id);
-    this.options.resume?.forget(call);
+    if (this.calls.get(call.id) === call) this.calls.delete(call.id);
   }
 
   handOver(call: LiveCall): void {
     this.waitingOnConnection.delete(call);
-    for (const map of [this.live, this.draining, this.retained]) if (map.get(call.id) === call) map.delete(call.id);
+    if (this.calls.get(call.id) === call) this.calls.delete(call.id);
   }
 }

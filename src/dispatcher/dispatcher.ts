@@ -5,9 +5,9 @@ import { CallTable } from './call-table.js';
 import { silentLogger, type Identity, type Logger } from './identity.js';
 import { IdentityLedger } from './identity-ledger.js';
 import { resolveLimits, type SessionLimits } from './limits.js';
-import type { AdoptResume } from './operation.js';
 import { OutboundGauge } from './outbound-gauge.js';
 import { ResumeRegistry } from './resume-registry.js';
+import type { ResumeSeam } from './resume-seam.js';
 import type { Registry } from './registry.js';
 import { Session } from './session.js';
 import type { SessionTransport } from './transport.js';
@@ -26,8 +26,8 @@ export interface DispatcherOptions {
   readonly observe?: ObserveCalls;
   /** Told of every call refused at admission, on every transport (audit). */
   readonly observeRefusals?: ObserveRefusals;
-  /** Takes up resumable calls this server did not issue, by their token (a fleet gateway, docs/fleet.md). */
-  readonly adoptResume?: AdoptResume;
+  /** Where resumable calls this server did not issue are taken up, by their token (a fleet gateway, docs/fleet.md). */
+  readonly resumeSeam?: ResumeSeam;
   /**
    * Whether WebTransport callers may open shared call streams (spec §5.4, WTS-1).
    * Default true; false answers them as a callee that predates them does (WT-3).
@@ -81,7 +81,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     authenticate: options.authenticate,
     ledger: new IdentityLedger(limits),
   };
-  const resumable = new ResumeRegistry(limits, logger, options.validateOutput ?? true, options.adoptResume);
+  const resumable = new ResumeRegistry(limits, logger, options.resumeSeam);
   let accepting = true;
   const connect = (congested?: () => boolean, connectOptions: { readonly unacknowledgedOutput?: boolean } = {}): CallTable => {
     if (!accepting) throw new RpcError('UNAVAILABLE', 'the server is shutting down');

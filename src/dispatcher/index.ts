@@ -15,10 +15,8 @@ export {
   type AccessControl,
   type DeclaredError,
   type StreamSource,
-  type ResumeRelay,
-  type AdoptResume,
-  type AdoptedStream,
 } from './operation.js';
+export type { ResumeSeam, SeamStream, SeamResumption } from './resume-seam.js';
 export { Registry } from './registry.js';
 export { checkAccess, checkResumeAccess, holdsScope, type IdentityCheck } from './access.js';
 export { Session, type SessionOptions, type SessionStats } from './session.js';

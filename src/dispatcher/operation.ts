@@ -4,6 +4,7 @@ import type { Contract } from '../contracts/index.js';
 import { isProtocolCode } from '../protocol/index.js';
 import type { IdentityCheck } from './access.js';
 import type { Identity, Logger } from './identity.js';
+import type { ResumeSeam, SeamResumption } from './resume-seam.js';
 
 export type { OperationKind, DeclaredError, AccessControl } from '../contracts/index.js';
 
@@ -22,8 +23,8 @@ export interface CallContext {
    * grants the caller more credit.
    */
   readonly input: AsyncIterable<unknown> | undefined;
-  /** For an operation that `relaysResume`: how its call becomes resumable with the token of the stream it relays (§4.9). */
-  readonly relay?: ResumeRelay;
+  /** For an operation that declares a `resumeSeam`: how its call becomes resumable with the token upstream chose (§4.9). */
+  readonly resumption?: SeamResumption;
   /** A fleet gateway's handler says which host it sent the call to: the call's observers (its audit line) hear it. */
   readonly routedTo?: (host: string) => void;
   /**
@@ -32,26 +33,6 @@ export interface CallContext {
    * no call can be resumed.
    */
   readonly requireOnResume?: (check: IdentityCheck) => void;
-}
-
-/**
- * A stream relayed from another server that resumes it there (a fleet gateway's call to an
- * agent, docs/fleet.md): the call is resumable with the upstream's own token, so any
- * gateway can take it up (`adoptResume`), and its output numbers are the upstream's.
- */
-export interface ResumeRelay {
-  /**
-   * The upstream stream is admitted: resumable as `token` (null: it is not). Nothing reaches
-   * the caller before this. Returns whether the caller acknowledges the call's output: then
-   * the upstream's may be acknowledged only as far as `onAcknowledged` says.
-   */
-  offer(token: string | null): boolean;
-  /** Hears each acknowledgement of the caller's: the last item it has received. */
-  onAcknowledged(listener: (seq: number) => void): void;
-  /** A call taken up by token (`adoptResume`): the upstream took it up too, and has input up to `inputSeq`. */
-  resumed(inputSeq: number): void;
-  /** Hears once that the call is forgotten here (its caller has it all, gave it up, or its grace passed): upstream may forget it too. */
-  onForgotten(listener: () => void): void;
 }
 
 export type StreamSource<T> = Observable<T> | AsyncIterable<T>;
@@ -63,20 +44,9 @@ export interface UnaryOperation<I extends z.ZodType = z.ZodType, O extends z.Zod
 
 export interface SubscriptionOperation<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> extends Contract<'subscription', I, O> {
   readonly handler: (input: z.output<I>, ctx: CallContext) => StreamSource<z.input<O>>;
-  /** Its handler relays a stream that another server resumes: see `ResumeRelay`. */
-  readonly relaysResume?: boolean;
+  /** Its stream is resumed upstream, through this seam: see `ResumeSeam`. */
+  readonly resumeSeam?: ResumeSeam;
 }
-
-/** A resumable call this server never held, taken up by its token (§4.9): what it runs, and for how long it may wait. */
-export interface AdoptedStream {
-  readonly op: SubscriptionOperation;
-  /** The upstream's stream from the item after `seq`; it calls `ctx.relay.resumed` once the upstream has it. */
-  readonly source: (seq: number, ctx: CallContext) => StreamSource<unknown>;
-  readonly graceMs: number;
-}
-
-/** Finds what a resume token this server did not issue names, for `identity`; undefined: nothing (NOT_FOUND). */
-export type AdoptResume = (token: string, identity: Identity | null) => AdoptedStream | undefined;
 
 export type Operation<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> =
   | UnaryOperation<I, O>

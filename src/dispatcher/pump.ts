@@ -1,4 +1,5 @@
 import { isObservable, Subscriber, type Observable } from 'rxjs';
+import { nextTurn } from '../flow/index.js';
 import { RpcError } from '../protocol/index.js';
 import type { LiveCall } from './live-call.js';
 import type { CallContext, StreamSource, SubscriptionOperation, UnaryOperation } from './operation.js';
@@ -80,7 +81,7 @@ let turnResetScheduled = false;
 function turnBudgetSpent(): boolean {
   if (!turnResetScheduled) {
     turnResetScheduled = true;
-    setImmediate(() => {
+    nextTurn(() => {
       turnResetScheduled = false;
       itemsThisTurn = 0;
     });
@@ -108,7 +109,7 @@ function waitForTurn(): Promise<void> {
 function scheduleRelease(): void {
   if (releaseScheduled) return;
   releaseScheduled = true;
-  setImmediate(() => {
+  nextTurn(() => {
     releaseScheduled = false;
     const until = Math.min(waiting.length, waitingHead + ITEMS_PER_TURN);
     for (; waitingHead < until; waitingHead++) waiting[waitingHead]!();

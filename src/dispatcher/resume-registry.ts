@@ -1,29 +1,26 @@
 import { RpcError, toBase64 } from '../protocol/index.js';
 import { checkResumeAccess } from './access.js';
+import type { AdmissionSlot } from './admission-slot.js';
 import type { Identity, Logger } from './identity.js';
 import type { SessionLimits } from './limits.js';
-import type { CallHost, LiveCall } from './live-call.js';
-import type { AdoptResume } from './operation.js';
+import type { LiveCall } from './live-call.js';
 import { ReplayBudget } from './replay-budget.js';
 import { ReplayLog } from './replay-log.js';
-
-/** How a call becomes resumable when it does not simply get a token of this server's own. */
-export interface OfferOptions {
-  /** The token, when the call's operation chose it (a relay's, §4.9): it must hold at least 128 random bits. */
-  readonly token?: string;
-  /** A call taken up from another server: its output is numbered on from this, and its caller hears `call.resumed`, not `call.resumable`. */
-  readonly takenUpAfter?: number;
-}
+import { ResumableOutput } from './resumable-output.js';
+import type { ResumeSeam } from './resume-seam.js';
 
 interface ResumeRecord {
   readonly token: string;
   readonly call: LiveCall;
+  readonly output: ResumableOutput;
   /** The identity the call belongs to; only it may resume the call. */
   readonly subject: string | null;
   readonly graceMs: number;
   timer: ReturnType<typeof setTimeout> | undefined;
-  /** Gives back the call's place under its identity's caps (LIM-3), once the record goes. */
-  readonly release: (() => void) | undefined;
+  /** The call's place under its identity's caps (LIM-3), given back once the record goes. */
+  readonly admission: AdmissionSlot;
+  /** The connection an ended call that sent everything is still on, for its caller to let go of it there. */
+  heldBy: object | undefined;
 }
 
 /** One answer for every refused resume: whether the call exists is not revealed (§4.9, RSM-4). */
@@ -32,20 +29,21 @@ const NO_SUCH_CALL = 'no resumable call for this token and id (its grace may hav
 /**
  * The server's resumable calls (spec/PROTOCOL.md §4.9), over every connection: their
  * tokens, the grace each waits for its caller when its connection is lost, and the
- * replay budget they share. While a call has no connection this is its host: it runs
- * on, its output kept, until a caller resumes it or its grace ends and it is cancelled.
+ * replay budget they share. It is the one owner of a call that has no connection (it
+ * runs on, its output kept, until a caller resumes it or its grace ends and it is
+ * cancelled), and of an ended one that sent everything, until its caller lets it go.
  */
-export class ResumeRegistry implements CallHost {
+export class ResumeRegistry {
   readonly budget: ReplayBudget;
   private readonly byToken = new Map<string, ResumeRecord>();
   private readonly byCall = new Map<LiveCall, ResumeRecord>();
+  private readonly held = new Map<object, Map<string, ResumeRecord>>();
 
   constructor(
     private readonly limits: SessionLimits,
     readonly logger: Logger,
-    readonly validateOutput: boolean,
-    /** Finds what a token this server did not issue names (a fleet gateway's, docs/fleet.md). */
-    readonly adopt?: AdoptResume,
+    /** Where a token this server did not issue may be taken up (a fleet gateway's, docs/fleet.md). */
+    readonly seam?: ResumeSeam,
   ) {
     this.budget = new ReplayBudget(limits.maxReplayBytesPerIdentity, limits.maxReplayBytes);
   }
@@ -68,34 +66,55 @@ export class ResumeRegistry implements CallHost {
   /** Calls without a connection, waiting for their caller. */
   get detached(): number {
     let n = 0;
-    for (const record of this.byToken.values()) if (!record.call.isAttached) n++;
+    for (const record of this.byToken.values()) if (!record.output.isAttached) n++;
     return n;
   }
 
   /**
-   * Makes `call` resumable for the grace its caller asked, capped at `maxResumeMs` (RSM-1).
-   * `unacknowledged`: its caller never acknowledges output (plain HTTP, §5.6): its log slides.
+   * Makes `call` resumable for the grace its caller asked, capped at `maxResumeMs` (RSM-1),
+   * and tells its caller the token first. `unacknowledged`: its caller never acknowledges
+   * output (plain HTTP, §5.6): its log slides. `token`: one a seam chose upstream, which
+   * must hold at least 128 random bits.
    */
-  offer(call: LiveCall, identity: Identity | null, askedMs: number, unacknowledged = false, options: OfferOptions = {}): void {
-    const graceMs = Math.min(askedMs, this.limits.maxResumeMs);
-    const token = options.token ?? newToken();
+  offer(call: LiveCall, identity: Identity | null, askedMs: number, unacknowledged = false, token = newToken()): ResumableOutput {
+    const output = this.keep(call, identity, askedMs, unacknowledged, token);
+    output.control({ type: 'resumable', token, graceMs: this.byCall.get(call)!.graceMs });
+    return output;
+  }
+
+  /**
+   * Makes `call` resumable as `token` without a word to its caller: one taken up through a
+   * seam, whose caller hears `call.resumed` instead. LIM-3: a kept call holds its identity's
+   * place until it is forgotten, ended or not, so the calls a caller never lets go are
+   * bounded as live ones are.
+   */
+  keep(call: LiveCall, identity: Identity | null, graceMs: number, unacknowledged: boolean, token: string): ResumableOutput {
     const subject = identity?.subject ?? null;
-    // LIM-3: a kept call holds its identity's place until it is forgotten, ended or not, so the
-    // calls a caller never lets go are bounded as live ones are.
-    const record: ResumeRecord = { token, call, subject, graceMs, timer: undefined, release: call.releaseAdmission };
-    call.releaseAdmission = undefined;
+    const log = new ReplayLog(this.limits.maxReplayBytesPerCall, this.budget, subject, unacknowledged);
+    let output: ResumableOutput | undefined;
+    call.wrapOutput((inner) => (output = new ResumableOutput(inner, log, call, () => this.forget(call))));
+    const record: ResumeRecord = {
+      token,
+      call,
+      output: output!,
+      subject,
+      graceMs: Math.min(graceMs, this.limits.maxResumeMs),
+      timer: undefined,
+      admission: call.handOverAdmission(),
+      heldBy: undefined,
+    };
     this.byToken.set(token, record);
     this.byCall.set(call, record);
-    const log = new ReplayLog(this.limits.maxReplayBytesPerCall, this.budget, subject, unacknowledged);
-    if (options.takenUpAfter !== undefined) log.continueAfter(options.takenUpAfter);
-    call.makeResumable(log, token, graceMs, options.takenUpAfter === undefined);
+    return record.output;
   }
 
   /** Its connection is lost: the call waits for its caller for its grace, then is cancelled (RSM-6). */
   detach(call: LiveCall): void {
     const record = this.byCall.get(call);
     if (!record) return call.cancel();
-    call.detach(this);
+    this.unhold(record);
+    record.output.detach();
+    call.moveTo(undefined);
     this.arm(record);
   }
 
@@ -124,12 +143,54 @@ export class ResumeRegistry implements CallHost {
   }
 
   /**
-   * An ended call is kept for its grace, for a caller that may not have its terminal event yet (RSM-8).
-   * The grace runs once that event has gone, or the connection has: a caller still reading its tail, however slowly, gets it all.
+   * A claimed call is taken up after output `seq`: `move` puts it on its new connection, which
+   * then hears what it lacks. Never a silent gap (§4.9): a caller that can no longer have what
+   * follows its position loses the call.
    */
-  keep(call: LiveCall): void {
+  takeUp(call: LiveCall, seq: number, move: () => void): RpcError | undefined {
     const record = this.byCall.get(call);
-    if (record && record.timer === undefined && (call.settled || !call.isAttached)) this.arm(record);
+    if (!record || !record.output.replaysAfter(seq)) {
+      this.forget(call);
+      call.cancel();
+      return new RpcError('UNAVAILABLE', `the output after item ${seq} is no longer kept; the call was ended`, { retryable: false });
+    }
+    call.leaveHost();
+    this.unhold(record);
+    record.output.reattach(seq, move);
+    return undefined;
+  }
+
+  /**
+   * An ended call is kept for its grace, for a caller that may not have its terminal event yet (RSM-8).
+   * The grace runs once that event has gone, or the connection has: a caller still reading its tail,
+   * however slowly, gets it all. One that sent everything stays findable on `holder`, its connection.
+   */
+  ended(call: LiveCall, holder: object | undefined): void {
+    const record = this.byCall.get(call);
+    if (!record) return;
+    if (call.settled && holder !== undefined && record.heldBy === undefined) {
+      record.heldBy = holder;
+      let calls = this.held.get(holder);
+      if (!calls) this.held.set(holder, (calls = new Map()));
+      calls.set(call.id, record);
+    }
+    if (record.timer === undefined && (call.settled || !record.output.isAttached)) this.arm(record);
+  }
+
+  /** The ended call `id` that `holder`'s caller has not let go of. */
+  heldOn(holder: object, id: string): LiveCall | undefined {
+    return this.held.get(holder)?.get(id)?.call;
+  }
+
+  /** The connection `holder` is gone: calls still held on it wait for a resume (`lost`), or are let go. */
+  release(holder: object, how: 'clean' | 'lost'): void {
+    const calls = this.held.get(holder);
+    if (!calls) return;
+    for (const record of [...calls.values()]) {
+      if (how === 'lost') this.detach(record.call);
+      else this.forget(record.call);
+    }
+    this.held.delete(holder);
   }
 
   /** The call's record goes: its token dies and its replay's bytes go back. */
@@ -139,8 +200,9 @@ export class ResumeRegistry implements CallHost {
     clearTimeout(record.timer);
     this.byToken.delete(record.token);
     this.byCall.delete(call);
-    call.forgetReplay();
-    record.release?.();
+    this.unhold(record);
+    record.output.forget();
+    record.admission.release();
   }
 
   /** The server stops: every kept call is cancelled, its process killed. */
@@ -151,26 +213,13 @@ export class ResumeRegistry implements CallHost {
     }
   }
 
-  // CallHost, for calls without a connection ---------------------------------
-
-  readonly congested = false;
-
-  waitUncongested(): void {}
-
-  ended(call: LiveCall): void {
-    // Cancelled (its grace ended): nothing is left to deliver. Otherwise its tail waits for a resume.
-    if (call.settled) this.forget(call);
+  private unhold(record: ResumeRecord): void {
+    if (record.heldBy === undefined) return;
+    const calls = this.held.get(record.heldBy);
+    calls?.delete(record.call.id);
+    if (calls?.size === 0) this.held.delete(record.heldBy);
+    record.heldBy = undefined;
   }
-
-  settled(): void {}
-
-  lost(): void {}
-
-  discarded(call: LiveCall): void {
-    this.forget(call);
-  }
-
-  handOver(): void {}
 
   private arm(record: ResumeRecord): void {
     clearTimeout(record.timer);

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import type { CallOptions } from '../client/index.js';
 import type { EveryHost, PlacedContract } from '../contracts/index.js';
-import { assertOperationShape, holdsScope, type CallContext, type Identity, type Operation } from '../dispatcher/index.js';
+import { assertOperationShape, holdsScope, type CallContext, type Identity, type Operation, type ResumeSeam } from '../dispatcher/index.js';
 import { RpcError } from '../protocol/index.js';
 import { releasing, type FleetClients, type Lease } from './fleet-clients.js';
-import { relayStream } from './fleet-relay.js';
+import { relayStream } from './fleet-resume-seam.js';
 import type { HostTable } from './host-table.js';
 import { HOST_ID_PATTERN } from './subjects.js';
 
@@ -25,6 +25,8 @@ export function mayReach(identity: Identity | null, host: string): boolean {
 export interface FleetRouting {
   readonly hosts: HostTable;
   readonly clients: FleetClients;
+  /** Where the gateway's streams resume, at their agents (§4.9); absent: they are not resumable here. */
+  readonly seam?: ResumeSeam;
   /** How long a merged list waits for each host; a later one is listed in `unavailable` (default LIST_HOST_DEADLINE_MS). */
   readonly listDeadlineMs?: number;
 }
@@ -56,9 +58,9 @@ export function fleetOperations(contracts: readonly PlacedContract[], routing: F
 type Placed<K extends PlacedContract['placement']['kind']> = Extract<PlacedContract, { readonly placement: { readonly kind: K } }>;
 
 /** The contract with the gateway's input, output and handler, checked as a new operation is; its streams resume at the agent (§4.9). */
-function reshaped(op: Operation): Operation {
+function reshaped(op: Operation, routing: FleetRouting): Operation {
   assertOperationShape(op);
-  return op.kind === 'subscription' ? { ...op, relaysResume: true } : op;
+  return op.kind === 'subscription' && routing.seam ? { ...op, resumeSeam: routing.seam } : op;
 }
 
 function callOptions(ctx: CallContext): CallOptions {
@@ -94,7 +96,7 @@ function containerRouted(op: Placed<'container'>, routing: FleetRouting): Operat
     if (route instanceof RpcError) throw route;
     return forward(op, route.host, { ...given, containerId: route.ref }, ctx, routing);
   };
-  return reshaped({ ...op, input, handler } as Operation);
+  return reshaped({ ...op, input, handler } as Operation, routing);
 }
 
 /** The one up host the caller may reach, or the one it named; more than one unnamed is INVALID_INPUT. */
@@ -117,7 +119,7 @@ function hostRouted(op: Placed<'host'> | Placed<'new-container'>, routing: Fleet
   };
   // A new container is answered with the host it was created on, which the caller may not have named.
   const output = op.placement.kind === 'new-container' ? (op as Placed<'new-container'>).output.extend({ host: z.string() }) : op.output;
-  return reshaped({ ...op, input, output, handler } as Operation);
+  return reshaped({ ...op, input, output, handler } as Operation, routing);
 }
 
 async function learnCreated(result: Promise<{ containerId: string }>, host: string, name: unknown, routing: FleetRouting): Promise<{ containerId: string; host: string }> {
@@ -149,7 +151,7 @@ function merged(op: PlacedContract, { rows: key, row, filter }: EveryHost, routi
     if (host !== undefined && unavailable.length > 0) throw answers[0]?.status === 'rejected' ? answers[0].reason : new RpcError('UNAVAILABLE', unavailable[0]?.error ?? '');
     return { [key]: rows, unavailable };
   };
-  return reshaped({ ...op, input, output, handler } as Operation);
+  return reshaped({ ...op, input, output, handler } as Operation, routing);
 }
 
 /** `call` with the caller's context, ended and refused as UNAVAILABLE once `deadlineMs` pass (none: no deadline of its own). */

@@ -1,9 +1,9 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import type { AdoptResume, Identity, Logger, Operation } from '../dispatcher/index.js';
 import { dockerContracts } from '../contracts/index.js';
+import type { Identity, Logger, Operation, ResumeSeam } from '../dispatcher/index.js';
 import { FleetClients, type Lease } from './fleet-clients.js';
 import { fleetOperations, leaseFor, mayReach } from './fleet-operations.js';
-import { adoptFleetCall } from './fleet-relay.js';
+import { FleetResumeSeam } from './fleet-resume-seam.js';
 import { listenToBeats } from './gateway-beats.js';
 import { GatewayLink } from './gateway-link.js';
 import { HostTable, type HostState } from './host-table.js';
@@ -15,8 +15,8 @@ export interface FleetGateway {
   readonly id: string;
   /** The agents' Docker operations as this gateway offers them: each a proxy to the host that holds the container. */
   readonly operations: Operation[];
-  /** Takes up a resumable call another gateway relayed, from its agent (§4.9). */
-  readonly adoptResume: AdoptResume;
+  /** Where a resumable call another gateway relayed is taken up, from its agent (§4.9). */
+  readonly resumeSeam: ResumeSeam;
   /** The hosts `identity` may reach (every host for none), as the gateway last heard them. */
   hosts(identity?: Identity | null): HostState[];
   readonly nats: NatsCounters;
@@ -67,8 +67,6 @@ export async function startGateway(settings: GatewaySettings, maxFrameBytes: num
   publishHello(beats.nc);
   await beats.nc.flush();
   await new Promise((resolve) => setTimeout(resolve, FIRST_TABLES_MS));
-  const routing = { hosts: table, clients, ...(settings.listDeadlineMs === undefined ? {} : { listDeadlineMs: settings.listDeadlineMs }) };
-  const operations = fleetOperations(dockerContracts, routing);
   const reachable = (host: string, caller: { identity: Identity | null }): Lease | undefined => {
     try {
       return leaseFor(host, caller, routing);
@@ -76,10 +74,13 @@ export async function startGateway(settings: GatewaySettings, maxFrameBytes: num
       return undefined; // a host this caller may not reach, or one that is down: no call to take up
     }
   };
+  const seam = new FleetResumeSeam(reachable);
+  const routing = { hosts: table, clients, seam, ...(settings.listDeadlineMs === undefined ? {} : { listDeadlineMs: settings.listDeadlineMs }) };
+  const operations = fleetOperations(dockerContracts, routing);
   return {
     id: link.id,
     operations,
-    adoptResume: adoptFleetCall(operations, reachable),
+    resumeSeam: seam,
     hosts: (identity = null) => table.states().filter((h) => mayReach(identity, h.id)),
     nats: counters,
     async close() {

@@ -7,6 +7,11 @@
 export class Wakeup {
   private waiters: (() => void)[] = [];
 
+  /** Someone waits: what it waits for is worth watching. */
+  get waiting(): boolean {
+    return this.waiters.length > 0;
+  }
+
   wait(): Promise<void> {
     return new Promise<void>((resolve) => this.waiters.push(resolve));
   }

@@ -105,4 +105,13 @@ describe('AsyncQueue and Wakeup', () => {
     await Promise.resolve();
     expect(woken).toEqual(['a', 'b']);
   });
+
+  it('says whether someone waits, until woken', () => {
+    const wakeup = new Wakeup();
+    expect(wakeup.waiting).toBe(false);
+    void wakeup.wait();
+    expect(wakeup.waiting).toBe(true);
+    wakeup.wake();
+    expect(wakeup.waiting).toBe(false);
+  });
 });

@@ -46,7 +46,7 @@ export function startDispatcher(options: CallOptions, parts: DispatcherParts): D
     ...(options.limits ? { limits: options.limits } : {}),
     ...(parts.observe ? { observe: parts.observe } : {}),
     ...(parts.observeRefusals ? { observeRefusals: parts.observeRefusals } : {}),
-    ...(fleet ? { adoptResume: fleet.adoptResume } : {}),
+    ...(fleet ? { resumeSeam: fleet.resumeSeam } : {}),
     ...(options.sharedStreams === false ? { sharedStreams: false } : {}),
   });
   const { keepaliveMs, maxConnections, handshakeTimeoutMs, guard } = connections;

@@ -210,7 +210,7 @@ function runCall(dispatcher: Dispatcher, req: IncomingMessage, res: ServerRespon
   if (started.input) started.endInput(started.resumable ? 1 : undefined);
   // A stream relayed from a fleet host has its token once the host admits it (§4.9): its headers
   // wait for that (the answer starts them at admission), or they could not carry it (HTTP-6).
-  const tokenComesLater = request.resumeMs !== undefined && op?.kind === 'subscription' && op.relaysResume === true;
+  const tokenComesLater = request.resumeMs !== undefined && op?.kind === 'subscription' && op.resumeSeam !== undefined;
   if (call.streaming && !answer.ended && !tokenComesLater) answer.responder.startStream();
 }
 

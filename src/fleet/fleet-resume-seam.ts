@@ -1,5 +1,5 @@
 import { AckLimit, type CallOptions, type Client } from '../client/index.js';
-import type { AdoptResume, CallContext, Operation, SubscriptionOperation } from '../dispatcher/index.js';
+import type { CallContext, Identity, ResumeSeam, SeamStream } from '../dispatcher/index.js';
 import { LINK_GRACE_MS, releasing, type Lease } from './fleet-clients.js';
 import { fleetToken, parseFleetToken } from './fleet-token.js';
 
@@ -19,7 +19,7 @@ function agentCallId(): string {
  * caller's: each one the SDK yields becomes one of the call's.
  */
 export function relayStream(client: Client, host: string, operation: string, input: unknown, ctx: CallContext, options: CallOptions): AsyncIterable<unknown> {
-  const relay = ctx.relay;
+  const relay = ctx.resumption;
   if (!relay) return client.iterate(operation, input, options);
   const acks = new AckLimit();
   relay.onAcknowledged((seq) => acks.raise(seq));
@@ -43,33 +43,33 @@ export function relayStream(client: Client, host: string, operation: string, inp
 }
 
 /**
- * Takes up, from its agent, a fleet call another gateway relayed (§4.9): the token names the
- * host, the operation and the agent's call; the agent resumes it for the caller's identity
- * only, and answers every other caller NOT_FOUND, which is what the caller hears.
+ * The fleet's side of a gateway's resumption seam (§4.9, docs/fleet.md): a fleet call
+ * another gateway relayed is taken up from its agent. The token names the host, the
+ * operation and the agent's call; the agent resumes it for the caller's identity only,
+ * and answers every other caller NOT_FOUND, which is what the caller hears.
  */
-export function adoptFleetCall(operations: readonly Operation[], leaseFor: (host: string, ctx: { identity: CallContext['identity'] }) => Lease | undefined): AdoptResume {
-  const relayed = new Map<string, SubscriptionOperation>();
-  for (const op of operations) if (op.kind === 'subscription' && op.relaysResume) relayed.set(op.name, op);
-  return (token, identity) => {
+export class FleetResumeSeam implements ResumeSeam {
+  constructor(private readonly leaseFor: (host: string, caller: { identity: Identity | null }) => Lease | undefined) {}
+
+  adopt(token: string, identity: Identity | null): SeamStream | undefined {
     const call = parseFleetToken(token);
-    const op = call && relayed.get(call.operation);
-    const lease = call && op && leaseFor(call.host, { identity });
-    if (!call || !op || !lease) return undefined;
+    const lease = call && this.leaseFor(call.host, { identity });
+    if (!call || !lease) return undefined;
     return {
-      op,
+      operation: call.operation,
       graceMs: LINK_GRACE_MS,
       source: (seq, ctx) => {
         const acks = new AckLimit(seq);
-        ctx.relay?.onAcknowledged((acked) => acks.raise(acked));
-        ctx.relay?.onForgotten(() => acks.release());
+        ctx.resumption?.onAcknowledged((acked) => acks.raise(acked));
+        ctx.resumption?.onForgotten(() => acks.release());
         return releasing(
           lease.client.takeUp(
             { id: call.callId, token: call.agentToken, seq, graceMs: LINK_GRACE_MS },
-            { signal: ctx.signal, ackLimit: acks, onResumed: (inputSeq) => ctx.relay?.resumed(inputSeq), ...(ctx.input ? { input: ctx.input } : {}) },
+            { signal: ctx.signal, ackLimit: acks, onResumed: (inputSeq) => ctx.resumption?.resumed(inputSeq), ...(ctx.input ? { input: ctx.input } : {}) },
           ),
           lease.release,
         );
       },
     };
-  };
+  }
 }
