@@ -4,7 +4,7 @@
  */
 export { connect, type ConnectOptions } from './connect.js';
 export { Client, type CallOptions, type OperationSummary, type TakeUp } from './client.js';
-export { AckLimit } from './ack-limit.js';
+export { acknowledgeOnArrival, type AcknowledgementPolicy } from './acknowledgements.js';
 export { exec, execFrames, type ExecControls, type ExecFrames, type ExecHandle, type ExecOptions, type ExecOutput, type ExecResult, type ExecSignal } from './exec.js';
 export type { ExecStdin, StdinSource } from './exec-input.js';
 export { ResumingConnection, type ConnectionEvent } from './resuming-connection.js';
