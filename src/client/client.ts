@@ -1,12 +1,12 @@
 import { Observable } from 'rxjs';
 import { listContract, schemaContract, type Contract, type InputOf, type OperationSpec, type OperationSummary, type OutputOf, type SubscriptionContract, type UnaryContract } from '../contracts/index.js';
 import { envelopes, RpcError, type Carrier, type Envelope, type RequestedPayload } from '../protocol/index.js';
-import type { CallChannel, CallSink, ClientConnection } from './connection.js';
+import type { AcknowledgementPolicy } from './acknowledgements.js';
+import { ClientCall, type ClientCallOptions } from './client-call.js';
+import type { ClientConnection } from './connection.js';
 import { InputPump } from './input-pump.js';
-import { OutputCredit } from './output-credit.js';
 import { pulled, type StreamConsumer } from './pulled.js';
-import type { AckLimit } from './ack-limit.js';
-import { ResumingConnection, type ConnectionEvent } from './resuming-connection.js';
+import type { ConnectionEvent } from './resuming-connection.js';
 
 export interface CallOptions {
   /** Aborting it sends `call.aborted` and fails the call with CANCELLED. */
@@ -42,11 +42,12 @@ export interface CallOptions {
   /** The server took the stream up again (its `call.resumed`): the last input it has. */
   readonly onResumed?: (inputSeq: number) => void;
   /**
-   * A resumable stream's output is acknowledged to the server no further than this: for a
-   * caller that relays the stream to a caller of its own (a fleet gateway), so the server
-   * keeps what that caller may still need (§4.9).
+   * When a resumable stream acknowledges the items it received (§4.9), and when the server
+   * may forget it once ended. By default each item is acknowledged as it arrives (once per
+   * burst); a caller that relays the stream to a caller of its own (a fleet gateway)
+   * acknowledges only what that caller has, so the server keeps what it may still need.
    */
-  readonly ackLimit?: AckLimit;
+  readonly acknowledgements?: AcknowledgementPolicy;
 }
 
 /** A resumable stream to take up by its token (§4.9), after output `seq`, kept for `graceMs` if lost again. */
@@ -133,11 +134,11 @@ export class Client {
       const finish = (fn: () => void, server: ServerSide = 'forget'): void => {
         if (settled) return;
         settled = true;
-        if (server === 'abort') channel.abort(); // before cleanup, which forgets the call
+        if (server === 'abort') call.abort(); // before cleanup, which forgets the call
         cleanup();
         fn();
       };
-      const { channel, cleanup } = this.start(operation, input, 'unary', options, {
+      const { call, cleanup } = this.start(operation, input, 'unary', options, {
         frame: (e) => {
           if (e.type === 'call.responded') finish(() => resolve(e.payload.output as T));
           else if (e.type === 'call.error') finish(() => reject(RpcError.fromPayload(e.payload)));
@@ -190,21 +191,19 @@ export class Client {
    * caller fails the iteration with its `NOT_FOUND`.
    */
   takeUp<T = unknown>(call: TakeUp, options: CallOptions = {}): AsyncIterable<T> {
-    if (!(this.connection instanceof ResumingConnection)) throw new TypeError('taking up a call needs a client made with resume');
+    if (!this.connection.keep) throw new TypeError('taking up a call needs a client made with resume');
     return pulled((consumer) => this.openStream({ takeUp: call }, { ...options, id: call.id }, consumer));
   }
 
   /**
    * One streaming call: asks for output credit (`credit` in the request, §4.8),
-   * grants again as the consumer `release`s what it took, sends `options.input`
-   * as the server grants input credit (§4.7), and reports values and the end.
+   * which its ClientCall grants again as the consumer `release`s what it took, sends
+   * `options.input` as the server grants input credit (§4.7), and reports values and the end.
    */
   private openStream(what: StreamStart, options: CallOptions, consumer: StreamConsumer): { release: (bytes: number) => void; cancel: () => void } {
     let ended = false;
     const id = options.id ?? this.nextId();
     const window = options.windowBytes ?? DEFAULT_WINDOW_BYTES;
-    let consumed = 0;
-    const credit = new OutputCredit(window);
     let admitted = false;
     const admit = (): void => {
       if (admitted) return;
@@ -213,18 +212,10 @@ export class Client {
     };
     const fail = (error: RpcError, server: ServerSide): void => {
       if (ended) return;
-      if (server === 'abort') channel.abort(); // before end(), which forgets the call
+      if (server === 'abort') call.abort(); // before end(), which forgets the call
       end();
       consumer.error(error);
     };
-    const pump = options.input
-      ? new InputPump(
-          options.input,
-          (item) => channel.send(envelopes.input(id, item)),
-          () => void channel.send(envelopes.end(id)),
-          (error) => fail(error, 'abort'),
-        )
-      : undefined;
     const end = (): void => {
       ended = true;
       pump?.stop();
@@ -235,15 +226,12 @@ export class Client {
         if (ended) return;
         if (e.type === 'call.resumable') return options.onResumable?.(e.payload.token, e.payload.grace_ms);
         if (e.type !== 'call.error') admit();
+        // The first credit admits the call (CR-1); a resume's credit is counted by the call.
         if (e.type === 'call.resumed') {
-          credit.renewed();
+          pump?.start();
           options.onResumed?.(e.payload.input_seq);
-        } else if (e.type === 'call.credit') pump?.grant(e.payload.bytes);
-        else if (e.type === 'call.responded') {
-          const exceeded = credit.charge(bytes); // CR-7: a peer past its credit ends the call, not the caller's memory
-          if (exceeded) return fail(exceeded, 'abort');
-          consumer.value(e.payload.output, bytes);
-        }
+        } else if (e.type === 'call.credit') pump?.start();
+        else if (e.type === 'call.responded') consumer.value(e.payload.output, bytes);
         else if (e.type === 'call.completed') {
           end();
           consumer.complete();
@@ -255,21 +243,23 @@ export class Client {
       fail,
     };
     const streamOptions = { ...options, id, windowBytes: window };
-    const { channel, cleanup } = 'takeUp' in what ? this.startTakeUp(what.takeUp, streamOptions, handlers) : this.start(what.operation, what.input, 'stream', streamOptions, handlers);
+    const { call, cleanup } = 'takeUp' in what ? this.startTakeUp(what.takeUp, streamOptions, handlers) : this.start(what.operation, what.input, 'stream', streamOptions, handlers);
+    const pump = options.input
+      ? new InputPump(
+          options.input,
+          call.inputCredit,
+          (item) => call.sendInput(item),
+          () => call.sendEnd(),
+          (error) => fail(error, 'abort'),
+        )
+      : undefined;
     return {
       release(bytes) {
-        if (ended) return;
-        // CR-4: renew in steps of half a window, as the consumer takes values.
-        consumed += bytes;
-        if (consumed >= window / 2) {
-          channel.send(envelopes.credit(id, consumed));
-          credit.granted(consumed);
-          consumed = 0;
-        }
+        if (!ended) call.take(bytes);
       },
       cancel() {
         if (ended) return;
-        channel.abort();
+        call.abort();
         end();
       },
     };
@@ -293,11 +283,12 @@ export class Client {
     expect: 'unary' | 'stream',
     options: CallOptions,
     handlers: StartHandlers,
-  ): { channel: CallChannel; cleanup: () => void } {
+  ): { call: ClientCall; cleanup: () => void } {
     const id = options.id ?? this.nextId();
     const payload: RequestedPayload = { operationId: operation, input, expect };
+    const windowBytes = options.windowBytes ?? DEFAULT_WINDOW_BYTES;
     if (expect === 'stream') {
-      payload.credit = options.windowBytes ?? DEFAULT_WINDOW_BYTES;
+      payload.credit = windowBytes;
       const resume = options.resume ?? this.defaultResume;
       if (resume) payload.resume = { grace_ms: Math.max(1, Math.ceil(resume.graceMs)) };
     }
@@ -305,41 +296,43 @@ export class Client {
     if (token !== undefined) payload.auth_token = token;
     if (options.deadlineMs !== undefined) payload.deadline_ms = Math.max(1, Math.ceil(options.deadlineMs));
     const request = envelopes.requested(id, payload);
-    return this.begin(options, handlers, (sink) => this.connection.startCall(request, sink));
+    return this.begin(request, options, handlers, expect === 'stream' ? { windowBytes } : {});
   }
 
   /** A stream taken up by its token: its `call.resume` is its request (§4.9). */
-  private startTakeUp(call: TakeUp, options: CallOptions, handlers: StartHandlers): { channel: CallChannel; cleanup: () => void } {
+  private startTakeUp(call: TakeUp, options: CallOptions, handlers: StartHandlers): { call: ClientCall; cleanup: () => void } {
     const token = options.token ?? this.callToken;
+    const windowBytes = options.windowBytes ?? DEFAULT_WINDOW_BYTES;
     const resume = envelopes.resume(call.id, {
       token: call.token,
       seq: call.seq,
-      credit: options.windowBytes ?? DEFAULT_WINDOW_BYTES,
+      credit: windowBytes,
       ...(token === undefined ? {} : { auth_token: token }),
     });
-    const connection = this.connection as ResumingConnection;
-    return this.begin(options, handlers, (sink) => connection.takeUp(resume, call.graceMs, sink));
+    return this.begin(resume, options, handlers, { windowBytes, graceMs: call.graceMs });
   }
 
-  /** The call's cancellation, deadline and cleanup around the channel `open` makes. */
-  private begin(options: CallOptions, handlers: StartHandlers, open: (sink: CallSink) => CallChannel): { channel: CallChannel; cleanup: () => void } {
+  /** The call's ClientCall, started on the connection, with its cancellation, deadline and cleanup. */
+  private begin(request: Envelope, options: CallOptions, handlers: StartHandlers, callOptions: ClientCallOptions): { call: ClientCall; cleanup: () => void } {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const onAbort = (): void => handlers.fail(new RpcError('CANCELLED', 'the call was cancelled by the caller'), 'abort');
+    const call = new ClientCall(
+      request,
+      { frame: handlers.frame, failed: (error) => handlers.fail(error, 'forget') },
+      { ...callOptions, ...(options.acknowledgements ? { acknowledgements: options.acknowledgements } : {}) },
+    );
     const cleanup = (): void => {
       if (timer !== undefined) clearTimeout(timer);
       options.signal?.removeEventListener('abort', onAbort);
-      channel.done();
+      call.done();
     };
     if (options.signal?.aborted) {
-      const noop: CallChannel = { abort: () => undefined, done: () => undefined, send: () => 0 };
+      // Never started: the call is not carried, and nothing reaches the server.
       queueMicrotask(() => handlers.fail(new RpcError('CANCELLED', 'the call was cancelled before it started'), 'forget'));
-      return { channel: noop, cleanup: () => undefined };
+      return { call, cleanup: () => undefined };
     }
-    const channel = open({
-      frame: handlers.frame,
-      lost: (error) => handlers.fail(error, 'forget'),
-      ...(options.ackLimit ? { ackLimit: options.ackLimit } : {}),
-    });
+    if (this.connection.keep) this.connection.keep(call);
+    else call.attach(this.connection);
     options.signal?.addEventListener('abort', onAbort, { once: true });
     if (options.deadlineMs !== undefined) {
       timer = setTimeout(
@@ -347,6 +340,6 @@ export class Client {
         options.deadlineMs + DEADLINE_GRACE_MS,
       );
     }
-    return { channel, cleanup };
+    return { call, cleanup };
   }
 }

@@ -1,13 +1,11 @@
 import type { Carrier, Codec, Envelope, RpcError } from '../protocol/index.js';
-import type { AckLimit } from './ack-limit.js';
+import type { ClientCall } from './client-call.js';
 
 /** Receives the frames of one call, or the news that the connection is gone. */
 export interface CallSink {
   /** `bytes`: the frame's encoded size, for output credit (§4.8). */
   frame(envelope: Envelope, bytes: number): void;
   lost(error: RpcError): void;
-  /** A resumable call's output is acknowledged no further than this (a relay's own caller, §4.9). */
-  readonly ackLimit?: AckLimit;
 }
 
 /** The client's side of one call on a connection. */
@@ -27,7 +25,17 @@ export interface ClientConnection {
   readonly carrier: Carrier;
   /** Sends `request` on a channel of its own and routes the call's frames to `sink`. */
   startCall(request: Envelope, sink: CallSink): CallChannel;
+  /**
+   * Tells the callee it may forget an ended resumable call now rather than after its grace
+   * (its `call.aborted`, spec/PROTOCOL.md §4.9), once the call's own channel is done.
+   */
+  forget(id: string): void;
   close(): Promise<void>;
   /** Resolves when the connection is closed, by either side. */
   readonly closed: Promise<void>;
+  /**
+   * Present on a connection that survives losing its carrier: it carries `call` across the
+   * connections it rides, resuming it on each (§4.9). Without it, a call rides this one only.
+   */
+  keep?(call: ClientCall): void;
 }

@@ -1,4 +1,5 @@
 import type { ExecInputItem } from '../contracts/index.js';
+import { Wakeup } from '../flow/index.js';
 import { RpcError } from '../protocol/index.js';
 
 /** Where an exec's stdin comes from, as the SDK takes it. */
@@ -25,7 +26,7 @@ export class ExecInput implements AsyncIterable<ExecInputItem>, ExecStdin {
   private closed = false;
   private failure: { error: unknown } | undefined;
   private releaseSource: () => void = () => undefined;
-  private wake: (() => void) | undefined;
+  private readonly wakeup = new Wakeup();
 
   constructor(private readonly streaming: boolean) {}
 
@@ -110,7 +111,7 @@ export class ExecInput implements AsyncIterable<ExecInputItem>, ExecStdin {
           continue;
         }
         if (this.ended) return;
-        await new Promise<void>((resolve) => (this.wake = resolve));
+        await this.wakeup.wait();
       }
     } finally {
       this.close();
@@ -124,9 +125,7 @@ export class ExecInput implements AsyncIterable<ExecInputItem>, ExecStdin {
   }
 
   private notify(): void {
-    const wake = this.wake;
-    this.wake = undefined;
-    wake?.();
+    this.wakeup.wake();
   }
 }
 

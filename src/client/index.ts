@@ -8,7 +8,7 @@ export { browserDialers, connect, connectWith, type ConnectOptions, type Dialers
 export { connectWebSocket, type SocketConstructor, type SocketLike, type WebSocketPlatform } from './websocket-connection.js';
 export { connectWebTransport, type OpenSession } from './webtransport-connection.js';
 export { Client, type CallOptions, type OperationSummary, type TakeUp } from './client.js';
-export { AckLimit } from './ack-limit.js';
+export { acknowledgeOnArrival, type AcknowledgementPolicy } from './acknowledgements.js';
 export { exec, execFrames, type ExecControls, type ExecFrames, type ExecHandle, type ExecOptions, type ExecOutput, type ExecResult, type ExecSignal } from './exec.js';
 export type { ExecStdin, StdinSource } from './exec-input.js';
 export { ResumingConnection, type ConnectionEvent } from './resuming-connection.js';

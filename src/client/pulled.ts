@@ -1,3 +1,4 @@
+import { AsyncQueue } from '../flow/index.js';
 import type { RpcError } from '../protocol/index.js';
 
 /** What a stream's consumer hears. */
@@ -15,41 +16,18 @@ export interface StreamConsumer {
 export function pulled<T>(open: (consumer: StreamConsumer) => { release: (bytes: number) => void; cancel: () => void }): AsyncIterable<T> {
   return {
     [Symbol.asyncIterator]: (): AsyncIterator<T> => {
-      const queue: { value: T; bytes: number }[] = [];
-      let end: { error?: unknown } | undefined;
-      let wake: (() => void) | undefined;
-      const notify = (): void => {
-        wake?.();
-        wake = undefined;
-      };
+      const queue = new AsyncQueue<{ value: T; bytes: number }>();
       const call = open({
-        value: (value, bytes) => {
-          queue.push({ value: value as T, bytes });
-          notify();
-        },
-        complete: () => {
-          end = {};
-          notify();
-        },
-        error: (error) => {
-          end = { error };
-          notify();
-        },
+        value: (value, bytes) => queue.push({ value: value as T, bytes }),
+        complete: () => queue.end(),
+        error: (error) => queue.end(error),
       });
       return {
         async next(): Promise<IteratorResult<T>> {
-          for (;;) {
-            const item = queue.shift();
-            if (item) {
-              call.release(item.bytes); // taken by the consumer: the server may send as much again
-              return { value: item.value, done: false };
-            }
-            if (end) {
-              if (end.error !== undefined) throw end.error;
-              return { value: undefined, done: true };
-            }
-            await new Promise<void>((resolve) => (wake = resolve));
-          }
+          const step = await queue.next();
+          if (step.done) return { value: undefined, done: true };
+          call.release(step.value.bytes); // taken by the consumer: the server may send as much again
+          return { value: step.value.value, done: false };
         },
         async return(): Promise<IteratorResult<T>> {
           call.cancel();

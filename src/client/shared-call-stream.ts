@@ -81,6 +81,11 @@ export class SharedCallStream {
     };
   }
 
+  /** A `call.aborted` for a call already done here: the callee may forget it (§4.9). */
+  forget(id: string): void {
+    this.write(this.codec.encode(envelopes.aborted(id)));
+  }
+
   private write(body: Uint8Array): void {
     if (!this.ended) this.writer.write(encodeFrame(body)).catch(() => undefined);
   }

@@ -138,6 +138,9 @@ export async function connectWebSocket(
         send: (envelope) => (sinks.has(request.id) ? send(envelope) : 0),
       } satisfies CallChannel;
     },
+    forget(id) {
+      if (socket.readyState === 1) send(envelopes.aborted(id));
+    },
     async close() {
       if (socket.readyState < 2) socket.close(1000, 'client closed');
       await closed;

@@ -209,6 +209,10 @@ export async function connectWebTransport(
         },
       };
     },
+    forget(id) {
+      // A call on a stream of its own had that stream closed at its end: its callee forgets it after its grace.
+      if (sharedReady?.alive) sharedReady.forget(id);
+    },
     async close() {
       if (open) wt.close({ closeCode: 0, reason: 'client closed' });
       await closed;

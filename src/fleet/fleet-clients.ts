@@ -64,7 +64,7 @@ export class FleetClients {
     for (const [key, held] of this.held) {
       if (held.host !== host) continue;
       this.held.delete(key);
-      held.connection.abandon(error);
+      void held.connection.close(error);
     }
     this.link.failHost(host, error);
   }

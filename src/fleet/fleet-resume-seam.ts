@@ -1,7 +1,8 @@
-import { AckLimit, type CallOptions, type Client } from '../client/index.js';
+import type { CallOptions, Client } from '../client/index.js';
 import type { CallContext, Identity, ResumeSeam, SeamStream } from '../dispatcher/index.js';
 import { LINK_GRACE_MS, releasing, type Lease } from './fleet-clients.js';
 import { fleetToken, parseFleetToken } from './fleet-token.js';
+import { RelayAcks } from './relay-acks.js';
 
 /** Everything may be acknowledged: the caller never will (its call is not resumable, or it never acknowledges). */
 const UNLIMITED = Number.MAX_SAFE_INTEGER;
@@ -21,7 +22,7 @@ function agentCallId(): string {
 export function relayStream(client: Client, host: string, operation: string, input: unknown, ctx: CallContext, options: CallOptions): AsyncIterable<unknown> {
   const relay = ctx.resumption;
   if (!relay) return client.iterate(operation, input, options);
-  const acks = new AckLimit();
+  const acks = new RelayAcks();
   relay.onAcknowledged((seq) => acks.raise(seq));
   relay.onForgotten(() => acks.release());
   const callId = agentCallId();
@@ -36,7 +37,7 @@ export function relayStream(client: Client, host: string, operation: string, inp
   return client.iterate(operation, input, {
     ...options,
     id: callId,
-    ackLimit: acks,
+    acknowledgements: acks,
     onResumable: (agentToken) => offer(fleetToken({ host, operation, callId, agentToken })),
     onAdmitted: () => offer(null),
   });
@@ -59,13 +60,13 @@ export class FleetResumeSeam implements ResumeSeam {
       operation: call.operation,
       graceMs: LINK_GRACE_MS,
       source: (seq, ctx) => {
-        const acks = new AckLimit(seq);
+        const acks = new RelayAcks(seq);
         ctx.resumption?.onAcknowledged((acked) => acks.raise(acked));
         ctx.resumption?.onForgotten(() => acks.release());
         return releasing(
           lease.client.takeUp(
             { id: call.callId, token: call.agentToken, seq, graceMs: LINK_GRACE_MS },
-            { signal: ctx.signal, ackLimit: acks, onResumed: (inputSeq) => ctx.resumption?.resumed(inputSeq), ...(ctx.input ? { input: ctx.input } : {}) },
+            { signal: ctx.signal, acknowledgements: acks, onResumed: (inputSeq) => ctx.resumption?.resumed(inputSeq), ...(ctx.input ? { input: ctx.input } : {}) },
           ),
           lease.release,
         );

@@ -72,6 +72,10 @@ export class VirtualConnection implements ClientConnection {
     };
   }
 
+  forget(id: string): void {
+    if (this.open) this.send(envelopes.aborted(id));
+  }
+
   /** Ends the connection: its calls hear `error`; `tellAgent` when the agent may not know yet. */
   fail(error: RpcError, tellAgent: boolean): void {
     if (!this.open) return;

@@ -43,6 +43,11 @@ export class ReceiveWindow {
     if (this.taken >= this.step) this.flush();
   }
 
+  /** The peer was granted a whole window afresh (a resumed stream, §4.9): grants made before count no more. */
+  renew(): void {
+    this.peerCredit = this.window;
+  }
+
   /** Grants back now whatever the consumer has taken and not yet granted. */
   flush(): void {
     if (this.taken <= 0) return;
@@ -76,6 +81,12 @@ export class SendCredit {
 
   charge(bytes: number): void {
     this.balance -= bytes;
+  }
+
+  /** The peer counts the credit afresh (a resumed call, §4.9): this is what it now holds, whatever was granted before. */
+  reset(balance: number): void {
+    this.balance = balance;
+    this.wakeup.wake();
   }
 
   /** Resolves once the credit is positive, or the sender stopped (then `false`). */

@@ -26,9 +26,31 @@ describe('ReceiveWindow: the receiver grants back what its consumer took, in ste
     expect(grants).toEqual([10]);
     expect(window.credit).toBe(10);
   });
+
+  it('renew gives the peer a whole window afresh but keeps what the consumer took and has not granted', () => {
+    const grants: number[] = [];
+    const window = new ReceiveWindow(100, 50, (bytes) => grants.push(bytes));
+    window.arrived(90);
+    window.take(30);
+    window.renew();
+    expect(window.credit).toBe(100);
+    window.take(20);
+    expect(grants).toEqual([50]);
+  });
 });
 
 describe('SendCredit: the sender spends while positive and waits for a grant', () => {
+  it('reset sets the balance to what the peer counts and wakes a sender waiting for it', async () => {
+    const credit = new SendCredit(5);
+    credit.charge(20);
+    const waiting = credit.untilCredit();
+    credit.reset(7);
+    expect(await waiting).toBe(true);
+    expect(credit.available).toBe(7);
+    credit.reset(-3);
+    expect(credit.hasCredit).toBe(false);
+  });
+
   it('waits at zero, resumes on a grant, and ends a wait when stopped', async () => {
     const credit = new SendCredit(10);
     credit.charge(15);

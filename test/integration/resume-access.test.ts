@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { AckLimit, connect, RpcError, type Client } from '../../src/client-node/index.js';
+import { connect, RpcError, type AcknowledgementPolicy, type Client } from '../../src/client-node/index.js';
 import { defineOperation } from '../../src/dispatcher/index.js';
 import { rawConnect, type RawConnectOptions } from '../../src/conformance/raw-connection.js';
 import type { RawPeer } from '../../src/conformance/raw-peer.js';
@@ -340,13 +340,14 @@ for (const carrier of sdkCarriers) {
       const seen: number[] = [];
       let ended: unknown;
       // The owner acknowledges only what its consumer has (item n is seq n + 1), so a takeUp after `seen.length` finds it all kept.
-      const acks = new AckLimit();
+      let acknowledge = (): void => undefined;
+      const acks: AcknowledgementPolicy = { limit: (received) => Math.min(received, seen.length), watch: (f) => (acknowledge = f), ended: (forget) => forget() };
       const stop = new AbortController();
       const reading = (async () => {
         try {
-          for await (const item of owner.iterate<{ n: number }>('test/guarded-ticker', { tag }, { id, ackLimit: acks, signal: stop.signal, onResumable: (t) => (token = t) })) {
+          for await (const item of owner.iterate<{ n: number }>('test/guarded-ticker', { tag }, { id, acknowledgements: acks, signal: stop.signal, onResumable: (t) => (token = t) })) {
             seen.push(item.n);
-            acks.raise(seen.length);
+            acknowledge();
           }
         } catch (error) {
           ended = error;
