@@ -45,6 +45,15 @@ const UNIT_DIRS = ['test/unit/', 'test/protocol/', 'test/flow/', 'test/io/', 'te
 /** Pure files that live beside the code they test, in directories that also hold integration tests. */
 const UNIT_FILES = [
   'test/bench/report.test.ts',
+  'test/client/client-call.test.ts',
+  'test/client/input-pump.test.ts',
+  'test/client/resuming-connection.test.ts',
+  'test/conformance/scenario-steps.test.ts',
+  'test/docs/docs-match-code.test.ts',
+  'test/fleet/fleet-contracts.test.ts',
+  'test/fleet/relay-acks.test.ts',
+  'test/lab/example-container.test.ts',
+  'test/server/teardown.test.ts',
   'test/bench/results.test.ts',
   'test/contracts/engine-references.test.ts',
   'test/contracts/types.test.ts',
