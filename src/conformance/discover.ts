@@ -40,6 +40,8 @@ export async function discoverFeatures(options: DiscoverOptions, base: Features)
     // Tokens configured: a caller without one is anonymous. Without tokens, local callers hold `*`.
     auth: identity === null,
     docker: names.has('docker/container/exec') ? base.docker || { image: 'callwire-test:busybox' } : false,
+    // The scenarios' probe operations come as a set (serve --conformance): one stands for all.
+    probes: names.has('conformance/echo'),
     limits: {
       maxInputBytes: limits.maxInputBytes,
       maxCallsInFlight: limits.maxCallsInFlight,
@@ -54,6 +56,7 @@ export async function discoverFeatures(options: DiscoverOptions, base: Features)
   const notes = [
     `auth: ${features.auth ? 'tokens configured (callers without one are anonymous)' : `no tokens: callers are "${identity?.subject ?? '?'}" with ${identity?.scopes.join(' ') ?? 'no scopes'}`}`,
     `docker: ${features.docker ? 'docker/container/exec offered' : 'no docker/container/exec'}`,
+    `probes: ${features.probes ? 'the probe operations conformance/* offered' : 'no probe operations conformance/* (callwire serve --conformance serves them): the scenarios that drive them are not applicable'}`,
     `limits: maxCallsInFlight ${limits.maxCallsInFlight}, maxInputBytes ${limits.maxInputBytes}, maxFrameBytes ${limits.maxFrameBytes}, maxNestingDepth ${features.limits.maxNestingDepth}, keepalive ${limits.keepaliveMs} ms, maxCallsPerIdentity ${limits.maxCallsPerIdentity ?? '?'}, handshakeTimeout ${limits.handshakeTimeoutMs ?? '?'} ms`,
   ];
   return { features, notes };

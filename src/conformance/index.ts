@@ -8,3 +8,4 @@ export { RawPeer, type RawWire, type CloseInfo } from './raw-peer.js';
 export { mismatch } from './match.js';
 export { discoverFeatures, type DiscoverOptions } from './discover.js';
 export { EventQueue, decodedEvent, type RawEvent } from './events.js';
+export { PROBES } from './scenario.js';

@@ -1,6 +1,6 @@
 import { isLoopbackName, type CodecName } from '../protocol/index.js';
 import type { WtCarrierChoice } from '../webtransport/index.js';
-import type { Features, Scenario } from './scenario.js';
+import { needsOf, PROBES, type Features, type Scenario } from './scenario.js';
 import { ScenarioRun } from './scenario-run.js';
 import { ScenarioSkip } from './verdict.js';
 
@@ -24,6 +24,8 @@ export interface ScenarioResult {
   readonly status: 'pass' | 'fail' | 'skip';
   readonly message: string;
   readonly ms: number;
+  /** A skip for what the server does not offer: the features it lacks. */
+  readonly missing?: readonly string[];
 }
 
 /** The features a scenario can require, from what the server claims. */
@@ -37,6 +39,7 @@ export function claimed(features: Features, transport: 'websocket' | 'webtranspo
   if (features.auth) set.add('auth');
   else set.add('no-auth');
   if (features.docker) set.add('docker');
+  if (features.probes) set.add(PROBES);
   if (features.limits.keepaliveMs > 0 && features.limits.keepaliveMs <= MAX_KEEPALIVE_UNDER_TEST_MS) set.add('keepalive');
   // Two connections' worth of calls fill it without touching maxCallsInFlight.
   const { maxCallsPerIdentity, maxCallsInFlight, handshakeTimeoutMs } = features.limits;
@@ -54,6 +57,7 @@ const WHY_MISSING: Readonly<Record<string, string>> = {
   auth: 'the server has no tokens, so it has no anonymous callers to refuse',
   'no-auth': 'the server has tokens configured',
   docker: 'the server offers no docker/container/exec',
+  [PROBES]: 'the server does not serve the probe operations conformance/* this scenario drives (callwire serve --conformance serves them)',
   'scopeless-token': 'no --scopeless-token was given',
   loopback: 'the server is not reached at a loopback address, so it need not check Host',
   keepalive: `the server's keepalive is off or longer than ${MAX_KEEPALIVE_UNDER_TEST_MS} ms (serve --keepalive 1 runs it)`,
@@ -71,8 +75,8 @@ export async function runScenario(area: string, scenario: Scenario, options: Run
   const transport = new URL(options.url).protocol === 'https:' ? 'webtransport' : 'websocket';
   const have = claimed(options.features, transport, options.codec, options.scopelessToken !== undefined, isLoopbackName(new URL(options.url).hostname));
   const base = { id: scenario.id, area, title: scenario.title, covers: scenario.covers };
-  const missing = scenario.requires.filter((f) => !have.has(f));
-  if (missing.length > 0) return { ...base, status: 'skip', message: `needs ${missing.map((f) => `${f} (${WHY_MISSING[f] ?? 'not claimed'})`).join(', ')}`, ms: 0 };
+  const missing = needsOf(scenario).filter((f) => !have.has(f));
+  if (missing.length > 0) return { ...base, status: 'skip', message: `needs ${missing.map((f) => `${f} (${WHY_MISSING[f] ?? 'not claimed'})`).join(', ')}`, ms: 0, missing };
   const run = new ScenarioRun(scenario, options);
   try {
     await run.setUp();

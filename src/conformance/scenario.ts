@@ -175,6 +175,8 @@ export const featuresSchema = z.strictObject({
   /** The server has tokens configured; the runner's token holds `*`. */
   auth: z.boolean(),
   docker: z.union([z.literal(false), z.strictObject({ image: z.string() })]),
+  /** The server serves the probe operations (`conformance/*`, `serve --conformance`) the scenarios drive. */
+  probes: z.boolean().default(true),
   limits: z.strictObject({
     maxInputBytes: z.number().int(),
     maxCallsInFlight: z.number().int(),
@@ -221,3 +223,14 @@ export function loadScenarios(dir: string = defaultScenarioDir): { area: string;
 export function loadFeatures(file: string = defaultFeaturesFile): Features {
   return featuresSchema.parse(JSON.parse(readFileSync(file, 'utf8')));
 }
+
+/** A probe operation named anywhere in a scenario's steps: as an operationId or in an HTTP path. */
+const PROBE_OPERATION = /conformance\/[a-z]/;
+
+/** What a scenario needs of the server: what it says, and the probe operations when its steps call one. */
+export function needsOf(scenario: Scenario): string[] {
+  return PROBE_OPERATION.test(JSON.stringify(scenario.steps)) ? [...scenario.requires, PROBES] : scenario.requires;
+}
+
+/** The feature a scenario needs when its steps call the probe operations. */
+export const PROBES = 'probes';

@@ -11,10 +11,13 @@ interface ConformanceFlags {
   scopelessToken?: string;
 }
 
+/** No scenario failed, but some could not run: not a verdict of non-conformance (1). */
+const INCOMPLETE_EXIT = 8;
+
 export function registerConformance(program: Command): void {
   program
     .command('conformance <url>')
-    .description("run the conformance scenarios (spec/conformance) against any server, over the raw protocol; exits 1 when one fails")
+    .description("run the conformance scenarios (spec/conformance) against any server, over the raw protocol; exits 1 when one fails, 8 when none failed but the run was incomplete (the server lacks the probe operations)")
     .option('--features <file>', 'what the server claims, for servers without services/info (default: asked of the server through services/info and services/list)')
     .option('--scenarios <dir>', 'scenario directory (default spec/conformance/scenarios)')
     .option('--only <pattern>', 'run only scenarios whose id or area contains this')
@@ -42,7 +45,11 @@ export function registerConformance(program: Command): void {
       if (opts.report) writeFileSync(opts.report, c.jsonReport(results, meta));
       if (opts.junit) writeFileSync(opts.junit, c.junitReport(results, `conformance ${flags.codec}`));
       const failed = results.filter((r) => r.status === 'fail').length;
+      const withoutProbes = results.filter((r) => r.missing?.includes(c.PROBES)).length;
       if (failed > 0) writeErr(`Error: ${failed} scenario(s) failed`);
-      process.exitCode = failed > 0 ? 1 : 0;
+      else if (withoutProbes > 0) {
+        writeErr(`[callwire] incomplete: ${withoutProbes} scenario(s) not applicable: this server does not serve the probe operations conformance/* they drive; run it with callwire serve --conformance to check them`);
+      }
+      process.exitCode = failed > 0 ? 1 : withoutProbes > 0 ? INCOMPLETE_EXIT : 0;
     });
 }
