@@ -27,7 +27,9 @@ export default defineConfig({
         test: { name: 'integration', include: files.integration, globalSetup: ['test/global-setup.ts'] },
       },
       {
-        // After the others, alone, one file after another in one worker.
+        // After the others, alone, one file after another in one worker (vitest 3 sets no worker
+        // count per project). They share its process: a bound on this process's own heap belongs
+        // in a project of its own forks (test/projects.ts, UNIT_FILES).
         extends: true,
         test: { name: 'serial', include: files.serial, globalSetup: ['test/global-setup.ts'], sequence: { groupOrder: 1 }, poolOptions: { forks: { singleFork: true } } },
       },

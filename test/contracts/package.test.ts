@@ -58,7 +58,8 @@ describe('the published package', () => {
 /** The npm packages a module imports, statically or dynamically (not node: builtins, not relative paths). */
 function packagesImportedBy(source: string): string[] {
   const names: string[] = [];
-  for (const [, spec] of source.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)['"]([^'"]+)['"]/g)) {
+  // A package loaded when first used, by createRequire, counts as imported too.
+  for (const [, spec] of source.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|\bcreateRequire\(import\.meta\.url\)\(\s*)['"]([^'"]+)['"]/g)) {
     if (spec!.startsWith('.') || spec!.startsWith('node:')) continue;
     const parts = spec!.split('/');
     names.push(spec!.startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0]!);
