@@ -4,6 +4,7 @@ import {
   encodeFrame,
   FrameDecoder,
   envelopes,
+  pinnedCertificate,
   RpcError,
   type Codec,
   type CodecName,
@@ -43,7 +44,7 @@ export type OpenSession = (url: string, options: OpenOptions) => Promise<Pick<Op
 export const openBrowserWebTransport: OpenSession = async (url, options) => {
   const Native = (globalThis as { WebTransport?: new (url: string, init: Record<string, unknown>) => WtSession }).WebTransport;
   if (!Native) throw new Error('this platform has no WebTransport');
-  const init = options.certHash ? { serverCertificateHashes: [{ algorithm: 'sha-256', value: hexBytes(options.certHash.replace(/:/g, '')) }] } : {};
+  const init = options.certHash ? { serverCertificateHashes: [pinnedCertificate(options.certHash)] } : {};
   const session = new Native(url, init);
   session.closed.catch(() => undefined);
   return { session, carrier: 'http/3' };
@@ -232,10 +233,4 @@ function connectFailure(url: string, error: unknown, certHash: string | undefine
     ? ". The server's certificate is not trusted here: a server with a self-signed certificate is reached with --cert-hash <sha256> (the SDK's certHash), from the 'certificate sha256' line its banner prints"
     : '';
   return new RpcError('UNAVAILABLE', `could not connect to ${redact(url)}: ${untrusted ? message.replace(/\.$/, '') : message}${hint}`);
-}
-
-function hexBytes(hex: string): Uint8Array {
-  const out = new Uint8Array(hex.length / 2);
-  for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.slice(i * 2, i * 2 + 2), 16);
-  return out;
 }

@@ -4,6 +4,7 @@
  */
 export { eventTypes, isEventType, calleeEvents, type EventType } from './event-types.js';
 export type { Carrier, WebTransportCarrier } from './carrier.js';
+export { pinnedCertificate } from './pinned-certificate.js';
 export {
   envelopeSchema,
   requestedPayloadSchema,

@@ -1,4 +1,4 @@
-import type { WebTransportCarrier } from '../protocol/index.js';
+import { pinnedCertificate, type WebTransportCarrier } from '../protocol/index.js';
 import { findDeno, openHttp3Session } from './deno.js';
 import { webTransportWindows } from './windows.js';
 import { loadWebTransport, type WtSession } from './types.js';
@@ -39,7 +39,7 @@ export async function openWebTransport(url: string, options: OpenOptions = {}): 
   // A browser has its own WebTransport, over HTTP/3: no library, no polyfill.
   const Native = (globalThis as { WebTransport?: new (url: string, init: Record<string, unknown>) => WtSession }).WebTransport;
   if (Native) {
-    const wt = new Native(url, options.certHash ? { serverCertificateHashes: [{ algorithm: 'sha-256', value: hexBytes(options.certHash.replace(/:/g, '')) }] } : {});
+    const wt = new Native(url, options.certHash ? { serverCertificateHashes: [pinnedCertificate(options.certHash)] } : {});
     wt.closed.catch(() => undefined);
     return { session: wt, carrier: 'http/3', resets: !('Deno' in globalThis) };
   }
@@ -87,15 +87,9 @@ async function race(h3: WtSession, openH2: () => Promise<WtSession>): Promise<Op
 async function openHttp2(url: string, certHash: string | undefined): Promise<WtSession> {
   const lib = await loadWebTransport();
   const init: Record<string, unknown> = { forceReliable: true, ...webTransportWindows };
-  if (certHash) init['serverCertificateHashes'] = [{ algorithm: 'sha-256', value: hexBytes(certHash.replace(/:/g, '')) }];
+  if (certHash) init['serverCertificateHashes'] = [pinnedCertificate(certHash)];
   const wt = new lib.WebTransport(url, init);
   // A failed handshake also rejects `closed`; callers learn of it through `ready`.
   wt.closed.catch(() => undefined);
   return wt;
-}
-
-function hexBytes(hex: string): Uint8Array {
-  const out = new Uint8Array(hex.length / 2);
-  for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.slice(i * 2, i * 2 + 2), 16);
-  return out;
 }
