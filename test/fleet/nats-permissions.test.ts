@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, PermissionViolationError, type Msg, type NatsConnection, type NodeConnectionOptions, type Subscription } from '@nats-io/transport-node';
 import { freePort, NatsCluster, type NatsUser } from '../support/nats-cluster.js';
-import { until } from '../support/wait.js';
+import { sleep, until } from '../support/wait.js';
 
 /**
  * The NATS cluster scripts/nats-cluster.sh configures, driven by the raw NATS client: each agent
@@ -175,6 +175,13 @@ describe('NATS permissions of the fleet (scripts/nats-cluster.sh)', () => {
     try {
       await until(() => /authentication error/.test(cluster.logOf(1)), 'node 1 refusing the route');
       const routes = async (monitor: string) => ((await (await fetch(`${monitor}/routez`)).json()) as { num_routes: number }).num_routes;
+      // The route is tried, and refused, before the rogue's own monitor may listen: wait for it.
+      const deadline = Date.now() + 10_000;
+      while (!(await fetch(`http://127.0.0.1:${httpPort}/varz`).then(() => true, () => false)) && rogue.exitCode === null) {
+        if (Date.now() > deadline) throw new Error("timed out waiting for the rogue server's monitor");
+        await sleep(50);
+      }
+      expect(rogue.exitCode, 'the rogue server exited').toBeNull();
       expect(await routes(`http://127.0.0.1:${httpPort}`)).toBe(0);
       expect(await routes(cluster.monitorUrls[0]!)).toBe(2);
     } finally {
