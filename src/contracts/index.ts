@@ -60,3 +60,14 @@ export {
   type ServerLimits,
   type ServerStats,
 } from './services.js';
+export {
+  archiveStatContract,
+  archiveGetContract,
+  archivePutContract,
+  archiveTerminalFrame,
+  archiveErrors,
+  containerPath,
+  pathStat,
+  type PathStat,
+  type ArchiveTerminalFrame,
+} from './docker-archive.js';
