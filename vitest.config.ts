@@ -4,8 +4,10 @@ import { testProjects } from './test/projects.js';
 
 // Which file runs in which project, and why: test/projects.ts (docs/development.md "Testing").
 const files = testProjects(import.meta.dirname);
-// Two workers suit the 2-core CI machine: the tests wait on engines and sockets more than on the CPU.
-const workers = Number(process.env['CALLWIRE_TEST_WORKERS'] ?? 2);
+// Four workers on the 2-core CI machine: a file waits on engines, sockets and child processes
+// far more than it computes (the conformance file used 32 s of CPU in a 90 s run), so two
+// workers left the cores mostly idle. Each worker has its own ports (test/support/ports.ts).
+const workers = Number(process.env['CALLWIRE_TEST_WORKERS'] ?? 4);
 
 export default defineConfig({
   test: {
@@ -29,7 +31,7 @@ export default defineConfig({
       {
         // After the others, alone, one file after another in one worker (vitest 3 sets no worker
         // count per project). They share its process: a bound on this process's own heap belongs
-        // in a project of its own forks (test/projects.ts, UNIT_FILES).
+        // in integration or unit, where each file has a fork of its own (test/projects.ts).
         extends: true,
         test: { name: 'serial', include: files.serial, globalSetup: ['test/global-setup.ts'], sequence: { groupOrder: 1 }, poolOptions: { forks: { singleFork: true } } },
       },

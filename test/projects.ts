@@ -5,25 +5,36 @@ import { join } from 'node:path';
  * Which vitest project each test file runs in (docs/development.md "Testing"). A file a list
  * below names goes where the list says; any other file goes to the first that fits:
  *
- * 1. `serial`, one file at a time with nothing else running: a file whose source starts a
- *    NATS cluster or a fleet of its own (free ports are picked, released, then bound, so two
- *    starts at once can take the same port; nodes are killed on purpose), uses network
- *    namespaces or iptables (machine-wide), or measures memory (a bound on RSS or heap would
- *    also measure a neighbour's load on the engine).
+ * 1. `serial`, one file at a time with nothing else running, after the others: a file that
+ *    changes the machine's own network (a veth and an address in the root namespace:
+ *    test/support/netns-host.ts, bench/netns.ts; iptables rules of its own), or one that
+ *    SERIAL_FILES names: a bound in wall-clock time (a signal, a cancellation or an idle
+ *    close within N ms, which a loaded neighbour could stretch), or another machine-wide effect.
  * 2. `unit`, in parallel, no Docker, no NATS, no dist build: the files in UNIT_DIRS.
  * 3. `integration`, in parallel, with the built dist/ and the Docker engine: everything else,
- *    so a new file nobody classified gets everything it could need.
+ *    so a new file nobody classified gets everything it could need. That includes what is
+ *    safe beside a neighbour by construction:
+ *    - a NATS cluster or a fleet of its own (test/support/nats-cluster.ts, fleet.ts) or any
+ *      port picked now and bound later: test/support/ports.ts hands each vitest worker its own
+ *      range, below the kernel's ephemeral ports, so two files never pick the same port;
+ *    - the shared cluster of CALLWIRE_NATS_* (/work/test-env.sh, .ci/run): its host users are
+ *      shared too, so such a file runs agents under host ids of its own cluster's, or none;
+ *    - a memory bound: each file runs in a fork of its own (vitest.config.ts, isolate), so a
+ *      bound on its own heap or on a child's RSS measures only what the file started. A file
+ *      that bounds its own heap must never be `serial`, whose files share one process
+ *      (test/lint/projects.test.ts holds this);
+ *    - network namespaces of its own (test/support/netns-link.ts: both ends, the veth and
+ *      the iptables rules live inside namespaces named by its process id).
  *
  * test/unit-guard.ts fails a `unit` test that reaches for Docker or NATS, so a file put
  * there by mistake shows at once.
  */
 
 /** Marks in a file's source that make it serial (see rule 1). */
-const SERIAL_MARKS: RegExp[] = [
-  /support\/nats-cluster\.js|support\/fleet\.js|scripts\/nats-cluster\.sh/,
-  /netns|iptables/,
-  /process\.memoryUsage\(\)|\brssOf\(|\/statm\b|\bRSS\b/,
-];
+export const SERIAL_MARKS: RegExp[] = [/support\/netns-host\.js|bench\/netns\.js/, /\biptables\b/];
+
+/** Marks of a bound on the file's own process's heap, which `serial`'s shared process would spoil. */
+export const OWN_HEAP_MARKS: RegExp[] = [/process\.memoryUsage\(\)/];
 
 /** Serial for a reason its source does not show by a mark. */
 const SERIAL_FILES = [
@@ -33,10 +44,9 @@ const SERIAL_FILES = [
   'test/cli/subscribe.test.ts',
   'test/cli/signals.test.ts',
   'test/cli/exec.test.ts',
-  // Exhausts the process's file descriptors on purpose.
-  'test/docker/descriptor-exhaustion.test.ts',
-  // Runs the benchmarks themselves.
-  'test/bench/smoke.test.ts',
+  'test/fleet/link-loss.test.ts',
+  // Starts a second Docker engine, and uses the shared engine's `demo` container by its name.
+  'test/integration/demo-fleet.test.ts',
 ];
 
 /** Directories of pure code: state machines, codecs, lint rules. */

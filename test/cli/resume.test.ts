@@ -6,6 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { cliPath, runCli, type CliRun } from '../support/cli.js';
 import { DockerFixture, dockerHost } from '../support/docker.js';
 import { NetnsLink, netnsUnavailable } from '../support/netns-link.js';
+import { freePort } from '../support/ports.js';
 import { TcpProxy, type CutSide } from '../support/tcp-proxy.js';
 import { Tmux } from '../support/tmux.js';
 import { until } from '../support/wait.js';
@@ -208,8 +209,10 @@ describe('callwire exec across a cut connection (resume)', () => {
    * server (its calls and their records gone) and starts a new one on the same port.
    */
   const restartable = async (): Promise<{ url: string; container: string; restart: () => Promise<void> }> => {
-    const own = await serve();
-    const port = new URL(own.url).port;
+    // A port of this worker's own (test/support/ports.ts): the kernel's pick could be taken by
+    // another test's outgoing connection while the server is down, and the restart then fail.
+    const port = String(await freePort('127.0.0.1'));
+    const own = await serve(['--port', port]);
     const { url } = await relayTo(own.url);
     const container = await docker.container();
     return {

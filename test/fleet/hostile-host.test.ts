@@ -9,7 +9,7 @@ import { DockerFixture, RUN_LABEL, TEST_IMAGE } from '../support/docker.js';
 import { logFleetOnFailure, within } from '../support/fleet-exec.js';
 import { Fleet, type GatewayRun } from '../support/fleet.js';
 import { HostileAgent } from '../support/hostile-agent.js';
-import { freePort } from '../support/nats-cluster.js';
+import { freePort } from '../support/ports.js';
 import { until } from '../support/wait.js';
 
 /**

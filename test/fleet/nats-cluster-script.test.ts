@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { connect } from '@nats-io/transport-node';
-import { freePort, NATS_CLUSTER_SCRIPT, parseEnv } from '../support/nats-cluster.js';
+import { NATS_CLUSTER_SCRIPT, parseEnv } from '../support/nats-cluster.js';
+import { freePorts } from '../support/ports.js';
 import { isRunning } from '../support/proc.js';
 
 const run = promisify(execFile);
@@ -27,7 +28,7 @@ describe('scripts/nats-cluster.sh', () => {
   });
 
   it('up starts three routed nodes, prints their URLs and a password per user; a second up keeps them; a new host is added in place; down removes everything', async () => {
-    const ports = await Promise.all(Array.from({ length: 9 }, () => freePort('127.0.0.1')));
+    const ports = await freePorts('127.0.0.1', 9);
     env = {
       ...process.env,
       CALLWIRE_NATS_ROOT: root,

@@ -4,7 +4,8 @@ import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, PermissionViolationError, type Msg, type NatsConnection, type NodeConnectionOptions, type Subscription } from '@nats-io/transport-node';
-import { freePort, NatsCluster, type NatsUser } from '../support/nats-cluster.js';
+import { NatsCluster, type NatsUser } from '../support/nats-cluster.js';
+import { freePort } from '../support/ports.js';
 import { sleep, until } from '../support/wait.js';
 
 /**

@@ -1,12 +1,13 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { connect as tcpConnect, createServer } from 'node:net';
+import { connect as tcpConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import Docker from 'dockerode';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.js';
+import { freePorts } from '../support/ports.js';
 import { childPids, isRunning } from '../support/proc.js';
 import { skipTitle } from '../support/skip.js';
 import { until } from '../support/wait.js';
@@ -14,17 +15,6 @@ import { until } from '../support/wait.js';
 const ROOT = resolve(import.meta.dirname, '../..');
 const NATS_SCRIPT = join(ROOT, 'scripts/nats-cluster.sh');
 const ENGINE_A = process.env['CALLWIRE_DOCKER_ROOT'] ?? '/tmp/callwire-docker';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function listening(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -62,9 +52,7 @@ describe.skipIf(demoMissing !== undefined)(skipTitle('npm run fleet', demoMissin
   it('serves a/demo and b/demo from two engines behind one gateway; Ctrl-C stops all it started and leaves no port open', async () => {
     const engineA = new Docker({ socketPath: `${ENGINE_A}/docker.sock` });
     const demoBefore = await engineA.getContainer('demo').inspect().then(() => true, () => false);
-    const ports = new Set<number>();
-    while (ports.size < 10) ports.add(await freePort());
-    const [port = 0, ...natsPorts] = ports;
+    const [port = 0, ...natsPorts] = await freePorts('127.0.0.1', 10);
     const [clientPorts, clusterPorts, httpPorts] = [natsPorts.slice(0, 3), natsPorts.slice(3, 6), natsPorts.slice(6, 9)];
     const script = spawn('bash', ['scripts/demo-fleet.sh'], {
       cwd: ROOT,

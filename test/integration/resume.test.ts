@@ -4,6 +4,7 @@ import { codecs, encodeFrame, envelopes, FrameDecoder } from '../../src/protocol
 import type { RunningServer } from '../../src/server/index.js';
 import { openWebTransport } from '../../src/webtransport/index.js';
 import { runCli } from '../support/cli.js';
+import { freePort } from '../support/ports.js';
 import { hasHttp3, http3Missing, ServerFixture, transportCases, type TransportCase } from '../support/server-fixture.js';
 import { skipTitle } from '../support/skip.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
@@ -232,7 +233,9 @@ describe('a resumable call over WebTransport HTTP/2 whose stream the caller rese
 describe('a resumable call whose server was killed and restarted', () => {
   it('a call the server no longer has (it was killed and restarted) fails UNAVAILABLE, saying it could not be resumed, never ending as if complete', async () => {
     const serve = (port: number) => runCli(['serve', '--port', String(port), '--no-webtransport', '--conformance'], { stdin: 'ignore', env: { DOCKER_HOST: 'unix:///nonexistent' } });
-    const first = serve(0);
+    // A port of this worker's own (test/support/ports.ts): the kernel's pick could be taken by
+    // another test's outgoing connection while the server is down, and the restart then fail.
+    const first = serve(await freePort('127.0.0.1'));
     const url = (await first.waitFor(/ws:\/\/127\.0\.0\.1:\d+\/callwire/, 'stdout', 15_000)).trim();
     let second: ReturnType<typeof serve> | undefined;
     const client = await connect(url, { ...{ codec: 'msgpack' as const }, resume: { graceMs: 10_000 } });

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type ServerOptions } from '../../src/server/index.js';
-import { freePort, NatsCluster } from '../support/nats-cluster.js';
+import { NatsCluster } from '../support/nats-cluster.js';
+import { freePort } from '../support/ports.js';
 import { openFileHandles, ownListeningPorts, ownTcpSockets } from '../support/own-handles.js';
 import { until } from '../support/wait.js';
 

@@ -1,9 +1,9 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { freePorts } from './ports.js';
 
 export const NATS_CLUSTER_SCRIPT = join(import.meta.dirname, '../../scripts/nats-cluster.sh');
 const run = promisify(execFile);
@@ -26,24 +26,6 @@ export interface NatsClusterOptions {
   wrap?: (node: number) => string[];
 }
 
-/** A TCP port nothing listens on now: the kernel's pick for port 0, released. */
-export function freePort(host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, host, () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function freePorts(host: string, count: number): Promise<number[]> {
-  const ports = new Set<number>();
-  while (ports.size < count) ports.add(await freePort(host));
-  return [...ports];
-}
-
 /** The `export NAME=value` lines of `scripts/nats-cluster.sh env` (values shell-quoted by `printf %q`). */
 export function parseEnv(text: string): Map<string, string> {
   const env = new Map<string, string>();
@@ -61,7 +43,8 @@ process.once('exit', () => {
 });
 
 /**
- * A NATS cluster of its own for a test, in a temporary directory on free ports: the
+ * A NATS cluster of its own for a test, in a temporary directory on ports of its worker's own
+ * (./ports.ts, so files starting clusters side by side do not collide): the
  * configuration and credentials are the ones scripts/nats-cluster.sh writes (its `configure`),
  * the nodes are this process's children, so a test can kill one (`kill(node, 'SIGKILL')`)
  * and start it again (`start(node)`). Nodes are numbered from 1. Call `stop()` in afterAll.
