@@ -17,8 +17,9 @@ import { join } from 'node:path';
  *    - a NATS cluster or a fleet of its own (test/support/nats-cluster.ts, fleet.ts) or any
  *      port picked now and bound later: test/support/ports.ts hands each vitest worker its own
  *      range, below the kernel's ephemeral ports, so two files never pick the same port;
- *    - the shared cluster of CALLWIRE_NATS_* (/work/test-env.sh, .ci/run): its host users are
- *      shared too, so such a file runs agents under host ids of its own cluster's, or none;
+ *    - the shared cluster of CALLWIRE_NATS_* (scripts/nats-cluster.sh up, .ci/run), read or
+ *      used as its gateway user: its host users are every file's, so a file that runs agents
+ *      starts a fleet of its own;
  *    - a memory bound: each file runs in a fork of its own (vitest.config.ts, isolate), so a
  *      bound on its own heap or on a child's RSS measures only what the file started. A file
  *      that bounds its own heap must never be `serial`, whose files share one process
@@ -31,7 +32,7 @@ import { join } from 'node:path';
  */
 
 /** Marks in a file's source that make it serial (see rule 1). */
-export const SERIAL_MARKS: RegExp[] = [/support\/netns-host\.js|bench\/netns\.js/, /\biptables\b/];
+const SERIAL_MARKS: RegExp[] = [/support\/netns-host\.js|bench\/netns\.js/, /\biptables\b/];
 
 /** Marks of a bound on the file's own process's heap, which `serial`'s shared process would spoil. */
 export const OWN_HEAP_MARKS: RegExp[] = [/process\.memoryUsage\(\)/];
