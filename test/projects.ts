@@ -46,6 +46,9 @@ const SERIAL_FILES = [
   'test/cli/signals.test.ts',
   'test/cli/exec.test.ts',
   'test/fleet/link-loss.test.ts',
+  // A fleet's failover in seconds: heartbeats each second, a host down after 3 s of silence,
+  // calls to it failing within 10 s and it routable again within 15 s of its restart.
+  'test/fleet/fleet-failures.test.ts',
   // Starts a second Docker engine, and uses the shared engine's `demo` container by its name.
   'test/integration/demo-fleet.test.ts',
 ];
@@ -82,6 +85,8 @@ const UNIT_FILES = [
   'test/webtransport/bridge-protocol.test.ts',
   // Names the serial marks as text, to test them.
   'test/lint/projects.test.ts',
+  // Binds loopback ports of its own, nothing else.
+  'test/support/ports.test.ts',
 ];
 
 /** Files in UNIT_DIRS that need more than pure code. */

@@ -14,10 +14,11 @@ const FIRST = 10_000;
 const SLICE = 2_000;
 const SLICES = 11; // 10,000 ... 31,999
 
-/** The slice of this process: its vitest worker's (1, 2, ...), or 0 outside vitest (a bench run by hand). */
-function slice(): number {
+/** The ports of this process's slice: its vitest worker's (1, 2, ...), or slice 0 outside vitest (a bench run by hand). */
+export function workerPorts(): { first: number; last: number } {
   const pool = Number(process.env['VITEST_POOL_ID'] ?? 0);
-  return Number.isInteger(pool) && pool > 0 ? 1 + ((pool - 1) % (SLICES - 1)) : 0;
+  const slice = Number.isInteger(pool) && pool > 0 ? 1 + ((pool - 1) % (SLICES - 1)) : 0;
+  return { first: FIRST + slice * SLICE, last: FIRST + slice * SLICE + SLICE - 1 };
 }
 
 // A process spawned by a test (the bench's own cluster) shares its worker's slice: it starts
@@ -34,13 +35,13 @@ function listenable(host: string, port: number): Promise<boolean> {
 
 /** A TCP port on `host` that nothing listens on now and that no other worker of this run picks. */
 export async function freePort(host: string): Promise<number> {
-  const base = FIRST + slice() * SLICE;
+  const { first, last } = workerPorts();
   for (let tried = 0; tried < SLICE; tried++) {
-    const port = base + next;
+    const port = first + next;
     next = (next + 1) % SLICE;
     if (await listenable(host, port)) return port;
   }
-  throw new Error(`no free TCP port on ${host} in ${base}-${base + SLICE - 1}`);
+  throw new Error(`no free TCP port on ${host} in ${first}-${last}`);
 }
 
 /** `count` distinct free ports (see freePort). */
