@@ -49,6 +49,9 @@ const SERIAL_FILES = [
   // A fleet's failover in seconds: heartbeats each second, a host down after 3 s of silence,
   // calls to it failing within 10 s and it routable again within 15 s of its restart.
   'test/fleet/fleet-failures.test.ts',
+  // A flood's rate in wall-clock time (over 100 tables of 1 MB in 15 s), and another host's
+  // calls within 5 s under it: a neighbour's load slows the flooder and the calls alike.
+  'test/fleet/hostile-host-flow.test.ts',
   // Starts a second Docker engine, and uses the shared engine's `demo` container by its name.
   'test/integration/demo-fleet.test.ts',
 ];
