@@ -35,8 +35,11 @@ describe('end-to-end backpressure: a reader that pauses', () => {
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     const before = heap();
     await sleep(1500);
-    // The CLI is the node process under bash.
-    const cli = childPids(child.pid!).find((pid) => commandLine(pid).some((arg) => arg.includes('main.js')))!;
+    // The CLI is the node process under bash: on a loaded machine bash may not have started it yet.
+    const cliUnderBash = (): number | undefined => childPids(child.pid!).find((pid) => commandLine(pid).some((arg) => arg.includes('main.js')));
+    for (let waited = 0; cliUnderBash() === undefined && waited < 15_000; waited += 100) await sleep(100);
+    const cli = cliUnderBash();
+    if (cli === undefined) throw new Error('the CLI did not start under bash within 15 s');
     let cliPeak = 0;
     let serverPeak = 0;
     for (let t = 0; t < 14; t++) {
