@@ -6,6 +6,7 @@
  * CALLWIRE_DIST names another build's `dist/` (an absolute path): `--baseline` starts a
  * second server process with it, so two builds run side by side under one bench.
  */
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type * as NodeFlags from '../src/cli/node-flags.js';
@@ -29,7 +30,8 @@ export async function loadBuild(dist: string): Promise<Build> {
   const load = async <T>(path: string): Promise<T> => (await import(pathToFileURL(resolve(dist, path)).href)) as T;
   return {
     dist: resolve(dist),
-    client: await load<typeof Client>('client-node/index.js'),
+    // A build from before the client's browser/Node split (1959227 and older) has its Node client at client/.
+    client: await load<typeof Client>(existsSync(resolve(dist, 'client-node/index.js')) ? 'client-node/index.js' : 'client/index.js'),
     protocol: await load<typeof Protocol>('protocol/index.js'),
     server: await load<typeof Server>('server/index.js'),
     nodeFlags: await load<typeof NodeFlags>('cli/node-flags.js'),

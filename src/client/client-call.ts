@@ -117,7 +117,7 @@ export class ClientCall {
     this.connection = connection;
     this.resuming = this.token !== undefined;
     const request = this.resuming ? this.resumeRequest() : this.request;
-    this.channel = connection.startCall(request, { frame: (e, bytes) => this.frame(e, bytes), lost: (error) => this.lost(error) });
+    this.channel = connection.startCall(request, { frame: (e, bytes) => this.frame(e, bytes), lost: (error, final) => this.lost(error, final) });
     if (this.abortPending) this.abort();
   }
 
@@ -244,8 +244,8 @@ export class ClientCall {
     atOnce = false;
   }
 
-  private lost(error: RpcError): void {
-    if (this.token === undefined || this.abortPending || !this.keeper) return this.fail(error);
+  private lost(error: RpcError, final = false): void {
+    if (final || this.token === undefined || this.abortPending || !this.keeper) return this.fail(error);
     this.channel = undefined;
     this.resuming = false;
     this.lostAt ??= Date.now();

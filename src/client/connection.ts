@@ -5,7 +5,8 @@ import type { ClientCall } from './client-call.js';
 export interface CallSink {
   /** `bytes`: the frame's encoded size, for output credit (§4.8). */
   frame(envelope: Envelope, bytes: number): void;
-  lost(error: RpcError): void;
+  /** `final`: the server said it is going away (spec §4.9), so no connection will take the call up again. */
+  lost(error: RpcError, final?: boolean): void;
 }
 
 /** The client's side of one call on a connection. */

@@ -1,4 +1,4 @@
-import { codecs, decodeEnvelope, envelopes, RpcError, subprotocols, type Codec, type CodecName, type Envelope } from '../protocol/index.js';
+import { codecs, decodeEnvelope, envelopes, isServerShutdown, RpcError, subprotocols, type Codec, type CodecName, type Envelope } from '../protocol/index.js';
 import type { CallChannel, CallSink, ClientConnection } from './connection.js';
 
 /** The WebSocket a platform has: a browser's own, or in Node the `ws` package's. */
@@ -100,8 +100,12 @@ export async function connectWebSocket(
   const stopWatching = platform.watch?.(socket);
   socket.addEventListener('close', (event: { code: number; reason: string }) => {
     stopWatching?.();
-    const error = new RpcError('UNAVAILABLE', `connection closed (${event.code}${event.reason ? `: ${event.reason}` : ''})`);
-    for (const sink of [...sinks.values()]) sink.lost(error);
+    // The server going away ends its calls with it: waiting out a resume grace against it would only delay the failure.
+    const shutdown = isServerShutdown(event.code, event.reason);
+    const error = shutdown
+      ? new RpcError('UNAVAILABLE', `the server at ${redact(url)} is shutting down (it closed the connection with ${event.code} ${event.reason})`)
+      : new RpcError('UNAVAILABLE', `connection closed (${event.code}${event.reason ? `: ${event.reason}` : ''})`);
+    for (const sink of [...sinks.values()]) sink.lost(error, shutdown);
     sinks.clear();
     closedResolve();
   });

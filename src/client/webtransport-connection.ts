@@ -4,6 +4,7 @@ import {
   encodeFrame,
   FrameDecoder,
   envelopes,
+  isServerShutdown,
   pinnedCertificate,
   RpcError,
   type Codec,
@@ -11,6 +12,7 @@ import {
   type Envelope,
   type WebTransportCarrier,
 } from '../protocol/index.js';
+import { nextTurn } from '../flow/index.js';
 import type { OpenedSession, OpenOptions, WtCarrierChoice, WtSession } from '../webtransport/index.js';
 import type { CallChannel, CallSink, ClientConnection } from './connection.js';
 import { SharedCallStream } from './shared-call-stream.js';
@@ -91,14 +93,28 @@ export async function connectWebTransport(
 
   const sinks = new Set<CallSink>();
   let open = true;
+  /** Set when the server closed the session saying it is going away (spec §4.9). */
+  let shutdown: RpcError | undefined;
   const closed = wt.closed
     .catch(() => undefined)
-    .then(() => {
+    .then((info) => {
       open = false;
-      const error = new RpcError('UNAVAILABLE', 'connection closed');
-      for (const sink of [...sinks]) sink.lost(error);
+      // The server going away ends its calls with it: waiting out a resume grace against it would only delay the failure.
+      if (info && isServerShutdown(info.closeCode ?? 0, info.reason ?? '')) {
+        shutdown = new RpcError('UNAVAILABLE', `the server at ${redact(url)} is shutting down (it closed the session with ${info.closeCode} ${info.reason})`);
+      }
+      const error = shutdown ?? new RpcError('UNAVAILABLE', 'connection closed');
+      for (const sink of [...sinks]) sink.lost(error, shutdown !== undefined);
       sinks.clear();
     });
+  /**
+   * A call stream's failure, told a turn later: a session's close errors its streams just
+   * before it settles `closed`, and a stream that ended with its session ends as the session did.
+   */
+  const streamLost = (sink: CallSink, error: RpcError): void =>
+    nextTurn(() => (shutdown ? sink.lost(shutdown, true) : sink.lost(error)));
+  /** `sink`, its losses told as `streamLost` tells them. */
+  const onStream = (sink: CallSink): CallSink => ({ frame: (envelope, bytes) => sink.frame(envelope, bytes), lost: (error) => streamLost(sink, error) });
 
   // WTS-1: one shared stream per session, asked for once; a refusal is for the whole session.
   let sharingRefused = options.sharedStream === false;
@@ -157,7 +173,8 @@ export async function connectWebTransport(
       }
       if (delivering && !finished) throw new RpcError('UNAVAILABLE', 'the server closed the call stream before its terminal event');
     })().catch((error: unknown) => {
-      if (delivering && !finished) sink.lost(error instanceof RpcError ? error : new RpcError('UNAVAILABLE', `call stream failed: ${String(error)}`));
+      // A stream that ended with its session: the session's end tells the call (`closed` above).
+      if (delivering && !finished && open) streamLost(sink, error instanceof RpcError ? error : new RpcError('UNAVAILABLE', `call stream failed: ${String(error)}`));
       finish();
     });
     return {
@@ -186,14 +203,14 @@ export async function connectWebTransport(
     headerAuth: false,
     closed,
     startCall(request, sink) {
-      if (sharedReady?.alive) return sharedReady.startCall(request, sink);
+      if (sharedReady?.alive) return sharedReady.startCall(request, onStream(sink));
       if (sharingRefused) return streamPerCall(request, sink);
       // The first call (or the first after a shared stream ended) waits for the callee's answer (WTS-2).
       let chosen: CallChannel | undefined;
       let dropped = false;
       void sharedStream().then((shared) => {
         if (dropped) return;
-        chosen = shared?.alive ? shared.startCall(request, sink) : streamPerCall(request, sink);
+        chosen = shared?.alive ? shared.startCall(request, onStream(sink)) : streamPerCall(request, sink);
       });
       return {
         abort() {

@@ -56,6 +56,7 @@ export class CallTable implements CallHost {
   private readonly waitingOnConnection = new Set<LiveCall>();
   private readonly idle = new Wakeup();
   private accepting = true;
+  private shuttingDown = false;
   private closed = false;
   private callsStarted = 0;
 
@@ -267,8 +268,13 @@ export class CallTable implements CallHost {
     this.options.onClose?.();
   }
 
-  /** Graceful shutdown: refuse new calls, give live ones `graceMs` to end, then end the rest with UNAVAILABLE. */
+  /**
+   * Graceful shutdown: refuse new calls, give live ones `graceMs` to end, then end the rest
+   * with UNAVAILABLE. Called again while the first waits (a second Ctrl-C), the grace ends now.
+   */
   async shutdown(graceMs: number): Promise<void> {
+    if (this.shuttingDown) return this.idle.wake();
+    this.shuttingDown = true;
     this.accepting = false;
     if (this.liveCalls() > 0) {
       let timer: ReturnType<typeof setTimeout> | undefined;

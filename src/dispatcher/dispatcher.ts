@@ -67,7 +67,7 @@ export interface Dispatcher {
   connect(congested?: () => boolean, options?: { readonly unacknowledgedOutput?: boolean }): CallTable;
   /** A frame session over a new connection; `identity` defaults to the anonymous identity. */
   open(transport: SessionTransport, identity?: Identity | null): Session;
-  /** Refuses new calls, lets live ones end within `graceMs`, then ends the rest with UNAVAILABLE. */
+  /** Refuses new calls, lets live ones end within `graceMs`, then ends the rest with UNAVAILABLE; called again, ends them now. */
   shutdown(graceMs?: number): Promise<void>;
 }
 

@@ -54,7 +54,13 @@ export class AgentLink {
     return this.vcs.size;
   }
 
-  start(): void {
+  /**
+   * Resolves once the NATS server has the agent's subscription (a flush's round trip on the
+   * same connection): a gateway's `open` that reaches the server before it is delivered to
+   * nobody, and the virtual connection's next message then finds an agent that never heard
+   * of it. A gateway on another connection may dial as soon as this resolves.
+   */
+  async start(): Promise<void> {
     const { nc, host } = this.options;
     this.subscription = nc.subscribe(toHost(host), {
       callback: guarded(this.options.logger, 'the link from the gateways', (msg) => {
@@ -72,6 +78,8 @@ export class AgentLink {
       }
     }, Math.min(2000, idleMs / 2));
     this.sweeper.unref();
+    // A connection that breaks meanwhile subscribes again once it is back; a start that threw would only stop the agent.
+    await nc.flush().catch(() => undefined);
   }
 
   /**

@@ -60,7 +60,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   made.counters = connected.counters;
   const agentLink = new AgentLink({ nc, host: options.hostId, dispatcher, logger: options.logger });
   made.link = agentLink;
-  agentLink.start();
+  await agentLink.start();
   // What the agent sent while its NATS connection was down is lost: its connections end now, as lost.
   connected.onDisconnect(() => agentLink.loseAll());
   const beacon = new AgentBeacon(nc, options.hostId, options.engine, options.logger);

@@ -48,3 +48,15 @@ export const closeCodes = {
 } as const;
 
 export type CloseCode = (typeof closeCodes)[keyof typeof closeCodes];
+
+/**
+ * The reason a server gives with GOING_AWAY when it is shutting down (§4.9): its calls end
+ * with it, so a client takes none of them up again. A proxy that restarts may send 1001
+ * too, with its own reason or none: that close is a lost connection, and calls resume.
+ */
+export const SHUTDOWN_REASON = 'server shutting down';
+
+/** A close that says the server itself is going away, not a proxy or a broken carrier. */
+export function isServerShutdown(code: number, reason: string): boolean {
+  return code === closeCodes.GOING_AWAY && reason === SHUTDOWN_REASON;
+}

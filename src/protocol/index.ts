@@ -36,7 +36,7 @@ export {
 export { FrameDecoder, checkFrameBody, encodeFrame, setFrameLength } from './framing.js';
 export { concatBytes } from './bytes.js';
 export { toBase64, fromBase64 } from './base64.js';
-export { protocolCodes, isProtocolCode, closeCodes, type ProtocolCode, type CodeInfo, type CloseCode } from './codes.js';
+export { protocolCodes, isProtocolCode, closeCodes, SHUTDOWN_REASON, isServerShutdown, type ProtocolCode, type CodeInfo, type CloseCode } from './codes.js';
 export { RpcError } from './rpc-error.js';
 export { limits, type Limits } from './limits.js';
 export { ENVELOPE_LEVELS, nestedArrays } from './nesting.js';

@@ -41,7 +41,11 @@ export interface RunningServer {
   readonly fleet: FleetGateway | undefined;
   /** The server's metrics, served at `GET /metrics` unless turned off; more may be added to `metrics.registry`. */
   readonly metrics: ServerMetrics;
-  /** Stops accepting, lets live calls end within `graceMs`, then aborts the rest and closes every part. */
+  /**
+   * Stops accepting, lets live calls end within `graceMs`, then aborts the rest and closes
+   * every part, each connection with 1001 `server shutting down` (§4.9). Called again while
+   * closing, the live calls end now.
+   */
   close(graceMs?: number): Promise<void>;
 }
 
@@ -60,6 +64,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const logger = options.logger ?? silentLogger;
   const teardown = new Teardown(logger);
   let graceMs = 0;
+  let closing = false;
   return teardown.attempt(async () => {
     const audit = startAudit(options, logger, teardown);
     const recordings = startRecordings(options, logger, teardown);
@@ -101,6 +106,9 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       fleet: backend.fleet,
       metrics,
       close(grace = 0) {
+        // Closing already (a second Ctrl-C): the live calls' grace ends now.
+        if (closing) void dispatcher.shutdown(0);
+        closing = true;
         graceMs = grace;
         return teardown.dispose();
       },

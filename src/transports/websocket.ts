@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { OutboundGauge, type Dispatcher, type Identity, type SessionTransport } from '../dispatcher/index.js';
 import { writeBatcher } from '../io/index.js';
-import { closeCodes, codecForSubprotocol, codecs, limits, sniffCodec, subprotocols, type Codec } from '../protocol/index.js';
+import { closeCodes, SHUTDOWN_REASON, codecForSubprotocol, codecs, limits, sniffCodec, subprotocols, type Codec } from '../protocol/index.js';
 import { bearerToken } from './auth.js';
 import { requestPath } from './request-path.js';
 import { Keepalive } from './keepalive.js';
@@ -160,7 +160,7 @@ export function createWebSocketTransport(options: WebSocketTransportOptions, ser
   return {
     handleUpgrade,
     async close() {
-      for (const ws of sockets) ws.close(closeCodes.GOING_AWAY, 'server shutting down');
+      for (const ws of sockets) ws.close(closeCodes.GOING_AWAY, SHUTDOWN_REASON);
       await Promise.all(
         [...sockets].map(
           (ws) =>

@@ -2,7 +2,7 @@ import type { Http2SecureServer, Http2Session, ServerHttp2Stream } from 'node:ht
 import type { Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import type { Dispatcher, SessionTransport } from '../dispatcher/index.js';
-import { closeCodes, codecs, limits, type Codec } from '../protocol/index.js';
+import { closeCodes, codecs, limits, SHUTDOWN_REASON, type Codec } from '../protocol/index.js';
 import { pumpCallStream } from './call-stream.js';
 import type { ConnectionGuard } from './connection-guard.js';
 import { startHttp2Keepalive } from './keepalive.js';
@@ -137,7 +137,7 @@ export async function listenWebTransport(options: WebTransportServerOptions): Pr
       const next = await reader.read().catch(() => ({ done: true as const, value: undefined }));
       if (next.done) return;
       if (!dispatcher.accepting) {
-        next.value.close({ closeCode: closeCodes.GOING_AWAY, reason: 'server shutting down' });
+        next.value.close({ closeCode: closeCodes.GOING_AWAY, reason: SHUTDOWN_REASON });
         continue;
       }
       void serveSession(next.value, codec).catch((error: unknown) => dispatcher.logger?.debug('webtransport session failed', { error: String(error) }));
@@ -182,7 +182,7 @@ export async function listenWebTransport(options: WebTransportServerOptions): Pr
     http3: probe.ok,
     http3Reason: probe.reason,
     async close() {
-      for (const wt of [...wtSessions.keys()]) closeSession(wt, closeCodes.GOING_AWAY, 'server shutting down');
+      for (const wt of [...wtSessions.keys()]) closeSession(wt, closeCodes.GOING_AWAY, SHUTDOWN_REASON);
       for (const server of servers) server.stopServer();
     },
   };

@@ -37,7 +37,7 @@ describe('a gateway link under a hostile agent', () => {
     registry.register(...probeOperations());
     const dispatcher = createDispatcher({ registry, logger: silentLogger });
     agentLink = new AgentLink({ nc: agentNc, host: 'a', dispatcher, logger: silentLogger });
-    agentLink.start();
+    await agentLink.start();
     gatewayLink = new GatewayLink(gatewayNc, silentLogger, 1 << 20);
     gatewayLink.start();
   }, 30_000);

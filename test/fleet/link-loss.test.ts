@@ -63,7 +63,7 @@ describe('a link message lost on NATS', () => {
     registry.register(...probeOperations());
     const dispatcher = createDispatcher({ registry, logger: silentLogger });
     agentLink = new AgentLink({ nc: lossy(agentNc, dropFromAgent), host: 'a', dispatcher, logger: silentLogger });
-    agentLink.start();
+    await agentLink.start();
     gatewayLink = new GatewayLink(lossy(gatewayNc, dropFromGateway), silentLogger, 1 << 20);
     gatewayLink.start();
     clients = new FleetClients(gatewayLink);

@@ -120,11 +120,12 @@ function printBanner(server: RunningServer, tokenCount: number, flags: ServeFlag
 }
 
 function handleSignals(server: RunningServer, graceMs: number): void {
+  let exitCode = 0;
   onShutdownSignals(
     (signal) => {
       process.stderr.write(`[callwire] ${signal}: no new calls; live calls have ${graceMs / 1000}s to finish\n`);
       server.close(graceMs).then(
-        () => process.exit(0),
+        () => process.exit(exitCode),
         (error: unknown) => {
           process.stderr.write(`Error: shutdown failed: ${String(error)}\n`);
           process.exit(1);
@@ -133,7 +134,11 @@ function handleSignals(server: RunningServer, graceMs: number): void {
     },
     (signal) => {
       process.stderr.write(`[callwire] ${signal} again: exiting now\n`);
-      process.exit(130);
+      exitCode = 130;
+      // Said to the clients (their calls end UNAVAILABLE, each connection closes 1001), or they would
+      // find a broken connection and wait out their resume grace against a server that is gone.
+      void server.close(0);
+      setTimeout(() => process.exit(130), 2000).unref();
     },
   );
 }
