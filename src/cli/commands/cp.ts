@@ -8,7 +8,7 @@ import { copyIn } from '../cp/copy-in.js';
 import { copyOut } from '../cp/copy-out.js';
 import type { CopyResult } from '../cp/copy-options.js';
 import { ArchiveRefused } from '../cp/entry-guard.js';
-import { escapeName } from '../cp/names.js';
+import { escapeControls, escapeName } from '../cp/names.js';
 import { copyDirection, parseEndpoint } from '../cp/operands.js';
 import { CopyError } from '../cp/rules.js';
 import { humanSize, parseByteSize } from '../cp/sizes.js';
@@ -72,7 +72,7 @@ export function registerCp(program: Command): void {
       if (failure) {
         const error = failure.error;
         const rpc = error instanceof RpcError ? error : undefined;
-        writeErr(`Error: ${escapeName(error instanceof Error ? error.message : String(error))}${rpc ? ` (${rpc.code})` : ''}`);
+        writeErr(`Error: ${escapeControls(error instanceof Error ? error.message : String(error))}${rpc ? ` (${rpc.code})` : ''}`);
         process.exitCode = outcomes[failure.classified.outcome].execExit;
         return;
       }

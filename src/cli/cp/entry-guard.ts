@@ -32,7 +32,8 @@ const SET_ID_BITS = 0o6000;
 export class EntryGuard {
   private readonly kinds = new Map<string, string>();
   private readonly files = new Set<string>();
-  private readonly symlinks = new Set<string>();
+  /** Symlinks by path relative to the top, and their targets: made by `StagedExtraction` once every other entry is written, so none exists while the archive is extracted. */
+  readonly symlinks = new Map<string, string>();
   /** The mode of each directory, by path relative to the top ('' the top): node-tar gives its directories u+rwx to fill them, they get theirs at the end. */
   readonly directoryModes = new Map<string, number>();
   private entryBytes = 0;
@@ -44,11 +45,15 @@ export class EntryGuard {
     private readonly maxBytes: number,
   ) {}
 
-  /** True to extract the entry; false refuses it and, with it, the archive. */
+  /**
+   * True for node-tar to extract the entry. False for a symlink admitted (kept for the
+   * end: node-tar would also strip a leading `/` from its target, where docker cp keeps
+   * it) and for a refused entry, which refuses the archive.
+   */
   admit(entry: ArchiveEntry): boolean {
     if (this.refusal) return false;
     const reason = this.check(entry);
-    if (reason === undefined) return true;
+    if (reason === undefined) return entry.type !== 'SymbolicLink';
     this.refusal = new ArchiveRefused(`refused the archive at entry "${escapeName(entry.path)}": ${reason}`);
     return false;
   }
@@ -65,6 +70,8 @@ export class EntryGuard {
     else if (segments[0] === this.top) rel = segments.slice(1);
     else return `it is not under "${escapeName(this.top)}", the path copied`;
     const path = rel.join('/');
+    if (entry.type === 'SymbolicLink' && (entry.linkpath ?? '') === '') return 'a symlink to nothing';
+    if (entry.type === 'SymbolicLink' && entry.linkpath!.includes('\0')) return 'a NUL in its link target';
     if (path === '' && entry.type !== 'Directory' && this.top === '.') return 'it would replace the destination directory';
     for (let i = 1; i < rel.length; i++) {
       const parent = rel.slice(0, i).join('/');
@@ -83,7 +90,7 @@ export class EntryGuard {
     this.entryBytes += entry.size ?? 0;
     if (this.entryBytes > this.maxBytes) return `the archive's files add up to more than --max-bytes (${this.maxBytes} bytes)`;
     this.kinds.set(path, kind);
-    if (entry.type === 'SymbolicLink') this.symlinks.add(path);
+    if (entry.type === 'SymbolicLink') this.symlinks.set(path, entry.linkpath ?? '');
     if (kind === 'File') {
       this.files.add(path);
       // As root, a set-user-ID file from a container would be ours: the bits go.

@@ -1,4 +1,5 @@
-import { join } from 'node:path';
+import { mkdir, symlink } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { Unpack } from 'tar';
 import { ArchiveRefused, EntryGuard, type ArchiveEntry } from './entry-guard.js';
 import { escapeName } from './names.js';
@@ -73,6 +74,12 @@ export class StagedExtraction {
     await this.done;
     this.check();
     const staged = this.top === '.' ? this.staging : join(this.staging, this.top);
+    // Symlinks last, as they were archived: nothing was ever written through one.
+    for (const [rel, target] of this.guard.symlinks) {
+      const at = rel === '' ? staged : join(staged, rel);
+      await mkdir(dirname(at), { recursive: true });
+      await symlink(target, at);
+    }
     const target = this.placement.name === '.' ? this.placement.dir : join(this.placement.dir, this.placement.name);
     await moveInto(staged, target);
     // Contents merged into an existing directory leave its own mode alone, as docker's "." entry does.

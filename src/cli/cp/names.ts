@@ -12,3 +12,9 @@ export function escapeName(name: string): string {
     return named[c] ?? `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`;
   });
 }
+
+/** Any text shown (an error message that may quote a name): control characters escaped, backslashes left as they are, so a name escaped once stays readable. */
+export function escapeControls(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/g, (c) => escapeName(c));
+}
