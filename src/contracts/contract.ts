@@ -47,6 +47,25 @@ export interface Contract<K extends OperationKind = OperationKind, I extends z.Z
    * A transport or client reports an exit status with it, knowing no operation by name.
    */
   readonly commandEnd?: (item: unknown) => CommandEnd | undefined;
+  /**
+   * For an operation that copies files out of or into a container (spec §12, ARC-7):
+   * which way, and the copy's end read from the stream's terminal item. The audit log
+   * records every copy by it, knowing no operation by name.
+   */
+  readonly copy?: CopyKind;
+}
+
+/** Which way an operation copies, and how its terminal item says how much went. */
+export interface CopyKind {
+  /** `out` of the container, or `in`. */
+  readonly direction: 'out' | 'in';
+  readonly end: (item: unknown) => CopyEnd | undefined;
+}
+
+/** How much a copy carried, as its terminal item says (ARC-6). */
+export interface CopyEnd {
+  readonly bytes: number;
+  readonly sha256: string;
 }
 
 /** How a command ended, as its operation's terminal item says (spec §12). */

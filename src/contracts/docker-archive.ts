@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { bytesSchema } from './bytes.js';
+import type { CopyEnd } from './contract.js';
 import { containerAccess } from './docker-access.js';
 import { dockerErrors } from './docker-errors.js';
 import { containerReference } from './engine-references.js';
@@ -61,6 +62,13 @@ export const archiveTerminalFrame = z
   .describe('the terminal frame: the tar stream\'s length and sha256; last value before call.completed');
 export type ArchiveTerminalFrame = z.output<typeof archiveTerminalFrame>;
 
+/** A copy's end, read from its terminal frame: the audit log's byte count and digest (ARC-7). */
+function copyEnd(item: unknown): CopyEnd | undefined {
+  if ((item as { terminal?: unknown } | null)?.terminal !== true) return undefined;
+  const frame = archiveTerminalFrame.safeParse(item);
+  return frame.success ? { bytes: frame.data.bytes, sha256: frame.data.sha256 } : undefined;
+}
+
 export const archiveStatContract = placed({
   name: 'docker/container/archive/stat',
   kind: 'query',
@@ -75,6 +83,7 @@ export const archiveStatContract = placed({
 export const archiveGetContract = placed({
   name: 'docker/container/archive/get',
   kind: 'subscription',
+  copy: { direction: 'out', end: copyEnd },
   description: [
     'A path in a container as a tar stream, as docker cp copies it out: the file or directory named, under its own base name.',
     'Output: first {stat} (what the path is), then {data} items of tar bytes, read from the engine as the caller takes them; ' +
@@ -94,6 +103,7 @@ export const archiveGetContract = placed({
 export const archivePutContract = placed({
   name: 'docker/container/archive/put',
   kind: 'subscription',
+  copy: { direction: 'in', end: copyEnd },
   description: [
     'Extracts a tar stream into a directory of a container, as docker cp copies in: the call\'s input stream is {data} items of tar bytes; ' +
       'ending the input ends the archive. The engine extracts it; the directory must exist.',

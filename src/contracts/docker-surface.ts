@@ -1,3 +1,4 @@
+import { archiveGetContract, archivePutContract, archiveStatContract } from './docker-archive.js';
 import { containerListContract, createContract, inspectContract, logsContract, removeContract, restartContract, startContract, stopContract } from './docker-containers.js';
 import { execContract } from './docker-exec.js';
 import { imageInspectContract, imageListContract, pullContract } from './docker-images.js';
@@ -17,4 +18,7 @@ export const dockerContracts: readonly PlacedContract[] = [
   imageListContract,
   imageInspectContract,
   pullContract,
+  archiveStatContract,
+  archiveGetContract,
+  archivePutContract,
 ];

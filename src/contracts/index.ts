@@ -14,6 +14,8 @@ export {
   type DeclaredError,
   type AccessControl,
   type CommandEnd,
+  type CopyEnd,
+  type CopyKind,
 } from './contract.js';
 export { bytesSchema } from './bytes.js';
 export { dockerErrors, imageErrors } from './docker-errors.js';

@@ -33,4 +33,4 @@ export type { SessionTransport, StreamSink, StreamEntry } from './transport.js';
 export { silentLogger, bindLogger, type Identity, type Logger } from './identity.js';
 export { describeOperation, toJsonSchema, namespaceOf, type OperationSpec } from './describe.js';
 export { bytesSchema } from '../contracts/index.js';
-export type { CommandEnd } from '../contracts/index.js';
+export type { CommandEnd, CopyEnd } from '../contracts/index.js';

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { CallOutcome, ObserveCalls, ObservedCall, ObserveRefusals, Operation } from '../dispatcher/index.js';
+import type { CallOutcome, CopyEnd, ObserveCalls, ObservedCall, ObserveRefusals, Operation } from '../dispatcher/index.js';
 import type { LineSink } from './audit-file.js';
 
 /**
@@ -28,6 +28,13 @@ export interface AuditRecord {
   readonly error_code?: string;
   /** The command's own exit code, for operations that run one and reported its end. */
   readonly exit_code?: number | null;
+  /** A copy's direction, out of the container or in (spec §12, ARC-7). */
+  readonly direction?: 'out' | 'in';
+  /** A copy's path in the container, as given. */
+  readonly path?: string;
+  /** The tar bytes a copy carried and their SHA-256, as its terminal frame said; absent when it did not reach it. */
+  readonly tar_bytes?: number;
+  readonly sha256?: string;
   /** The request as it arrived plus every input item. */
   readonly bytes_in: number;
   /** Every output, as encoded for the caller. */
@@ -48,6 +55,8 @@ export function auditLog(out: LineSink): { observe: ObserveCalls; observeRefusal
       const started = performance.now();
       const described = describeCall(call);
       const commandEnd = call.operation.commandEnd;
+      const copy = call.operation.copy;
+      let copied: CopyEnd | undefined;
       let bytesIn = call.requestBytes;
       let bytesOut = 0;
       let exitCode: number | null = null;
@@ -63,6 +72,7 @@ export function auditLog(out: LineSink): { observe: ObserveCalls; observeRefusal
           bytesOut += bytes;
           const end = commandEnd?.(output);
           if (end) exitCode = end.exitCode;
+          copied = copy?.end(output) ?? copied;
         },
         ended(outcome) {
           write({
@@ -74,6 +84,7 @@ export function auditLog(out: LineSink): { observe: ObserveCalls; observeRefusal
             ...(host === undefined ? {} : { host }),
             ...outcomeFields(outcome),
             ...(commandEnd ? { exit_code: exitCode } : {}),
+            ...(copied ? { tar_bytes: copied.bytes, sha256: copied.sha256 } : {}),
             bytes_in: bytesIn,
             bytes_out: bytesOut,
             duration_ms: Math.round(performance.now() - started),
@@ -103,11 +114,16 @@ function outcomeFields(outcome: CallOutcome): Pick<AuditRecord, 'outcome' | 'err
 }
 
 /** What the input says about the call's container and command: read by the operation's contract, by no operation's name. */
-function describeCall(call: ObservedCall): Pick<AuditRecord, 'container' | 'cmd' | 'env_names' | 'tty'> {
+function describeCall(call: ObservedCall): Pick<AuditRecord, 'container' | 'cmd' | 'env_names' | 'tty' | 'direction' | 'path'> {
   const input = call.input;
   if (typeof input !== 'object' || input === null) return {};
   const fields = input as Record<string, unknown>;
   const container = containerOf(call.operation, fields);
+  const copy = call.operation.copy;
+  if (copy !== undefined) {
+    const path = typeof fields['path'] === 'string' ? fields['path'] : undefined;
+    return { ...(container === undefined ? {} : { container }), direction: copy.direction, ...(path === undefined ? {} : { path }) };
+  }
   if (call.operation.commandEnd === undefined) return container === undefined ? {} : { container };
   const { cmd, env, tty } = fields;
   return {

@@ -1,4 +1,5 @@
-import type { IncomingMessage } from 'node:http';
+import type { ClientRequest, IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
 import { RpcError } from '../../protocol/index.js';
 import type { DockerEngine } from './engine.js';
 import { ItemTooLarge, jsonArrayItems } from './json-array-items.js';
@@ -34,20 +35,70 @@ const MAX_ERROR_BYTES = 64 * 1024;
 /** Every status is handed back as a response: docker-modem then never buffers a body (its getCause reads error bodies whole). */
 const EVERY_STATUS: Record<number, boolean> = Object.fromEntries(Array.from({ length: 500 }, (_, i) => [i + 100, true]));
 
-/** The engine's response to a GET, once its headers are in (docker-modem's 60 s bounds the wait); a non-2xx status rejects. */
-async function openGet(engine: DockerEngine, request: EngineGet): Promise<IncomingMessage> {
+/** The engine's response to a request, once its headers are in (docker-modem's 60 s bounds the wait); a non-2xx status rejects. */
+async function openGet(engine: DockerEngine, request: EngineGet, method: 'GET' | 'HEAD' = 'GET'): Promise<IncomingMessage> {
+  return answered(await dial(engine, request, { method }));
+}
+
+/** The engine's response, whatever its status; `file` is a request body docker-modem pipes in. */
+function dial(engine: DockerEngine, request: EngineGet, extra: { method: string; file?: Readable; headers?: Record<string, string> }): Promise<IncomingMessage> {
   const query = Object.fromEntries(Object.entries(request.query ?? {}).filter(([, v]) => v !== undefined));
-  const response = await new Promise<IncomingMessage>((resolve, reject) => {
-    engine.docker.modem.dial({ path: `${request.path}?`, method: 'GET', isStream: true, statusCodes: EVERY_STATUS, options: query }, (error, answer) => {
+  return new Promise<IncomingMessage>((resolve, reject) => {
+    engine.docker.modem.dial({ path: `${request.path}?`, isStream: true, statusCodes: EVERY_STATUS, options: query, ...extra }, (error, answer) => {
       if (error) reject(error instanceof Error ? error : new Error(String(error)));
       else resolve(answer as IncomingMessage);
     });
   });
+}
+
+/** A 2xx response as it is; any other status read up to MAX_ERROR_BYTES and thrown as the engine's error. */
+async function answered(response: IncomingMessage): Promise<IncomingMessage> {
   const status = response.statusCode ?? 0;
   if (status >= 200 && status < 300) return response;
   const body = await readAtMost(response, MAX_ERROR_BYTES).catch(() => ({ bytes: Buffer.alloc(0), over: false }));
   response.destroy();
   throw new EngineStatusError(status, parseMessage(body.bytes));
+}
+
+/** The engine's answer to a HEAD: its status and headers (a 2xx; any other rejects as an engine error). */
+export async function engineHead(engine: DockerEngine, request: EngineGet): Promise<IncomingMessage> {
+  const response = await openGet(engine, request, 'HEAD');
+  response.destroy();
+  return response;
+}
+
+/**
+ * A PUT whose body is `body`, written to the engine as it takes it (docker-modem pipes
+ * it, so a body the engine does not read holds back whatever feeds `body`), with no
+ * idle timeout: the body may wait for its own caller as long as that caller likes. The
+ * engine's answer, once it comes (a refusal may come before the body ends: the request
+ * is then cut). `signal`'s abort cuts the request.
+ */
+export async function engineUpload(engine: DockerEngine, request: EngineGet, body: Readable, signal: AbortSignal): Promise<IncomingMessage> {
+  let sent: ClientRequest | undefined;
+  const cut = (): void => {
+    body.destroy();
+    sent?.destroy();
+  };
+  const pipe = body.pipe.bind(body);
+  // docker-modem hands its request to nobody but the body's pipe: the one place to lift its idle timeout and keep it for an abort.
+  body.pipe = <T extends NodeJS.WritableStream>(destination: T, options?: { end?: boolean }): T => {
+    sent = destination as unknown as ClientRequest;
+    sent.setTimeout(0);
+    sent.once('socket', (socket) => socket.setTimeout(0));
+    if (signal.aborted) cut();
+    return pipe(destination, options);
+  };
+  if (signal.aborted) cut();
+  signal.addEventListener('abort', cut, { once: true });
+  try {
+    const response = await dial(engine, request, { method: 'PUT', file: body, headers: { 'Content-Type': 'application/x-tar' } });
+    // An answer before the whole body (a refusal): the rest is not sent.
+    if (!body.readableEnded) sent?.destroy();
+    return await answered(response);
+  } finally {
+    signal.removeEventListener('abort', cut);
+  }
 }
 
 /**

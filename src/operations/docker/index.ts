@@ -1,4 +1,5 @@
 import type { Operation } from '../../dispatcher/index.js';
+import { archiveOperations } from './archive.js';
 import { containerOperations } from './containers.js';
 import type { DockerEngine } from './engine.js';
 import { execOperation } from './exec.js';
@@ -10,5 +11,5 @@ export { engineList, engineStream } from './engine-request.js';
 
 /** The Docker operations over one engine; `labelPrefix` names the ownership labels. */
 export function dockerOperations(engine: DockerEngine, labelPrefix = 'callwire'): Operation[] {
-  return [execOperation(engine, labelPrefix), logsOperation(engine, labelPrefix), ...containerOperations(engine, labelPrefix), ...imageOperations(engine)];
+  return [execOperation(engine, labelPrefix), logsOperation(engine, labelPrefix), ...containerOperations(engine, labelPrefix), ...imageOperations(engine), ...archiveOperations(engine, labelPrefix)];
 }
