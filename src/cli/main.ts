@@ -4,6 +4,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { registerAgent } from './commands/agent.js';
 import { registerCall } from './commands/call.js';
 import { registerConformance } from './commands/conformance.js';
+import { registerCp } from './commands/cp.js';
 import { registerDiscovery } from './commands/discovery.js';
 import { registerExec } from './commands/exec.js';
 import { registerServe } from './commands/serve.js';
@@ -61,6 +62,7 @@ registerDiscovery(program);
 registerCall(program);
 registerSubscribe(program);
 registerExec(program);
+registerCp(program);
 registerConformance(program);
 
 try {
@@ -70,7 +72,7 @@ try {
     // --help and --version exit 0; bad flags are invalid input.
     const args = process.argv.slice(2);
     const sub = subcommandOf(args, program);
-    process.exitCode = error.exitCode === 0 ? 0 : outcomes.invalid_input[sub === 'exec' ? 'execExit' : 'exit'];
+    process.exitCode = error.exitCode === 0 ? 0 : outcomes.invalid_input[sub === 'exec' || sub === 'cp' ? 'execExit' : 'exit'];
     // --json promises one result record line, flag errors included.
     if (error.exitCode !== 0 && args.includes('--json') && (sub === 'call' || sub === 'exec')) {
       const line = resultRecord({

@@ -1,0 +1,22 @@
+import type { CallOptions } from '../../client-node/index.js';
+
+/** What both directions of a copy take from the command line. */
+export interface CopyOptions {
+  /** -L: copy what a symlink source names. */
+  readonly followLink: boolean;
+  /** -a: keep the archive's owners (a copy into a container). */
+  readonly copyUIDGID: boolean;
+  /** Progress on stderr (a terminal, without -q). */
+  readonly progress: boolean;
+  /** The most tar bytes taken or entry bytes extracted (--max-bytes). */
+  readonly maxBytes: number;
+  /** The call's signal, resume and deadline. */
+  readonly call: CallOptions;
+}
+
+/** What the last line reports: the content's size, the tar bytes that went, and where. */
+export interface CopyResult {
+  readonly contentBytes: number;
+  readonly transferredBytes: number;
+  readonly destination: string;
+}
