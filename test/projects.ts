@@ -82,6 +82,8 @@ const UNIT_FILES = [
   'test/docker/log-lines.test.ts',
   'test/fleet/beat-gate.test.ts',
   'test/fleet/host-table.test.ts',
+  'test/fleet/container-index.test.ts',
+  'test/fleet/table-parts.test.ts',
   'test/fleet/link-message.test.ts',
   'test/webtransport/bridge-mux-guard.test.ts',
   'test/webtransport/bridge-mux.test.ts',

@@ -5,9 +5,10 @@ import { engineList, engineStream, type DockerEngine } from '../operations/index
 import { BEAT_MS, helloSchema, type Beat, type RoutedContainer } from './beat.js';
 import { guarded } from './nats-settings.js';
 import { beatOf, HELLO } from './subjects.js';
+import { PartPacer, tableMessages, tableOf, type EngineRow } from './table-announce.js';
 
-// Events that change which containers exist or what they are called.
-const TABLE_EVENTS = new Set(['create', 'destroy', 'rename', 'start']);
+// Events that change which containers exist, what they are called, or whether they run (the table's list rows).
+const TABLE_EVENTS = new Set(['create', 'destroy', 'rename', 'start', 'die', 'pause', 'unpause']);
 
 /**
  * Keeps the agent's containers routable (docs/fleet.md): follows the engine's events,
@@ -26,13 +27,18 @@ export class AgentBeacon {
   private again = false;
   private stopped = false;
   private tooLargeWarned = false;
+  private readonly pacer: PartPacer;
+  /** The version of the table whose parts the pacer is sending. */
+  private sendingVersion = -1;
 
   constructor(
     private readonly nc: NatsConnection,
     private readonly host: string,
     private readonly engine: DockerEngine,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.pacer = new PartPacer((message) => this.publish(message));
+  }
 
   async start(): Promise<void> {
     this.hello = this.nc.subscribe(HELLO, {
@@ -57,19 +63,27 @@ export class AgentBeacon {
     if (this.timer !== undefined) clearInterval(this.timer);
     this.hello?.unsubscribe();
     this.events?.destroy();
+    this.pacer.stop();
   }
 
   private beat(withTable: boolean): void {
     if (this.nc.isClosed()) return;
-    const beat: Beat = { startedAt: this.startedAt, version: this.version, engine: this.engineUp ? 'up' : 'down', ...(withTable ? { containers: this.containers } : {}) };
-    let message = JSON.stringify(beat);
-    const maxPayload = this.nc.info?.max_payload ?? 1024 * 1024;
-    if (Buffer.byteLength(message) > maxPayload) {
-      // Too many containers for one message: HOST/NAME still reaches them all; a bare name or id does not.
-      if (!this.tooLargeWarned) this.logger.warn('the container table is larger than the NATS max_payload: callers must name containers as HOST/NAME', { containers: this.containers.length, maxPayload });
+    const beat: Beat = { startedAt: this.startedAt, version: this.version, engine: this.engineUp ? 'up' : 'down' };
+    // An ask for the table whose parts are going out now is answered by them.
+    if (!withTable || (this.pacer.busy && this.sendingVersion === this.version)) return this.publish(JSON.stringify(beat));
+    let messages = tableMessages(beat, this.containers, this.nc.info?.max_payload ?? 1024 * 1024);
+    if (!messages) {
+      // More than a table may hold: HOST/NAME still reaches them all; a bare name or id does not.
+      if (!this.tooLargeWarned) this.logger.warn('the container table is larger than a table may be (docs/fleet.md "Limits"): callers must name containers as HOST/NAME', { containers: this.containers.length });
       this.tooLargeWarned = true;
-      message = JSON.stringify({ ...beat, containers: [] });
+      messages = [JSON.stringify({ ...beat, containers: [] })];
     }
+    this.sendingVersion = this.version;
+    this.pacer.send(messages);
+  }
+
+  private publish(message: string): void {
+    if (this.nc.isClosed()) return;
     try {
       this.nc.publish(beatOf(this.host), message);
     } catch (error) {
@@ -87,11 +101,16 @@ export class AgentBeacon {
       do {
         this.again = false;
         try {
-          // Row by row, keeping ids and names only: 10,000 containers of big labels are never one buffer (spec §12, DOCKER-2).
-          this.containers = await engineList(this.engine, { path: '/containers/json', query: { all: true } }, 'the container list', (c: { Id: string; Names: string[] }) => ({
-            id: c.Id,
-            names: c.Names.map((n) => n.replace(/^\//, '')),
-          }));
+          // Row by row, keeping what the table holds: 10,000 containers of big labels are never one buffer (spec §12, DOCKER-2).
+          this.containers = tableOf(await engineList(this.engine, { path: '/containers/json', query: { all: true } }, 'the container list', (c: EngineRow): EngineRow => ({
+            Id: c.Id,
+            ...(c.Names ? { Names: c.Names } : {}),
+            ...(c.Image === undefined ? {} : { Image: c.Image }),
+            ...(c.State === undefined ? {} : { State: c.State }),
+            ...(c.Status === undefined ? {} : { Status: c.Status }),
+            ...(c.Created === undefined ? {} : { Created: c.Created }),
+            ...(c.Labels ? { Labels: c.Labels } : {}),
+          })));
           this.engineUp = true;
         } catch (error) {
           this.engineUp = false;

@@ -12,6 +12,15 @@
 export const MAX_BEAT_BYTES = 1024 * 1024;
 /** Containers in one host's table: more and the beat is ignored (the host is reachable as HOST/NAME only). */
 export const MAX_TABLE_ENTRIES = 10_000;
+/** Parts of one host's table, and the bytes of their messages together (docs/fleet.md "Security"). */
+export const MAX_TABLE_PARTS = 64;
+export const MAX_TABLE_BYTES = 16 * 1024 * 1024;
+/** All hosts' tables still missing parts, together; and how long one may wait for its last part. */
+export const MAX_ASSEMBLING_BYTES = 64 * 1024 * 1024;
+export const ASSEMBLY_MS = 30_000;
+/** A container's labels (keys and values, UTF-8), and one host's together. */
+export const MAX_LABEL_BYTES_PER_CONTAINER = 4 * 1024;
+export const MAX_LABEL_BYTES_PER_HOST = 1024 * 1024;
 /** Beats a host may send per second on average, and in one burst. */
 export const BEATS_PER_SECOND = 5;
 const BEAT_BURST = 10;

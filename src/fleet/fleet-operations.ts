@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { CallOptions } from '../client/index.js';
-import type { EveryHost, PlacedContract } from '../contracts/index.js';
+import { containerListContract, type EveryHost, type PlacedContract } from '../contracts/index.js';
 import { assertOperationShape, holdsScope, type CallContext, type Identity, type Operation, type ResumeSeam } from '../dispatcher/index.js';
 import { RpcError } from '../protocol/index.js';
 import { releasing, type FleetClients, type Lease } from './fleet-clients.js';
@@ -141,7 +141,10 @@ function merged(op: PlacedContract, { rows: key, row, filter }: EveryHost, routi
     const forwarded = filter ? rest : null;
     // A host named alone answers in the call's own time; merged, each host in its deadline, so one that never answers stalls no one.
     const deadlineMs = host === undefined ? (routing.listDeadlineMs ?? LIST_HOST_DEADLINE_MS) : undefined;
-    const answers = await Promise.allSettled(hosts.map(async (h) => ({ host: h, rows: ((await answerWithin(deadlineMs, h, ctx, (hostCtx) => forward(op, h, forwarded, hostCtx, routing) as Promise<unknown>)) as Record<string, unknown[]>)[key] ?? [] })));
+    const fromTable = (h: string): unknown[] | undefined => (listsFromTable(op, rest) && !routing.hosts.unreachable(h, (r) => mayReach(ctx.identity, r)) ? routing.hosts.runningRows(h) : undefined);
+    const answers = await Promise.allSettled(
+      hosts.map(async (h) => ({ host: h, rows: fromTable(h) ?? ((await answerWithin(deadlineMs, h, ctx, (hostCtx) => forward(op, h, forwarded, hostCtx, routing) as Promise<unknown>)) as Record<string, unknown[]>)[key] ?? [] })),
+    );
     const rows: unknown[] = [];
     const unavailable: { host: string; error: string }[] = [];
     answers.forEach((answer, i) => {
@@ -152,6 +155,15 @@ function merged(op: PlacedContract, { rows: key, row, filter }: EveryHost, routi
     return { [key]: rows, unavailable };
   };
   return reshaped({ ...op, input, output, handler } as Operation, routing);
+}
+
+/**
+ * Whether the gateway answers this list from its table where a host's table is current
+ * (docs/fleet.md "Limits"): the running containers, not only the caller's own. A fan-out
+ * selects its targets so without a call per host.
+ */
+function listsFromTable(op: PlacedContract, filter: Record<string, unknown>): boolean {
+  return op.name === containerListContract.name && filter['all'] === false && filter['owned_only'] !== true;
 }
 
 /** `call` with the caller's context, ended and refused as UNAVAILABLE once `deadlineMs` pass (none: no deadline of its own). */

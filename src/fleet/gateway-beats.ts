@@ -4,6 +4,7 @@ import { nextTurn } from '../flow/index.js';
 import { beatSchema } from './beat.js';
 import { BeatGate } from './beat-gate.js';
 import type { HostTable } from './host-table.js';
+import { TableParts } from './table-parts.js';
 import { guarded } from './nats-settings.js';
 import { ANY_BEAT, hostOfSubject } from './subjects.js';
 
@@ -23,7 +24,7 @@ const BEHIND_MS = 500;
 export function listenToBeats(nc: NatsConnection, table: HostTable, logger: Logger): () => void {
   const gate = new BeatGate();
   const loggedAt = new Map<string, number>();
-  const subscription = subscribe(nc, table, logger, gate, loggedAt);
+  const subscription = subscribe(nc, table, logger, { gate, parts: new TableParts(), loggedAt });
   // NATS answers a flush after every message queued for us before it: one unanswered for long means a
   // flood (or a slow gateway) holds other hosts' beats back in that queue, and their silence says nothing.
   let probing = 0;
@@ -46,19 +47,28 @@ export function listenToBeats(nc: NatsConnection, table: HostTable, logger: Logg
   };
 }
 
-function subscribe(nc: NatsConnection, table: HostTable, logger: Logger, gate: BeatGate, loggedAt: Map<string, number>): Subscription {
+interface Ear {
+  readonly gate: BeatGate;
+  readonly parts: TableParts;
+  /** When each host's drops were last logged. */
+  readonly loggedAt: Map<string, number>;
+}
+
+/** Logs `why` for `host` once a minute at most: a flooding host cannot flood the log too. */
+function warnNowAndThen(ear: Ear, logger: Logger, host: string, why: string, fields: Record<string, unknown>): void {
+  const now = Date.now();
+  if (now - (ear.loggedAt.get(host) ?? 0) < DROP_LOG_MS) return;
+  ear.loggedAt.set(host, now);
+  logger.warn(why, { host, ...fields });
+}
+
+function subscribe(nc: NatsConnection, table: HostTable, logger: Logger, ear: Ear): Subscription {
+  const { gate, parts } = ear;
   return nc.subscribe(ANY_BEAT, {
     callback: guarded(logger, 'the heartbeats', (msg) => {
       const host = hostOfSubject(msg.subject);
       if (!host) return;
-      if (!gate.admit(host, msg.data.byteLength)) {
-        const now = Date.now();
-        if (now - (loggedAt.get(host) ?? 0) >= DROP_LOG_MS) {
-          loggedAt.set(host, now);
-          logger.warn('dropped heartbeats of a host over its bounds (size or rate)', { host, dropped: gate.takeDropped(host) });
-        }
-        return;
-      }
+      if (!gate.admit(host, msg.data.byteLength)) return warnNowAndThen(ear, logger, host, 'dropped heartbeats of a host over its bounds (size or rate)', { dropped: gate.takeDropped(host) });
       const data = Buffer.from(msg.data); // the reader's buffer is not ours past this callback
       nextTurn(() => {
         let beat;
@@ -67,7 +77,12 @@ function subscribe(nc: NatsConnection, table: HostTable, logger: Logger, gate: B
         } catch {
           return logger.warn('ignored a malformed heartbeat', { host });
         }
-        table.heard(host, beat);
+        if (!beat.containers) return table.heard(host, beat);
+        // A table in parts is applied whole or not at all: until then the beat says only that the host is up.
+        const offered = parts.offer(host, beat, data.byteLength);
+        if (offered.kind === 'refused') warnNowAndThen(ear, logger, host, 'ignored a container table of a host', { why: offered.why });
+        const { containers: _, part: __, parts: ___, ...heartbeat } = beat;
+        table.heard(host, offered.kind === 'table' ? { ...heartbeat, containers: offered.containers } : heartbeat);
       });
     }),
   });

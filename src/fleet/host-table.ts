@@ -1,5 +1,6 @@
 import { RpcError } from '../protocol/index.js';
 import { BEAT_MS, DOWN_AFTER_BEATS, type Beat, type RoutedContainer } from './beat.js';
+import { ContainerIndex } from './container-index.js';
 import { NamePins } from './name-pins.js';
 
 export interface HostState {
@@ -28,7 +29,23 @@ interface HostEntry {
   lastBeat: number;
   up: boolean;
   askedAt: number;
+  /** Every container of `containers` carries its list row and its labels: the gateway can list them itself. */
+  listable: boolean;
 }
+
+/** A row of `docker/container/list` as the gateway's table holds it. */
+export interface ListedRow {
+  readonly id: string;
+  readonly names: string[];
+  readonly image: string;
+  readonly state: string;
+  readonly status: string;
+  readonly labels: Record<string, string>;
+  readonly created: number;
+}
+
+/** Whether the table holds the container's list row, labels and all. */
+const hasRow = (c: RoutedContainer): boolean => c.labels !== undefined && c.labelsOmitted !== true && c.state !== undefined && c.image !== undefined && c.status !== undefined && c.created !== undefined;
 
 /** Where a caller's container reference leads: a host, and the reference as that host's engine knows it. */
 export interface Route {
@@ -61,6 +78,7 @@ export interface HostTableOptions {
  */
 export class HostTable {
   private readonly hosts = new Map<string, HostEntry>();
+  private readonly index = new ContainerIndex();
   private readonly timer: ReturnType<typeof setInterval>;
   private readonly pins: NamePins;
   private readonly forgetAfterMs: number;
@@ -89,7 +107,8 @@ export class HostTable {
       entry = undefined;
     }
     if (!entry) {
-      entry = { startedAt: beat.startedAt, version: beat.version, tableVersion: -1, containers: [], engine: beat.engine, lastBeat: now, up: true, askedAt: 0 };
+      this.index.remove(host);
+      entry = { startedAt: beat.startedAt, version: beat.version, tableVersion: -1, containers: [], engine: beat.engine, lastBeat: now, up: true, askedAt: 0, listable: false };
       this.hosts.set(host, entry);
     }
     entry.up = true;
@@ -99,6 +118,8 @@ export class HostTable {
     if (beat.containers) {
       entry.containers = this.pins.size === 0 ? beat.containers : beat.containers.map((c) => this.unpinned(host, c));
       entry.tableVersion = beat.version;
+      entry.listable = entry.containers.every(hasRow);
+      this.index.set(host, entry.containers);
     }
     if (entry.tableVersion < entry.version && now - entry.askedAt > BEAT_MS) {
       entry.askedAt = now;
@@ -109,7 +130,27 @@ export class HostTable {
   /** A container the gateway just created through `host`: routable before its next heartbeat says so. */
   learn(host: string, container: RoutedContainer): void {
     const entry = this.hosts.get(host);
-    if (entry && !entry.containers.some((c) => c.id === container.id)) entry.containers.push(this.unpinned(host, container));
+    if (!entry || entry.containers.some((c) => c.id === container.id)) return;
+    const learnt = this.unpinned(host, container);
+    entry.containers.push(learnt);
+    entry.listable &&= hasRow(learnt);
+    this.index.add(host, learnt);
+  }
+
+  /**
+   * `host`'s running containers as its list rows, from its table, when the table is
+   * current (its last beat's version) and has every container's row; else undefined:
+   * ask the host.
+   */
+  runningRows(host: string): ListedRow[] | undefined {
+    const entry = this.hosts.get(host);
+    if (!entry?.up || !entry.listable || entry.tableVersion !== entry.version) return undefined;
+    const rows: ListedRow[] = [];
+    for (const c of entry.containers) {
+      if (c.state !== 'running') continue;
+      rows.push({ id: c.id, names: c.names.map((n) => `/${n}`), image: c.image ?? '', state: c.state, status: c.status ?? '', labels: c.labels ?? {}, created: c.created ?? 0 });
+    }
+    return rows;
   }
 
   /** The container without the names pinned to another host: what `host` may not claim. */
@@ -124,7 +165,7 @@ export class HostTable {
       }
       return false;
     });
-    return names.length === container.names.length ? container : { id: container.id, names };
+    return names.length === container.names.length ? container : { ...container, names };
   }
 
   /**
@@ -183,15 +224,8 @@ export class HostTable {
       if (!this.hosts.has(pinned)) return new RpcError('UNAVAILABLE', `container ${reference} is pinned to host ${pinned}, which this gateway has not heard from`);
       return this.held(reference, pinned, reachable) ?? { host: pinned, ref: reference };
     }
-    const candidates: { host: string; name: string; exact: boolean }[] = [];
-    for (const [host, entry] of this.hosts) {
-      // A host the caller may not reach neither resolves its name nor says what it holds. A down one still holds its names.
-      if (!reachable(host)) continue;
-      for (const c of entry.containers) {
-        const named = c.names.includes(reference);
-        if (named || c.id === reference || c.id.startsWith(reference)) candidates.push({ host, name: c.names[0] ?? c.id.slice(0, 12), exact: named || c.id === reference });
-      }
-    }
+    // A host the caller may not reach neither resolves its name nor says what it holds. A down one still holds its names.
+    const candidates = this.index.find(reference, reachable).map(({ host, container: c, exact }) => ({ host, name: c.names[0] ?? c.id.slice(0, 12), exact }));
     // An exact id or name wins over prefixes of other ids on its own host, as the engine resolves it; across
     // hosts it does not: another host (a hostile agent, say) naming a container after this one's id prefix
     // would otherwise take the calls meant for it.
@@ -218,6 +252,7 @@ export class HostTable {
     for (const [host, entry] of this.hosts) {
       if (!entry.up && now - entry.lastBeat > this.forgetAfterMs) {
         this.hosts.delete(host);
+        this.index.remove(host);
         continue;
       }
       if (entry.up && now - entry.lastBeat > BEAT_MS * DOWN_AFTER_BEATS) {
