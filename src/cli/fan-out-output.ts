@@ -25,7 +25,7 @@ export class TargetLines {
     const out: Buffer[] = [];
     for (;;) {
       const end = rest.indexOf(NEWLINE);
-      if (end >= 0 && end < this.maxPartialBytes) {
+      if (end >= 0 && end <= this.maxPartialBytes) {
         out.push(prefix, rest.subarray(0, end + 1));
         rest = rest.subarray(end + 1);
       } else if (rest.byteLength >= this.maxPartialBytes) {

@@ -154,11 +154,13 @@ async function runAll(client: Client, targets: readonly string[], cmd: readonly 
     ended.wake();
   };
   while (queue.length > 0 || running > 0) {
-    if (options.signal?.aborted) {
+    if (options.signal?.aborted && queue.length > 0) {
       for (const target of queue.splice(0)) {
         stdin?.leave(target);
         await finish(notRun(target, 'CANCELLED', 'the fan-out was cancelled before this target started'));
       }
+      // A target may have ended while these were delivered: look again before waiting.
+      continue;
     }
     if (queue.length === 0 || running >= cap) {
       await ended.wait();
