@@ -15,6 +15,9 @@ describe('globs', () => {
     expect(globMatches('web', 'web-1')).toBe(false);
     // Overlapping prefix and suffix are not one character counted twice.
     expect(globMatches('ab*ba', 'aba')).toBe(false);
+    // A middle part may not be found inside the suffix.
+    expect(globMatches('a*c*c', 'ac')).toBe(false);
+    expect(globMatches('a*c*c', 'acc')).toBe(true);
     // A dot is a dot, not any character.
     expect(globMatches('a.b', 'axb')).toBe(false);
   });
