@@ -20,6 +20,8 @@ export interface AuditRecord {
   readonly host?: string;
   /** An exec's command, as given. */
   readonly cmd?: readonly string[];
+  /** A fan-out's selection, as given (`docker/container/exec-many`); each of its targets' execs is a line of its own. */
+  readonly selection?: { readonly labels?: readonly string[]; readonly targets?: readonly string[] };
   /** The names of the variables an exec set; their values are never logged. */
   readonly env_names?: readonly string[];
   readonly tty?: boolean;
@@ -103,15 +105,17 @@ function outcomeFields(outcome: CallOutcome): Pick<AuditRecord, 'outcome' | 'err
 }
 
 /** What the input says about the call's container and command: read by the operation's contract, by no operation's name. */
-function describeCall(call: ObservedCall): Pick<AuditRecord, 'container' | 'cmd' | 'env_names' | 'tty'> {
+function describeCall(call: ObservedCall): Pick<AuditRecord, 'container' | 'cmd' | 'selection' | 'env_names' | 'tty'> {
   const input = call.input;
   if (typeof input !== 'object' || input === null) return {};
   const fields = input as Record<string, unknown>;
   const container = containerOf(call.operation, fields);
   if (call.operation.commandEnd === undefined) return container === undefined ? {} : { container };
-  const { cmd, env, tty } = fields;
+  const { cmd, env, tty, labels, targets } = fields;
+  const selection = { ...(isStrings(labels) ? { labels } : {}), ...(isStrings(targets) ? { targets } : {}) };
   return {
     ...(container === undefined ? {} : { container }),
+    ...(Object.keys(selection).length > 0 ? { selection } : {}),
     ...(isStrings(cmd) ? { cmd } : {}),
     ...(isStrings(env) ? { env_names: env.map((entry) => entry.slice(0, Math.max(0, entry.indexOf('=')))) } : {}),
     tty: typeof tty === 'object' && tty !== null,

@@ -1,0 +1,75 @@
+import type { z } from 'zod';
+import { Client, execMany, exitCodeOf, selectTargetsFrom, summaryOf, type TargetResult } from '../client/index.js';
+import { DEFAULT_FAN_OUT_PARALLEL, execContract, execManyContract, MAX_FAN_OUT_TARGETS, MAX_RESULT_MESSAGE_CHARS, type TargetResultItem } from '../contracts/index.js';
+import { defineOperation, type CallContext, type Dispatcher, type Operation } from '../dispatcher/index.js';
+import { RpcError } from '../protocol/index.js';
+import { LocalConnection } from './local-connection.js';
+
+type FanOutInput = z.output<typeof execManyContract.input>;
+type FanOutItem = z.input<typeof execManyContract.output>;
+
+/**
+ * `docker/container/exec-many` (docs/security.md "Fan-out exec"): the SDK's `execMany`
+ * run here, over a connection to `dispatcher` as the caller. Each target is an exec
+ * call of the caller's, so a fan-out can do nothing the caller could not do call by
+ * call. On a fleet gateway those calls are the gateway's own fleet operations, so it
+ * runs at the gateway over every host the caller may reach; on a server, over its engine.
+ */
+export function execManyOperation(dispatcher: Dispatcher): Operation {
+  return defineOperation({ ...execManyContract, handler: (input, ctx) => runFanOut(dispatcher, input, ctx) });
+}
+
+/** Where exec is served (an engine's, or a gateway's over the fleet), so is running it in many containers; elsewhere nothing. */
+export function fanOutOperations(dispatcher: Dispatcher): Operation[] {
+  return dispatcher.registry.lookup(execContract.name) ? [execManyOperation(dispatcher)] : [];
+}
+
+async function* runFanOut(dispatcher: Dispatcher, input: FanOutInput, ctx: CallContext): AsyncGenerator<FanOutItem> {
+  const connection = new LocalConnection(dispatcher, ctx.identity);
+  const client = new Client(connection);
+  try {
+    const selection = { ...(input.labels ? { labels: input.labels } : {}), ...(input.targets ? { patterns: input.targets } : {}) };
+    const selected = await selectTargetsFrom(client, selection, { signal: ctx.signal });
+    if (selected.targets.length > MAX_FAN_OUT_TARGETS) {
+      throw new RpcError('INVALID_INPUT', `the selection names ${selected.targets.length} targets; a fan-out runs at most ${MAX_FAN_OUT_TARGETS}: narrow it with more labels or patterns`);
+    }
+    yield { targets: selected.targets };
+    const run = execMany(client, selected.targets, input.cmd, {
+      parallel: input.parallel ?? DEFAULT_FAN_OUT_PARALLEL,
+      signal: ctx.signal,
+      encoding: input.encoding,
+      ...(input.timeoutMs === undefined ? {} : { timeoutMs: input.timeoutMs }),
+      ...(input.stdin === undefined ? {} : { stdin: input.stdin }),
+      ...(input.env ? { env: input.env } : {}),
+      ...(input.user === undefined ? {} : { user: input.user }),
+      ...(input.workingDir === undefined ? {} : { workingDir: input.workingDir }),
+    });
+    // Left early (the call cancelled), nobody awaits the results: their rejection is not this call's error then.
+    run.results.catch(() => undefined);
+    for await (const item of run.frames) yield item;
+    const results = [...(await run.results), ...selected.unavailable.map(({ host, error }) => notListed(host, error))].map(bounded);
+    for (const result of results) yield { target: result.target, result };
+    yield { summary: { targets: results.length, exitCode: exitCodeOf(results), text: summaryOf(results), results }, terminal: true };
+  } finally {
+    await connection.close();
+  }
+}
+
+/** A fleet host whose containers could not be listed: its targets are unknown, and count as one not run. */
+function notListed(host: string, error: string): TargetResult {
+  return { target: `${host}/*`, error: { code: 'UNAVAILABLE', message: `host ${host} did not answer the list: ${error}` }, stdoutBytes: 0, stderrBytes: 0 };
+}
+
+/** A result as the summary keeps it: an error's message cut, so 10,000 of them stay far below a frame's bound. */
+function bounded(result: TargetResult): TargetResultItem {
+  const { target, exitCode, error, stdoutBytes, stderrBytes } = result;
+  return {
+    target,
+    ...(exitCode === undefined ? {} : { exitCode }),
+    ...(error ? { error: { code: error.code, message: cut(error.message) } } : {}),
+    stdoutBytes,
+    stderrBytes,
+  };
+}
+
+const cut = (message: string): string => (message.length > MAX_RESULT_MESSAGE_CHARS ? `${message.slice(0, MAX_RESULT_MESSAGE_CHARS - 1)}…` : message);
