@@ -4,8 +4,6 @@ import { defineContract } from './contract.js';
 import { envEntry, execOutputFrame } from './docker-exec.js';
 import { dockerErrors } from './docker-errors.js';
 
-/** How many execs of one fan-out run at once when the caller does not say (issue 35; the CLI's `--parallel` default). */
-export const DEFAULT_FAN_OUT_PARALLEL = 64;
 /** The most a caller may ask for: one identity's exec sessions (`maxExecSessionsPerIdentity`) bound it anyway. */
 export const MAX_FAN_OUT_PARALLEL = 256;
 /** A larger selection is refused before any target runs (docs/security.md "Fan-out exec"). */
@@ -64,7 +62,7 @@ export const execManyContract = defineContract({
       labels: z.array(labelSelector).optional().describe('KEY or KEY=VALUE; every one must match'),
       targets: z.array(targetPattern).optional().describe('names, HOST/NAME or globs; any one may match'),
       cmd: z.array(z.string()).min(1, 'must name a command'),
-      parallel: z.number().int().min(1).max(MAX_FAN_OUT_PARALLEL).optional().describe(`execs at once (default ${DEFAULT_FAN_OUT_PARALLEL})`),
+      parallel: z.number().int().min(1).max(MAX_FAN_OUT_PARALLEL).optional().describe("execs at once (default: execMany's, 64)"),
       timeoutMs: z.number().int().min(1).optional().describe("each target's own deadline"),
       env: z.array(envEntry).optional(),
       workingDir: z.string().min(1).optional(),

@@ -50,7 +50,6 @@ export {
   execManyContract,
   fanOutSummary,
   targetResult,
-  DEFAULT_FAN_OUT_PARALLEL,
   MAX_FAN_OUT_PARALLEL,
   MAX_FAN_OUT_TARGETS,
   MAX_RESULT_MESSAGE_CHARS,

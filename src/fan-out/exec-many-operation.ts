@@ -1,6 +1,7 @@
+import { setMaxListeners } from 'node:events';
 import type { z } from 'zod';
 import { Client, execMany, exitCodeOf, selectTargetsFrom, summaryOf, type TargetResult } from '../client/index.js';
-import { DEFAULT_FAN_OUT_PARALLEL, execContract, execManyContract, MAX_FAN_OUT_TARGETS, MAX_RESULT_MESSAGE_CHARS, type TargetResultItem } from '../contracts/index.js';
+import { execContract, execManyContract, MAX_FAN_OUT_TARGETS, MAX_RESULT_MESSAGE_CHARS } from '../contracts/index.js';
 import { defineOperation, type CallContext, type Dispatcher, type Operation } from '../dispatcher/index.js';
 import { RpcError } from '../protocol/index.js';
 import { LocalConnection } from './local-connection.js';
@@ -27,16 +28,22 @@ export function fanOutOperations(dispatcher: Dispatcher): Operation[] {
 async function* runFanOut(dispatcher: Dispatcher, input: FanOutInput, ctx: CallContext): AsyncGenerator<FanOutItem> {
   const connection = new LocalConnection(dispatcher, ctx.identity);
   const client = new Client(connection);
+  // Every live target listens for the call's end: up to `parallel` listeners, not a leak to warn of.
+  const stop = new AbortController();
+  setMaxListeners(0, stop.signal);
+  const abort = (): void => stop.abort(ctx.signal.reason);
+  if (ctx.signal.aborted) abort();
+  else ctx.signal.addEventListener('abort', abort, { once: true });
   try {
     const selection = { ...(input.labels ? { labels: input.labels } : {}), ...(input.targets ? { patterns: input.targets } : {}) };
-    const selected = await selectTargetsFrom(client, selection, { signal: ctx.signal });
+    const selected = await selectTargetsFrom(client, selection, { signal: stop.signal });
     if (selected.targets.length > MAX_FAN_OUT_TARGETS) {
       throw new RpcError('INVALID_INPUT', `the selection names ${selected.targets.length} targets; a fan-out runs at most ${MAX_FAN_OUT_TARGETS}: narrow it with more labels or patterns`);
     }
     yield { targets: selected.targets };
     const run = execMany(client, selected.targets, input.cmd, {
-      parallel: input.parallel ?? DEFAULT_FAN_OUT_PARALLEL,
-      signal: ctx.signal,
+      ...(input.parallel === undefined ? {} : { parallel: input.parallel }),
+      signal: stop.signal,
       encoding: input.encoding,
       ...(input.timeoutMs === undefined ? {} : { timeoutMs: input.timeoutMs }),
       ...(input.stdin === undefined ? {} : { stdin: input.stdin }),
@@ -51,6 +58,7 @@ async function* runFanOut(dispatcher: Dispatcher, input: FanOutInput, ctx: CallC
     for (const result of results) yield { target: result.target, result };
     yield { summary: { targets: results.length, exitCode: exitCodeOf(results), text: summaryOf(results), results }, terminal: true };
   } finally {
+    ctx.signal.removeEventListener('abort', abort);
     await connection.close();
   }
 }
@@ -61,7 +69,7 @@ function notListed(host: string, error: string): TargetResult {
 }
 
 /** A result as the summary keeps it: an error's message cut, so 10,000 of them stay far below a frame's bound. */
-function bounded(result: TargetResult): TargetResultItem {
+function bounded(result: TargetResult): TargetResult {
   const { target, exitCode, error, stdoutBytes, stderrBytes } = result;
   return {
     target,
