@@ -1,9 +1,9 @@
-import type { Observable } from 'rxjs';
+import { filter, type Observable } from 'rxjs';
 import { Wakeup } from '../flow/index.js';
 import { RpcError } from '../protocol/index.js';
 import type { Client } from './client.js';
 import { execFrames, type ExecOptions, type ExecOutput } from './exec.js';
-import { NOT_RUN_EXIT_CODE, exitCodeOf, summaryOf, type TargetResult } from './fan-out-results.js';
+import { NOT_RUN_EXIT_CODE, exitCodeOf, summaryOf, type TargetResult } from '../contracts/index.js';
 import { StdinFanOut } from './fan-out-stdin.js';
 import { FrameFanIn } from './frame-fan-in.js';
 import { selectTargets, selectTargetsFrom, type TargetSelection } from './target-selection.js';
@@ -41,6 +41,15 @@ export interface TargetFrame {
   readonly frame: ExecOutput;
 }
 
+/** A target ended: after all of its frames. */
+export interface TargetEnd {
+  readonly target: string;
+  readonly result: TargetResult;
+}
+
+/** What a fan-out streams: each target's frames, then its end. */
+export type TargetEvent = TargetFrame | TargetEnd;
+
 export interface ExecMany {
   /**
    * Every target's frames as they come. Subscribe (or start the loop) in the same turn
@@ -48,6 +57,8 @@ export interface ExecMany {
    * the targets (their output credit), a subscriber does not.
    */
   readonly frames: Observable<TargetFrame> & AsyncIterable<TargetFrame>;
+  /** The same frames with each target's end after its last frame, as it ends (for output per target as it ends). */
+  readonly events: Observable<TargetEvent> & AsyncIterable<TargetEvent>;
   /**
    * One result per target in the order they ended, then, for a selection, one per
    * fleet host that did not answer the list (`HOST/*`, not run). Rejects only when
@@ -66,7 +77,7 @@ export interface ExecMany {
  * start, it is reported.
  */
 export function execMany(client: Client, targets: TargetSelection | readonly string[], cmd: readonly string[], options: ExecManyOptions = {}): ExecMany {
-  const fanIn = new FrameFanIn<TargetFrame>();
+  const fanIn = new FrameFanIn<TargetEvent>();
   const results = (async (): Promise<TargetResult[]> => {
     // A turn for the caller to subscribe before the first frame.
     await Promise.resolve();
@@ -74,16 +85,40 @@ export function execMany(client: Client, targets: TargetSelection | readonly str
       ? { targets: [...new Set(targets)], unavailable: [] }
       : await selectTargetsFrom(client, targets, options.signal ? { signal: options.signal } : {});
     const ran = await runAll(client, selected.targets, cmd, options, fanIn);
-    const unlisted = selected.unavailable.map(
-      (u): TargetResult => ({ target: `${u.host}/*`, error: { code: 'UNAVAILABLE', message: `host ${u.host} did not answer the list: ${u.error}` }, stdoutBytes: 0, stderrBytes: 0 }),
-    );
-    return [...ran, ...unlisted];
+    for (const u of selected.unavailable) {
+      const result = notRun(`${u.host}/*`, 'UNAVAILABLE', `host ${u.host} did not answer the list: ${u.error}`);
+      ran.push(result);
+      await fanIn.deliver({ target: result.target, result });
+    }
+    return ran;
   })();
   results.then(
     () => fanIn.end(),
     (error: unknown) => fanIn.end(error),
   );
-  return { frames: fanIn.stream, results };
+  return { frames: framesOf(fanIn.stream), events: fanIn.stream, results };
+}
+
+function isFrame(event: TargetEvent): event is TargetFrame {
+  return 'frame' in event;
+}
+
+/** The events without the ends, as an Observable and a pulled loop. */
+function framesOf(events: Observable<TargetEvent> & AsyncIterable<TargetEvent>): Observable<TargetFrame> & AsyncIterable<TargetFrame> {
+  return Object.assign(events.pipe(filter(isFrame)), {
+    [Symbol.asyncIterator]: (): AsyncIterator<TargetFrame> => {
+      const loop = events[Symbol.asyncIterator]();
+      return {
+        next: async () => {
+          for (;;) {
+            const step = await loop.next();
+            if (step.done || isFrame(step.value)) return step as IteratorResult<TargetFrame>;
+          }
+        },
+        return: async () => (await loop.return?.(), { value: undefined, done: true }),
+      };
+    },
+  });
 }
 
 function isTargetList(targets: TargetSelection | readonly string[]): targets is readonly string[] {
@@ -92,7 +127,7 @@ function isTargetList(targets: TargetSelection | readonly string[]): targets is 
 
 type Outcome = TargetResult | 'limited';
 
-async function runAll(client: Client, targets: readonly string[], cmd: readonly string[], options: ExecManyOptions, fanIn: FrameFanIn<TargetFrame>): Promise<TargetResult[]> {
+async function runAll(client: Client, targets: readonly string[], cmd: readonly string[], options: ExecManyOptions, fanIn: FrameFanIn<TargetEvent>): Promise<TargetResult[]> {
   const parallel = Math.max(1, Math.floor(options.parallel ?? DEFAULT_PARALLEL));
   const source = options.stdin === undefined || options.stdin instanceof Uint8Array ? undefined : options.stdin;
   if (source && targets.length > parallel) {
@@ -104,22 +139,28 @@ async function runAll(client: Client, targets: readonly string[], cmd: readonly 
   const ended = new Wakeup();
   let cap = parallel;
   let running = 0;
-  const settle = (target: string, outcome: Outcome): void => {
-    running--;
-    if (outcome !== 'limited') results.push(outcome);
-    else if (running === 0) results.push(notRun(target, 'LIMIT_EXCEEDED', 'refused by the server (LIMIT_EXCEEDED) with no other target of this fan-out running'));
+  const finish = async (result: TargetResult): Promise<void> => {
+    results.push(result);
+    await fanIn.deliver({ target: result.target, result });
+  };
+  const settle = async (target: string, outcome: Outcome): Promise<void> => {
+    if (outcome !== 'limited') await finish(outcome);
+    else if (running === 1) await finish(notRun(target, 'LIMIT_EXCEEDED', 'refused by the server (LIMIT_EXCEEDED) with no other target of this fan-out running'));
     else {
-      cap = running;
+      cap = running - 1;
       queue.unshift(target);
     }
+    running--;
     ended.wake();
   };
   while (queue.length > 0 || running > 0) {
-    if (options.signal?.aborted) {
+    if (options.signal?.aborted && queue.length > 0) {
       for (const target of queue.splice(0)) {
         stdin?.leave(target);
-        results.push(notRun(target, 'CANCELLED', 'the fan-out was cancelled before this target started'));
+        await finish(notRun(target, 'CANCELLED', 'the fan-out was cancelled before this target started'));
       }
+      // A target may have ended while these were delivered: look again before waiting.
+      continue;
     }
     if (queue.length === 0 || running >= cap) {
       await ended.wait();
@@ -132,7 +173,7 @@ async function runAll(client: Client, targets: readonly string[], cmd: readonly 
   return results;
 }
 
-async function runOne(client: Client, target: string, cmd: readonly string[], options: ExecManyOptions, fanIn: FrameFanIn<TargetFrame>, stdin: StdinFanOut | undefined): Promise<Outcome> {
+async function runOne(client: Client, target: string, cmd: readonly string[], options: ExecManyOptions, fanIn: FrameFanIn<TargetEvent>, stdin: StdinFanOut | undefined): Promise<Outcome> {
   const counted = { stdout: 0, stderr: 0 };
   let output = false;
   const frames = execFrames(client, target, cmd, {

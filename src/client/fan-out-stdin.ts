@@ -54,6 +54,8 @@ export class StdinFanOut {
       if (taken === 'left' || taken === undefined) return { value: undefined, done: true };
       if (taken < this.read && this.current) {
         this.taken.set(target, this.read);
+        // The last to take it lets whoever waits read on.
+        this.wakeup.wake();
         return { value: this.current, done: false };
       }
       if (this.failure) throw this.failure.error;

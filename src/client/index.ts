@@ -11,13 +11,16 @@ export { Client, type CallOptions, type OperationSummary, type TakeUp } from './
 export { acknowledgeOnArrival, type AcknowledgementPolicy } from './acknowledgements.js';
 export { exec, execFrames, type ExecControls, type ExecFrames, type ExecHandle, type ExecOptions, type ExecOutput, type ExecResult, type ExecSignal } from './exec.js';
 export type { ExecStdin, StdinSource } from './exec-input.js';
-export { DEFAULT_PARALLEL, execMany, type ExecMany, type ExecManyOptions, type TargetFrame } from './exec-many.js';
-export { NOT_RUN_EXIT_CODE, exitCodeOf, summaryOf, type TargetResult } from './fan-out-results.js';
+export { DEFAULT_PARALLEL, execMany, type ExecMany, type ExecManyOptions, type TargetEnd, type TargetEvent, type TargetFrame } from './exec-many.js';
 export { selectTargets, selectTargetsFrom, type Selected, type TargetSelection } from './target-selection.js';
 export { ResumingConnection, type ConnectionEvent } from './resuming-connection.js';
 export type { CallChannel, CallSink, ClientConnection } from './connection.js';
 export {
   execContract,
+  exitCodeOf,
+  NOT_RUN_EXIT_CODE,
+  summaryOf,
+  type TargetResult,
   infoContract,
   inspectContract,
   listContract,

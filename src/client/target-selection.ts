@@ -1,4 +1,4 @@
-import { containerListContract } from '../contracts/index.js';
+import { containerListContract, containerName } from '../contracts/index.js';
 import { RpcError } from '../protocol/index.js';
 import type { CallOptions, Client } from './client.js';
 
@@ -91,12 +91,18 @@ export async function selectTargetsFrom(client: Client, selection: TargetSelecti
   const targets = new Set<string>();
   for (const row of listed.containers) {
     const name = row.names[0]?.replace(/^\//, '');
-    if (name === undefined || row.state !== 'running') continue;
+    if (name === undefined || row.state !== 'running' || !isPrintableTarget(name, row.host)) continue;
     const container: SelectableContainer = { name, labels: row.labels, ...(row.host === undefined ? {} : { host: row.host }) };
     if (selectionMatches(selection, container)) targets.add(targetOf(container));
   }
   const unavailable = (listed.unavailable ?? []).filter((u) => selectionMayReachHost(selection, u.host));
   return { targets: [...targets].sort(), unavailable };
+}
+
+/** A target is printed as a prefix: a row that names its container or host otherwise (a newline, an escape) is not selected. */
+export function isPrintableTarget(name: string, host: string | undefined): boolean {
+  // A fleet's host ids are of the container name's grammar too (docs/fleet.md), and the gateway sets them itself.
+  return containerName.safeParse(name).success && (host === undefined || containerName.safeParse(host).success);
 }
 
 /** The running containers a selection matches, as exec targets: `HOST/NAME` in a fleet (rows carry `host`), `NAME` otherwise. */

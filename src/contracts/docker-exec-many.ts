@@ -46,7 +46,7 @@ export const execManyContract = defineContract({
     'Runs one command in every running container the selection names, like callwire exec -l or --targets: ' +
       'labels (KEY or KEY=VALUE, all must match) and targets (names, HOST/NAME, globs with *), their intersection when both are given.',
     'Each target is an exec of docker/container/exec made as the caller, with the caller\'s scopes and caps, parallel at a time (default 64). ' +
-      'Output: first {targets}, the selection; {target, frame} for each exec frame; {target, result} for each target once all have ended; and last ' +
+      'Output: first {targets}, the selection; {target, frame} for each exec frame; {target, result} as each target ends; and last ' +
       '{summary: {targets, exitCode, text, results}, terminal: true}: exitCode is 0 when every target exited 0, ' +
       'else the largest exit code, a target that could not run counting as 123.',
     'On a fleet gateway it runs at the gateway, over every host the caller may reach. Cancelling the call stops every target.',

@@ -59,6 +59,7 @@ export {
 export { dockerContracts } from './docker-surface.js';
 export { placed, type Placement, type EveryHost, type PlacedContract } from './placement.js';
 export { containerName, containerReference, imageReference } from './engine-references.js';
+export { NOT_RUN_EXIT_CODE, exitCodeOf, summaryOf, type TargetResult } from './fan-out-results.js';
 export { listContract, schemaContract, operationSummary, operationSpec, type OperationSummary, type OperationSpec } from './discovery.js';
 export {
   infoContract,

@@ -53,9 +53,11 @@ async function* runFanOut(dispatcher: Dispatcher, input: FanOutInput, ctx: CallC
     });
     // Left early (the call cancelled), nobody awaits the results: their rejection is not this call's error then.
     run.results.catch(() => undefined);
-    for await (const item of run.frames) yield item;
-    const results = [...(await run.results), ...selected.unavailable.map(({ host, error }) => notListed(host, error))].map(bounded);
-    for (const result of results) yield { target: result.target, result };
+    // Each target's frames, then its result as it ends.
+    for await (const event of run.events) yield 'frame' in event ? event : { target: event.target, result: bounded(event.result) };
+    const unlisted = selected.unavailable.map(({ host, error }) => bounded(notListed(host, error)));
+    for (const result of unlisted) yield { target: result.target, result };
+    const results = [...(await run.results).map(bounded), ...unlisted];
     yield { summary: { targets: results.length, exitCode: exitCodeOf(results), text: summaryOf(results), results }, terminal: true };
   } finally {
     ctx.signal.removeEventListener('abort', abort);

@@ -6,3 +6,4 @@
 export { outcomes, codeOutcomes, classify, precedence, CallerInputError, type Outcome, type Boundary, type Classified } from './outcome.js';
 export { resultRecord, errorFields, boundDiagnostics, DIAGNOSTICS_MAX, DIAGNOSTIC_MESSAGE_MAX_BYTES, type ResultRecord } from './result-record.js';
 export { execResultRecord, execEnded, execExitCode, type ExecCapture } from './exec.js';
+export { fanOutSummaryRecord, type FanOutSummaryRecord } from './fan-out.js';

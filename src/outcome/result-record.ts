@@ -6,6 +6,8 @@ export interface ResultRecord {
   kind: 'callwire.terminal';
   schema_version: '1.0';
   command: 'call' | 'exec';
+  /** One target of a fan-out exec (`HOST/NAME` or `NAME`): its record says which. */
+  target?: string;
   outcome: Outcome;
   exit_code: number;
   failure_boundary: Boundary;

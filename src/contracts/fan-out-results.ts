@@ -1,3 +1,4 @@
+/** A fan-out exec's results (SDK `execMany`, the CLI, HTTP and the Lab), and the exit code and summary they make. */
 /** How one target of a fan-out ended: its exit code, or why it did not run to one. */
 export interface TargetResult {
   readonly target: string;
@@ -21,8 +22,8 @@ export function exitCodeOf(results: readonly TargetResult[]): number {
 
 /**
  * One line for people: `12 targets: 10 exit 0, 1 exit 3 (a/web-2), 1 not run (b/web-1:
- * host b is down)`. Targets that exited 0 are counted, the others named; groups by
- * exit code ascending, then the targets that did not run.
+ * host b is down)`. Targets that exited 0 are counted, the others named (sorted); groups
+ * by exit code ascending, then the targets that did not run.
  */
 export function summaryOf(results: readonly TargetResult[]): string {
   const byCode = new Map<number, string[]>();
@@ -33,7 +34,8 @@ export function summaryOf(results: readonly TargetResult[]): string {
   }
   const parts = [...byCode.entries()]
     .sort(([a], [b]) => a - b)
-    .map(([code, targets]) => `${targets.length} exit ${code}${code === 0 ? '' : ` (${targets.join(', ')})`}`);
+    .map(([code, targets]) => `${targets.length} exit ${code}${code === 0 ? '' : ` (${targets.sort().join(', ')})`}`);
+  notRun.sort((a, b) => (a.target < b.target ? -1 : a.target > b.target ? 1 : 0));
   if (notRun.length > 0) parts.push(`${notRun.length} not run (${notRun.map((r) => `${r.target}: ${r.error?.message ?? 'unknown'}`).join('; ')})`);
   const count = `${results.length} target${results.length === 1 ? '' : 's'}`;
   return parts.length === 0 ? count : `${count}: ${parts.join(', ')}`;
