@@ -24,7 +24,7 @@ interface Engine {
 const OPS: Identity = { subject: 'ops', scopes: ['container:*'] };
 const LINE = 'x'.repeat(1000);
 
-function fakeEngine(containers: number, options: { endless?: boolean; limits?: Partial<SessionLimits> } = {}) {
+function fakeEngine(containers: number, options: { endless?: boolean; limits?: Partial<SessionLimits>; hold?: { container: string; until: Promise<void> } } = {}) {
   const engine: Engine = { callers: [], execs: 0, live: 0, mostLive: 0, produced: 0, cancelled: 0 };
   const rows = Array.from({ length: containers }, (_, i) => ({
     id: `id${i}`,
@@ -61,6 +61,7 @@ function fakeEngine(containers: number, options: { endless?: boolean; limits?: P
             }
             await sleep(1);
             yield { stream: 'stdout' as const, text: `${input.containerId}\n` };
+            if (options.hold?.container === input.containerId) await options.hold.until;
             const n = Number(input.containerId.slice(3));
             ended = true;
             yield { exitCode: n % 5 === 3 ? 3 : 0, terminal: true as const, stdoutBytes: input.containerId.length + 1, stderrBytes: 0 };
@@ -98,6 +99,22 @@ describe('docker/container/exec-many, the operation', () => {
     expect(last.summary).toMatchObject({ targets: 5, exitCode: 3, text: '5 targets: 4 exit 0, 1 exit 3 (fw-8)' });
     // The list and every exec were calls of the caller's, not of the server's.
     expect(engine.callers).toEqual(Array(6).fill('ops'));
+  });
+
+  it("streams each target's result as it ends, while others still run", async () => {
+    let release: () => void = () => undefined;
+    const { engine, dispatcher } = fakeEngine(2, { hold: { container: 'fw-1', until: new Promise<void>((resolve) => (release = resolve)) } });
+    const client = new InProcessClient(dispatcher, OPS);
+    const seen: Record<string, unknown>[] = [];
+    for await (const item of client.stream('docker/container/exec-many', { targets: ['fw-*'], cmd: ['true'] })) {
+      seen.push(item as Record<string, unknown>);
+      if ((item as { target?: string; result?: unknown }).target === 'fw-0' && 'result' in (item as object)) {
+        // fw-0 has ended and said so; fw-1 is still running.
+        expect(engine.live).toBe(1);
+        release();
+      }
+    }
+    expect(seen.filter((item) => 'result' in item).map((item) => item['target'])).toEqual(['fw-0', 'fw-1']);
   });
 
   it('a caller who may not list is refused the selection, as by hand: no target runs', async () => {
