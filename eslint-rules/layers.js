@@ -25,7 +25,8 @@ const allowed = {
   'client-node': ['client', 'protocol', 'io', 'webtransport', 'contracts', 'flow'],
   conformance: ['protocol', 'webtransport', 'contracts', 'flow'],
   fleet: ['dispatcher', 'protocol', 'client', 'contracts', 'operations', 'flow'],
-  server: ['dispatcher', 'protocol', 'transports', 'operations', 'fleet', 'flow'],
+  'fan-out': ['dispatcher', 'protocol', 'client', 'contracts', 'flow'],
+  server: ['dispatcher', 'protocol', 'transports', 'operations', 'fleet', 'fan-out', 'flow'],
   cli: ['server', 'client', 'client-node', 'protocol', 'conformance', 'contracts', 'outcome', 'fleet', 'flow'],
   lab: ['client', 'outcome', 'flow'],
 };

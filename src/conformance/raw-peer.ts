@@ -5,7 +5,7 @@ import type { EventQueue, RawEvent } from './events.js';
 export interface RawWire {
   readonly transport: 'websocket' | 'webtransport' | 'memory';
   /** What the connection rides; `memory`: no socket at all. */
-  readonly carrier: Carrier | 'memory';
+  readonly carrier: Carrier;
   /** Whether `reset` really resets a stream (not through Deno: docs/http3.md "Upstream defects"). */
   readonly resets: boolean;
   /** WebSocket: the subprotocol the server chose, '' for none. */

@@ -48,6 +48,16 @@ export {
   logLine,
 } from './docker-containers.js';
 export { imageListContract, imageSummary, imageInspectContract, pullContract } from './docker-images.js';
+export {
+  execManyContract,
+  fanOutSummary,
+  targetResult,
+  MAX_FAN_OUT_PARALLEL,
+  MAX_FAN_OUT_TARGETS,
+  MAX_RESULT_MESSAGE_CHARS,
+  type FanOutSummary,
+  type TargetResultItem,
+} from './docker-exec-many.js';
 export { dockerContracts } from './docker-surface.js';
 export { placed, type Placement, type EveryHost, type PlacedContract } from './placement.js';
 export { containerName, containerReference, imageReference } from './engine-references.js';

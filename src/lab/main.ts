@@ -4,6 +4,7 @@ import { Terminal } from '@xterm/xterm';
 import { connect, infoContract, RpcError, type Client, type OperationSummary, type ServerInfo } from '../client/index.js';
 import type { ResultRecord } from '../outcome/index.js';
 import { exampleContainer } from './example-container.js';
+import { EXEC_MANY, FanOutPanel } from './fan-out.js';
 import { showHosts } from './hosts.js';
 import { runCall, type LabTerminal } from './run.js';
 import { jsonView } from './json-view.js';
@@ -33,6 +34,7 @@ let client: Client | undefined;
 let current: { name: string; kind: string; form: SchemaForm; schema: JsonSchema } | undefined;
 let active: AbortController | undefined;
 let lastRecord: ResultRecord | undefined;
+const fanOut = new FanOutPanel($('fan-out'), () => client);
 
 const term = new Terminal({ cols: 100, rows: 20, convertEol: false, fontSize: 13 });
 const fit = new FitAddon();
@@ -118,6 +120,14 @@ async function select(name: string): Promise<void> {
   cancel('left the view');
   clearResult();
   for (const b of Array.from($('operations').querySelectorAll('button'))) b.setAttribute('aria-current', String(b.dataset['op'] === name));
+  // Running one command in many containers has a panel of its own: a row per target.
+  fanOut.show(name === EXEC_MANY);
+  if (name === EXEC_MANY) {
+    $('welcome').hidden = true;
+    $('operation').hidden = true;
+    document.body.dataset['views'] = String(Number(document.body.dataset['views'] ?? 0) + 1);
+    return;
+  }
   const spec = await client!.schema(name);
   const schema = (spec.input_schema ?? {}) as JsonSchema;
   $('welcome').hidden = true;

@@ -20,6 +20,8 @@ export interface AuditRecord {
   readonly host?: string;
   /** An exec's command, as given. */
   readonly cmd?: readonly string[];
+  /** A fan-out's selection, as given (`docker/container/exec-many`); each of its targets' execs is a line of its own. */
+  readonly selection?: { readonly labels?: readonly string[]; readonly targets?: readonly string[] };
   /** The names of the variables an exec set; their values are never logged. */
   readonly env_names?: readonly string[];
   readonly tty?: boolean;
@@ -114,7 +116,7 @@ function outcomeFields(outcome: CallOutcome): Pick<AuditRecord, 'outcome' | 'err
 }
 
 /** What the input says about the call's container and command: read by the operation's contract, by no operation's name. */
-function describeCall(call: ObservedCall): Pick<AuditRecord, 'container' | 'cmd' | 'env_names' | 'tty' | 'direction' | 'path'> {
+function describeCall(call: ObservedCall): Pick<AuditRecord, 'container' | 'cmd' | 'selection' | 'env_names' | 'tty' | 'direction' | 'path'> {
   const input = call.input;
   if (typeof input !== 'object' || input === null) return {};
   const fields = input as Record<string, unknown>;
@@ -125,9 +127,11 @@ function describeCall(call: ObservedCall): Pick<AuditRecord, 'container' | 'cmd'
     return { ...(container === undefined ? {} : { container }), direction: copy.direction, ...(path === undefined ? {} : { path }) };
   }
   if (call.operation.commandEnd === undefined) return container === undefined ? {} : { container };
-  const { cmd, env, tty } = fields;
+  const { cmd, env, tty, labels, targets } = fields;
+  const selection = { ...(isStrings(labels) ? { labels } : {}), ...(isStrings(targets) ? { targets } : {}) };
   return {
     ...(container === undefined ? {} : { container }),
+    ...(Object.keys(selection).length > 0 ? { selection } : {}),
     ...(isStrings(cmd) ? { cmd } : {}),
     ...(isStrings(env) ? { env_names: env.map((entry) => entry.slice(0, Math.max(0, entry.indexOf('=')))) } : {}),
     tty: typeof tty === 'object' && tty !== null,

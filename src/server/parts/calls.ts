@@ -1,4 +1,5 @@
 import { createDispatcher, Registry, type Dispatcher, type Logger, type ObserveCalls, type ObserveRefusals, type Operation, type SessionLimits } from '../../dispatcher/index.js';
+import { fanOutOperations } from '../../fan-out/index.js';
 import type { FleetGateway } from '../../fleet/index.js';
 import { discoveryOperations, probeOperations, serviceOperations, type DockerEngine } from '../../operations/index.js';
 import { limits as protocolLimits } from '../../protocol/index.js';
@@ -35,7 +36,7 @@ export interface DispatcherParts {
   readonly logger: Logger;
 }
 
-/** One dispatcher for every transport, and the discovery and service operations that read it. */
+/** One dispatcher for every transport, and the operations that call it: discovery and services, which read it, and fan-out exec. */
 export function startDispatcher(options: CallOptions, parts: DispatcherParts): Dispatcher {
   const { registry, access, connections, fleet, engine } = parts;
   const dispatcher = createDispatcher({
@@ -51,6 +52,7 @@ export function startDispatcher(options: CallOptions, parts: DispatcherParts): D
   });
   const { keepaliveMs, maxConnections, handshakeTimeoutMs, guard } = connections;
   registry.register(
+    ...fanOutOperations(dispatcher),
     ...discoveryOperations(registry),
     ...serviceOperations({
       callTables: () => dispatcher.connections,

@@ -1,0 +1,92 @@
+import type { CallChannel, CallSink, ClientConnection } from '../client/index.js';
+import type { Dispatcher, Identity, Session } from '../dispatcher/index.js';
+import { nextTurn } from '../flow/index.js';
+import { decodeEnvelope, envelopes, msgpackCodec, RpcError, type Envelope } from '../protocol/index.js';
+
+/**
+ * A connection from this process to its own dispatcher, as one caller: to the SDK it
+ * is one more transport, so a call an operation makes on its caller's behalf is a
+ * frame session of the dispatcher's like any socket's, admitted as `identity` (its
+ * scopes, a container's owner, its per-identity caps) and audited on its own line.
+ * Frames are encoded and decoded as on a socket, and each hop waits a turn, so the
+ * SDK's credit bounds what the session holds exactly as over the network.
+ */
+export class LocalConnection implements ClientConnection {
+  readonly codec = msgpackCodec;
+  readonly carrier = 'memory' as const;
+  private readonly sinks = new Map<string, CallSink>();
+  private readonly session: Session;
+  private open = true;
+  private closedResolve: () => void = () => undefined;
+  readonly closed = new Promise<void>((resolve) => (this.closedResolve = resolve));
+
+  constructor(dispatcher: Dispatcher, identity: Identity | null) {
+    this.session = dispatcher.open(
+      {
+        codec: this.codec,
+        // The session's frames are taken as they are handed over: never congested, credit bounds each call.
+        congested: () => false,
+        send: (frame) => this.deliver(frame),
+        close: (code, reason) => this.end(new RpcError('UNAVAILABLE', `the server closed the in-process connection (${code}: ${reason})`)),
+      },
+      identity,
+    );
+  }
+
+  startCall(request: Envelope, sink: CallSink): CallChannel {
+    if (!this.open) {
+      queueMicrotask(() => sink.lost(new RpcError('UNAVAILABLE', 'the in-process connection is closed')));
+      return { abort: () => undefined, done: () => undefined, send: () => 0 };
+    }
+    const id = request.id;
+    this.sinks.set(id, sink);
+    this.send(request);
+    return {
+      abort: () => {
+        if (this.sinks.delete(id)) this.send(envelopes.aborted(id));
+      },
+      done: () => void this.sinks.delete(id),
+      send: (envelope) => (this.sinks.has(id) ? this.send(envelope) : 0),
+    };
+  }
+
+  forget(id: string): void {
+    if (this.open) this.send(envelopes.aborted(id));
+  }
+
+  /** Ends the session: its calls still live are cancelled, as a closed socket's are. */
+  close(): Promise<void> {
+    if (this.open) {
+      this.session.close();
+      this.end(new RpcError('UNAVAILABLE', 'the in-process connection is closed'));
+    }
+    return this.closed;
+  }
+
+  private send(envelope: Envelope): number {
+    const bytes = this.codec.encode(envelope);
+    nextTurn(() => {
+      if (this.open) this.session.receive(bytes);
+    });
+    return bytes.byteLength;
+  }
+
+  private deliver(frame: Uint8Array): Promise<void> {
+    if (!this.open) return Promise.reject(new Error('connection closed'));
+    return new Promise((resolve) => {
+      nextTurn(() => {
+        const parsed = decodeEnvelope(this.codec, frame);
+        if (this.open && parsed.kind === 'event') this.sinks.get(parsed.envelope.id)?.frame(parsed.envelope, frame.byteLength);
+        resolve();
+      });
+    });
+  }
+
+  private end(error: RpcError): void {
+    if (!this.open) return;
+    this.open = false;
+    for (const sink of [...this.sinks.values()]) sink.lost(error);
+    this.sinks.clear();
+    this.closedResolve();
+  }
+}
