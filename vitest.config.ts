@@ -4,10 +4,10 @@ import { testProjects } from './test/projects.js';
 
 // Which file runs in which project, and why: test/projects.ts (docs/development.md "Testing").
 const files = testProjects(import.meta.dirname);
-// Four workers on the 2-core CI machine: a file waits on engines, sockets and child processes
-// far more than it computes (the conformance file used 32 s of CPU in a 90 s run), so two
-// workers left the cores mostly idle. Each worker has its own ports (test/support/ports.ts).
-const workers = Number(process.env['CALLWIRE_TEST_WORKERS'] ?? 4);
+// Two workers on the 2-core CI machine: four ran the suite hardly faster and starved the
+// CPU-heavy files (a pulled 64 MiB JSON flood timed out beside 1 GiB copies). Files that
+// were serial only for a port race run here too: each worker has its own ports (test/support/ports.ts).
+const workers = Number(process.env['CALLWIRE_TEST_WORKERS'] ?? 2);
 
 export default defineConfig({
   test: {
