@@ -155,21 +155,24 @@ describe('archive operations on a real container', () => {
     const got = await get(asAlice, c, '/etc/hostname');
     await expect(get(asAlice, c, '/no/such')).rejects.toMatchObject({ code: 'PATH_NOT_FOUND' });
     await put(asAlice, c, '/in', got.tar);
-    // A line is written once the server has ended the call, which may be a moment after the caller heard the end.
-    const archiveLines = (): Record<string, unknown>[] =>
+    // A line is written once the server has ended the call, which may be a moment after the caller heard the end:
+    // wait for each line asserted below (an earlier test's copy of the same file can stand in for none of them).
+    const digest = sha256(got.tar);
+    const auditLines = (): Record<string, unknown>[] =>
       readFileSync(auditPath, 'utf8')
         .trim()
         .split('\n')
-        .map((line) => JSON.parse(line) as Record<string, unknown>)
-        .filter((line) => String(line['operation']).startsWith('docker/container/archive/') && line['subject'] === 'alice' && line['tar_bytes'] === got.tar.byteLength);
-    await until(() => archiveLines().length >= 2, 'the audit lines of the get and the put');
-    const lines = readFileSync(auditPath, 'utf8')
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
-    const digest = sha256(got.tar);
-    expect(lines).toContainEqual(expect.objectContaining({ operation: 'docker/container/archive/get', direction: 'out', container: c, path: '/etc/hostname', tar_bytes: got.tar.byteLength, sha256: digest, outcome: 'completed' }));
-    expect(lines).toContainEqual(expect.objectContaining({ operation: 'docker/container/archive/put', direction: 'in', container: c, path: '/in', tar_bytes: got.tar.byteLength, sha256: digest, outcome: 'completed' }));
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const getLine = { operation: 'docker/container/archive/get', direction: 'out', container: c, path: '/etc/hostname', tar_bytes: got.tar.byteLength, sha256: digest, outcome: 'completed' };
+    const putLine = { operation: 'docker/container/archive/put', direction: 'in', container: c, path: '/in', tar_bytes: got.tar.byteLength, sha256: digest, outcome: 'completed' };
+    const matches = (line: Record<string, unknown>, fields: Record<string, unknown>): boolean => Object.entries(fields).every(([key, value]) => line[key] === value);
+    await until(() => {
+      const now = auditLines();
+      return now.some((line) => matches(line, getLine)) && now.some((line) => matches(line, putLine)) && now.some((line) => line['path'] === '/no/such');
+    }, 'the audit lines of the get, the put and the missing path', 15_000);
+    const lines = auditLines();
+    expect(lines).toContainEqual(expect.objectContaining(getLine));
+    expect(lines).toContainEqual(expect.objectContaining(putLine));
     const missing = lines.find((line) => line['path'] === '/no/such');
     expect(missing).toMatchObject({ direction: 'out', outcome: 'error', error_code: 'PATH_NOT_FOUND' });
     expect(missing).not.toHaveProperty('sha256');
