@@ -15,6 +15,7 @@ export { DEFAULT_PARALLEL, execMany, type ExecMany, type ExecManyOptions, type T
 export { selectTargets, selectTargetsFrom, type Selected, type TargetSelection } from './target-selection.js';
 export { ResumingConnection, type ConnectionEvent } from './resuming-connection.js';
 export type { CallChannel, CallSink, ClientConnection } from './connection.js';
+export { CallRoutes } from './call-routes.js';
 export {
   execContract,
   exitCodeOf,

@@ -1,7 +1,7 @@
-import type { CallChannel, CallSink, ClientConnection } from '../client/index.js';
+import { CallRoutes, type CallChannel, type CallSink, type ClientConnection } from '../client/index.js';
 import type { Dispatcher, Identity, Session } from '../dispatcher/index.js';
 import { nextTurn } from '../flow/index.js';
-import { decodeEnvelope, envelopes, msgpackCodec, RpcError, type Envelope } from '../protocol/index.js';
+import { envelopes, msgpackCodec, RpcError, type Envelope } from '../protocol/index.js';
 
 /**
  * A connection from this process to its own dispatcher, as one caller: to the SDK it
@@ -14,7 +14,7 @@ import { decodeEnvelope, envelopes, msgpackCodec, RpcError, type Envelope } from
 export class LocalConnection implements ClientConnection {
   readonly codec = msgpackCodec;
   readonly carrier = 'memory' as const;
-  private readonly sinks = new Map<string, CallSink>();
+  private readonly calls = new CallRoutes((envelope) => this.send(envelope));
   private readonly session: Session;
   private open = true;
   private closedResolve: () => void = () => undefined;
@@ -34,20 +34,8 @@ export class LocalConnection implements ClientConnection {
   }
 
   startCall(request: Envelope, sink: CallSink): CallChannel {
-    if (!this.open) {
-      queueMicrotask(() => sink.lost(new RpcError('UNAVAILABLE', 'the in-process connection is closed')));
-      return { abort: () => undefined, done: () => undefined, send: () => 0 };
-    }
-    const id = request.id;
-    this.sinks.set(id, sink);
-    this.send(request);
-    return {
-      abort: () => {
-        if (this.sinks.delete(id)) this.send(envelopes.aborted(id));
-      },
-      done: () => void this.sinks.delete(id),
-      send: (envelope) => (this.sinks.has(id) ? this.send(envelope) : 0),
-    };
+    if (!this.open) return CallRoutes.refused(sink, new RpcError('UNAVAILABLE', 'the in-process connection is closed'));
+    return this.calls.start(request, sink);
   }
 
   forget(id: string): void {
@@ -75,8 +63,7 @@ export class LocalConnection implements ClientConnection {
     if (!this.open) return Promise.reject(new Error('connection closed'));
     return new Promise((resolve) => {
       nextTurn(() => {
-        const parsed = decodeEnvelope(this.codec, frame);
-        if (this.open && parsed.kind === 'event') this.sinks.get(parsed.envelope.id)?.frame(parsed.envelope, frame.byteLength);
+        if (this.open) this.calls.deliver(this.codec, frame);
         resolve();
       });
     });
@@ -85,8 +72,7 @@ export class LocalConnection implements ClientConnection {
   private end(error: RpcError): void {
     if (!this.open) return;
     this.open = false;
-    for (const sink of [...this.sinks.values()]) sink.lost(error);
-    this.sinks.clear();
+    this.calls.loseAll(error);
     this.closedResolve();
   }
 }

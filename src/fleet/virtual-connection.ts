@@ -1,6 +1,6 @@
-import type { CallChannel, CallSink, ClientConnection } from '../client/index.js';
+import { CallRoutes, type CallChannel, type CallSink, type ClientConnection } from '../client/index.js';
 import type { Identity } from '../dispatcher/index.js';
-import { decodeEnvelope, envelopes, msgpackCodec, RpcError, type Envelope } from '../protocol/index.js';
+import { envelopes, msgpackCodec, RpcError, type Envelope } from '../protocol/index.js';
 import { LinkReceiver, LinkSender, type LinkMessage } from './link-message.js';
 
 export interface VirtualConnectionOptions {
@@ -24,7 +24,7 @@ export class VirtualConnection implements ClientConnection {
   readonly codec = msgpackCodec;
   readonly carrier = 'nats' as const;
   readonly host: string;
-  private readonly sinks = new Map<string, CallSink>();
+  private readonly calls = new CallRoutes((envelope) => this.send(envelope));
   private readonly sender: LinkSender;
   private readonly receiver: LinkReceiver;
   private open = true;
@@ -44,10 +44,8 @@ export class VirtualConnection implements ClientConnection {
     const received = this.receiver.accept(message);
     if (received === 'pending') return;
     if (received === 'gap') return this.fail(new RpcError('UNAVAILABLE', `a message from host ${this.host} was lost`), true);
-    if (received.kind === 'frame') {
-      const parsed = decodeEnvelope(this.codec, received.body);
-      if (parsed.kind === 'event') this.sinks.get(parsed.envelope.id)?.frame(parsed.envelope, received.body.byteLength);
-    } else if (received.kind === 'close') this.fail(new RpcError('UNAVAILABLE', `host ${this.host} closed the connection`), false);
+    if (received.kind === 'frame') this.calls.deliver(this.codec, received.body);
+    else if (received.kind === 'close') this.fail(new RpcError('UNAVAILABLE', `host ${this.host} closed the connection`), false);
     else if (received.kind === 'lost') this.fail(new RpcError('UNAVAILABLE', `host ${this.host} lost the connection`), false);
   }
 
@@ -56,20 +54,8 @@ export class VirtualConnection implements ClientConnection {
   }
 
   startCall(request: Envelope, sink: CallSink): CallChannel {
-    if (!this.open) {
-      queueMicrotask(() => sink.lost(new RpcError('UNAVAILABLE', `the connection to host ${this.host} is closed`)));
-      return { abort: () => undefined, done: () => undefined, send: () => 0 };
-    }
-    const id = request.id;
-    this.sinks.set(id, sink);
-    this.send(request);
-    return {
-      abort: () => {
-        if (this.sinks.delete(id)) this.send(envelopes.aborted(id));
-      },
-      done: () => void this.sinks.delete(id),
-      send: (envelope) => (this.sinks.has(id) ? this.send(envelope) : 0),
-    };
+    if (!this.open) return CallRoutes.refused(sink, new RpcError('UNAVAILABLE', `the connection to host ${this.host} is closed`));
+    return this.calls.start(request, sink);
   }
 
   forget(id: string): void {
@@ -81,9 +67,7 @@ export class VirtualConnection implements ClientConnection {
     if (!this.open) return;
     this.open = false;
     if (tellAgent) this.sender.send('lost');
-    const sinks = [...this.sinks.values()];
-    this.sinks.clear();
-    for (const sink of sinks) sink.lost(error);
+    this.calls.loseAll(error);
     this.options.onClosed();
     this.closedResolve();
   }
