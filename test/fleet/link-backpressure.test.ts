@@ -61,9 +61,8 @@ describe('backpressure on an agent\'s NATS link', () => {
     // A call may hold far more than the link's bound, so only the link's congestion can hold it there.
     const dispatcher = createDispatcher({ registry, logger: silentLogger, limits: { maxOutboundBytesPerConnection: BOUND, maxBufferedBytesPerCall: 16 * MIB } });
     agentLink = new AgentLink({ nc: agentNc, host: 'a', dispatcher, logger: silentLogger });
+    // start() resolves once its subscription reached the server through the relay, before any gateway dials.
     await agentLink.start();
-    // Its subscription reaches the server through the relay before any gateway dials.
-    await agentNc.flush();
     gatewayLink = new GatewayLink(gatewayNc, silentLogger, 16 * MIB);
     gatewayLink.start();
     clients = new FleetClients(gatewayLink);
