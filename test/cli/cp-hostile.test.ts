@@ -8,6 +8,7 @@ import { archiveGetContract, archiveStatContract, containerPath, pathStat } from
 import { defineOperation } from '../../src/dispatcher/index.js';
 import { startServer, type RunningServer } from '../../src/server/index.js';
 import { craftedTar, type CraftedEntry } from '../support/crafted-tar.js';
+import { treeListing } from '../support/tree-listing.js';
 import { runCli } from '../support/cli.js';
 
 /**
@@ -18,25 +19,6 @@ import { runCli } from '../support/cli.js';
  * a clear error, exit 125, and the whole temporary tree (the destination's directory and
  * an `outside` directory beside it) listed the same before and after.
  */
-
-/** Every path under `root` with its type, mode, link target and content hash: what a write anywhere would change. */
-function listing(root: string): string[] {
-  const out: string[] = [];
-  const walk = (dir: string): void => {
-    for (const name of readdirSync(dir).sort()) {
-      const path = join(dir, name);
-      const st = lstatSync(path);
-      const rel = path.slice(root.length);
-      if (st.isSymbolicLink()) out.push(`${rel} link -> ${readlinkSync(path)}`);
-      else if (st.isDirectory()) {
-        out.push(`${rel} dir ${(st.mode & 0o7777).toString(8)}`);
-        walk(path);
-      } else out.push(`${rel} ${st.isFile() ? 'file' : 'other'} ${(st.mode & 0o7777).toString(8)} nlink=${st.nlink} ${st.isFile() ? createHash('sha256').update(readFileSync(path)).digest('hex').slice(0, 16) : ''}`);
-    }
-  };
-  walk(root);
-  return out;
-}
 
 const MODE_DIR = 2 ** 31;
 
@@ -96,10 +78,10 @@ describe('callwire cp refuses hostile archives', () => {
   /** Serves `entries` as container `name`'s /x, copies it to work/x, and returns the run with the tree before and after. */
   async function attack(name: string, entries: CraftedEntry[], extra: string[] = [], served?: { terminal?: { bytes: number; sha256: string } }) {
     archives.set(name, { tar: craftedTar(entries), dir: entries[0]?.type === 'Directory', ...served });
-    const before = listing(root);
+    const before = treeListing(root, { links: true });
     const run = runCli(['--url', server.wsUrl, 'cp', ...extra, `${name}:/x`, join(work, 'x')], { stdin: 'ignore' });
     const { code } = await run.exited;
-    const after = listing(root);
+    const after = treeListing(root, { links: true });
     return { code, stderr: run.stderr, before, after };
   }
 
