@@ -33,7 +33,7 @@ function closed(ws: WebSocket): Promise<number> {
 
 const MESSAGE_BYTES = 64 * 1024;
 /** Far more than the loopback's kernel buffers hold, so the server's pings wait behind it. */
-const FLOOD_MESSAGES = 256;
+const FLOOD_MESSAGES = 512;
 const WAITING_MESSAGES = 16;
 
 describe('WebSocket keepalive (§5.5)', () => {
@@ -58,7 +58,7 @@ describe('WebSocket keepalive (§5.5)', () => {
     // the kernel's buffers fill and each ping waits behind megabytes for many intervals.
     const socket = clientSocket(client);
     socket.on('data', () => socket.pause());
-    const reader = setInterval(() => socket.resume(), 8);
+    const reader = setInterval(() => socket.resume(), 2);
     // The server's pump keeps at most a call's buffer (1 MiB, BP-1) waiting in its process, as here.
     const chunk = Buffer.alloc(MESSAGE_BYTES, 7);
     let sent = 0;
