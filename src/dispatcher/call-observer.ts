@@ -18,6 +18,8 @@ export interface ObservedCall {
   readonly input: unknown;
   /** The request's size as it arrived (its frame, its body). */
   readonly requestBytes: number;
+  /** The call this one was made for, in this process (a fan-out's target exec): its id. */
+  readonly parentCallId?: string;
   /**
    * Ends the call with this error, as the dispatcher ends one (its handler is cancelled),
    * in a turn of its own: for an observer without which the call may not go on
@@ -34,6 +36,8 @@ export interface RefusedCall {
   /** The call's token's identity when it names one, else the connection's. */
   readonly identity: Identity | null;
   readonly requestBytes: number;
+  /** The call this one was made for, in this process (a fan-out's target exec): its id. */
+  readonly parentCallId?: string;
   readonly error: RpcError;
   /**
    * Set for a token refused before any call could start (a WebSocket upgrade's or an

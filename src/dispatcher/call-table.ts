@@ -34,6 +34,8 @@ export interface CallTableOptions {
   readonly observeRefusals?: ObserveRefusals;
   /** The connection's callers never acknowledge output (plain HTTP, §5.6): a resumable call keeps the last of what it sent. */
   readonly unacknowledgedOutput?: boolean;
+  /** The connection's calls are made for this call of the same process (a fan-out's): observers are told its id. */
+  readonly parentCallId?: string;
   /** Called once, when the table has closed. */
   readonly onClose?: () => void;
 }
@@ -59,8 +61,12 @@ export class CallTable implements CallHost {
   private shuttingDown = false;
   private closed = false;
   private callsStarted = 0;
+  /** What observers are told of each call's parent, spread into what they are told. */
+  private readonly parent: { readonly parentCallId?: string };
 
-  constructor(private readonly options: CallTableOptions) {}
+  constructor(private readonly options: CallTableOptions) {
+    this.parent = options.parentCallId === undefined ? {} : { parentCallId: options.parentCallId };
+  }
 
   get stats(): CallTableStats {
     return { liveCalls: this.liveCalls(), callsStarted: this.callsStarted };
@@ -87,7 +93,7 @@ export class CallTable implements CallHost {
     const call = new LiveCall(id, op, window, outlet, this, request.payload.credit, this.options, new AdmissionSlot(admitted.release));
     // An observer's `end` may come from inside its own hooks: the call ends in a later turn, not under them.
     const end = (error: RpcError): void => nextTurn(() => call.terminate(error));
-    call.observer = this.options.observe?.({ id, operation: op, identity: admitted.identity, input: admitted.input, requestBytes: request.sizeBytes, end });
+    call.observer = this.options.observe?.({ id, operation: op, identity: admitted.identity, input: admitted.input, requestBytes: request.sizeBytes, ...this.parent, end });
     this.place(call);
     let deadlineAt: number | undefined;
     const deadlineMs = request.payload.deadline_ms;
@@ -164,7 +170,7 @@ export class CallTable implements CallHost {
   private refused(request: CallRequest, identity: Identity | null, error: RpcError): RpcError {
     const token = request.payload.auth_token;
     const tokenIdentity = token === undefined ? undefined : this.options.rules.authenticate?.(token);
-    this.options.observeRefusals?.({ id: request.id, operationId: request.payload.operationId, identity: tokenIdentity ?? identity, requestBytes: request.sizeBytes, error });
+    this.options.observeRefusals?.({ id: request.id, operationId: request.payload.operationId, identity: tokenIdentity ?? identity, requestBytes: request.sizeBytes, ...this.parent, error });
     return error;
   }
 

@@ -35,6 +35,14 @@ export interface DispatcherOptions {
   readonly sharedStreams?: boolean;
 }
 
+/** What a new connection's calls have in common beside the server's rules. */
+export interface ConnectOptions {
+  /** Its callers never acknowledge output (plain HTTP, §5.6). */
+  readonly unacknowledgedOutput?: boolean;
+  /** Its calls are made for this call of the same process (a fan-out's target execs): observers and the audit log are told. */
+  readonly parentCallId?: string;
+}
+
 /**
  * The server's call engine, one for every transport: its operations, tokens, limits
  * and per-identity caps. Each connection gets a CallTable (`connect`), the one way
@@ -64,9 +72,9 @@ export interface Dispatcher {
    * over its bound (BP-4), none for a transport whose calls have their own flow.
    * `unacknowledgedOutput`: its callers never acknowledge output (plain HTTP, §5.6).
    */
-  connect(congested?: () => boolean, options?: { readonly unacknowledgedOutput?: boolean }): CallTable;
+  connect(congested?: () => boolean, options?: ConnectOptions): CallTable;
   /** A frame session over a new connection; `identity` defaults to the anonymous identity. */
-  open(transport: SessionTransport, identity?: Identity | null): Session;
+  open(transport: SessionTransport, identity?: Identity | null, options?: ConnectOptions): Session;
   /** Refuses new calls, lets live ones end within `graceMs`, then ends the rest with UNAVAILABLE; called again, ends them now. */
   shutdown(graceMs?: number): Promise<void>;
 }
@@ -83,7 +91,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   };
   const resumable = new ResumeRegistry(limits, logger, options.resumeSeam);
   let accepting = true;
-  const connect = (congested?: () => boolean, connectOptions: { readonly unacknowledgedOutput?: boolean } = {}): CallTable => {
+  const connect = (congested?: () => boolean, connectOptions: ConnectOptions = {}): CallTable => {
     if (!accepting) throw new RpcError('UNAVAILABLE', 'the server is shutting down');
     const table: CallTable = new CallTable({
       rules,
@@ -95,6 +103,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       ...(options.observeRefusals ? { observeRefusals: options.observeRefusals } : {}),
       ...(congested ? { congested } : {}),
       ...(connectOptions.unacknowledgedOutput ? { unacknowledgedOutput: true } : {}),
+      ...(connectOptions.parentCallId === undefined ? {} : { parentCallId: connectOptions.parentCallId }),
       onClose: () => connections.delete(table),
     });
     connections.add(table);
@@ -115,11 +124,11 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       return accepting;
     },
     connect,
-    open(transport, identity = options.anonymousIdentity ?? null) {
-      if (transport.congested || options.sharedStreams === false) return new Session({ transport, calls: connect(transport.congested), identity, limits, logger });
+    open(transport, identity = options.anonymousIdentity ?? null, connectOptions = {}) {
+      if (transport.congested || options.sharedStreams === false) return new Session({ transport, calls: connect(transport.congested, connectOptions), identity, limits, logger });
       // A stream-per-call transport: its shared streams (WTS-3) are its one bounded channel.
       const sharedOutbound = new OutboundGauge(limits.maxOutboundBytesPerConnection, () => session.drained());
-      const calls = connect(() => sharedOutbound.congested);
+      const calls = connect(() => sharedOutbound.congested, connectOptions);
       const session: Session = new Session({ transport, calls, identity, limits, logger, sharedOutbound });
       return session;
     },

@@ -27,7 +27,7 @@ export type { LiveCall } from './live-call.js';
 export type { CallRequest } from './admission.js';
 export type { CallEvent, CallOutlet, Sized } from './call-outlet.js';
 export type { CallObserver, CallOutcome, ObservedCall, ObserveCalls, ObserveRefusals, RefusedCall } from './call-observer.js';
-export { createDispatcher, type Dispatcher, type DispatcherOptions } from './dispatcher.js';
+export { createDispatcher, type ConnectOptions, type Dispatcher, type DispatcherOptions } from './dispatcher.js';
 export { resolveLimits, type SessionLimits } from './limits.js';
 export type { SessionTransport, StreamSink, StreamEntry } from './transport.js';
 export { silentLogger, bindLogger, type Identity, type Logger } from './identity.js';

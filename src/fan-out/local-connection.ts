@@ -7,7 +7,8 @@ import { envelopes, msgpackCodec, RpcError, type Envelope } from '../protocol/in
  * A connection from this process to its own dispatcher, as one caller: to the SDK it
  * is one more transport, so a call an operation makes on its caller's behalf is a
  * frame session of the dispatcher's like any socket's, admitted as `identity` (its
- * scopes, a container's owner, its per-identity caps) and audited on its own line.
+ * scopes, a container's owner, its per-identity caps) and audited on its own line,
+ * which names `parentCallId`, the call it was opened for.
  * Frames are encoded and decoded as on a socket, and each hop waits a turn, so the
  * SDK's credit bounds what the session holds exactly as over the network.
  */
@@ -20,7 +21,7 @@ export class LocalConnection implements ClientConnection {
   private closedResolve: () => void = () => undefined;
   readonly closed = new Promise<void>((resolve) => (this.closedResolve = resolve));
 
-  constructor(dispatcher: Dispatcher, identity: Identity | null) {
+  constructor(dispatcher: Dispatcher, identity: Identity | null, parentCallId: string) {
     this.session = dispatcher.open(
       {
         codec: this.codec,
@@ -30,6 +31,7 @@ export class LocalConnection implements ClientConnection {
         close: (code, reason) => this.end(new RpcError('UNAVAILABLE', `the server closed the in-process connection (${code}: ${reason})`)),
       },
       identity,
+      { parentCallId },
     );
   }
 

@@ -11,6 +11,8 @@ export interface AuditRecord {
   /** When the call was admitted (or refused), ISO 8601. */
   readonly time: string;
   readonly call_id: string;
+  /** The call this one was made for (a fan-out's `docker/container/exec-many`, for each of its targets' execs). */
+  readonly parent_call_id?: string;
   /** The caller's identity; null when anonymous. */
   readonly subject: string | null;
   readonly operation: string;
@@ -80,6 +82,7 @@ export function auditLog(out: LineSink): { observe: ObserveCalls; observeRefusal
           write({
             time,
             call_id: call.id,
+            ...parentOf(call),
             subject: call.identity?.subject ?? null,
             operation: call.operation.name,
             ...described,
@@ -98,6 +101,7 @@ export function auditLog(out: LineSink): { observe: ObserveCalls; observeRefusal
       write({
         time: new Date().toISOString(),
         call_id: call.id,
+        ...parentOf(call),
         subject: call.identity?.subject ?? null,
         operation: call.operationId.length > MAX_OPERATION_CHARS ? `${call.operationId.slice(0, MAX_OPERATION_CHARS)}…` : call.operationId,
         outcome: 'refused',
@@ -109,6 +113,10 @@ export function auditLog(out: LineSink): { observe: ObserveCalls; observeRefusal
       });
     },
   };
+}
+
+function parentOf(call: { readonly parentCallId?: string }): Pick<AuditRecord, 'parent_call_id'> {
+  return call.parentCallId === undefined ? {} : { parent_call_id: call.parentCallId };
 }
 
 function outcomeFields(outcome: CallOutcome): Pick<AuditRecord, 'outcome' | 'error_code'> {

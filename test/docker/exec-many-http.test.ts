@@ -130,6 +130,10 @@ describe('fan-out exec over HTTP, from curl', () => {
       [names[1], 'ops', 3, 'completed'],
       [names[2], 'ops', 0, 'completed'],
     ]);
+    // Each target's line names the fan-out's call; the fan-out's own line has no parent.
+    expect(fanOut['call_id']).toEqual(expect.any(String));
+    expect(fanOut).not.toHaveProperty('parent_call_id');
+    expect(execs.map((l) => l['parent_call_id'])).toEqual([fanOut['call_id'], fanOut['call_id'], fanOut['call_id']]);
   });
 
   it('a caller who may exec but not list is refused the selection, as by hand, and nothing runs as anyone', async () => {
@@ -143,6 +147,9 @@ describe('fan-out exec over HTTP, from curl', () => {
       ['docker/container/exec-many', 'error', 'FORBIDDEN'],
       ['docker/container/list', 'refused', 'FORBIDDEN'],
     ]);
+    // The refused list was the fan-out's selection: its line says so.
+    const fanOutLine = runner.find((l) => l['operation'] === 'docker/container/exec-many')!;
+    expect(runner.find((l) => l['operation'] === 'docker/container/list')).toMatchObject({ parent_call_id: fanOutLine['call_id'] });
     expect(auditLines().filter((l) => JSON.stringify(l['cmd']) === JSON.stringify(cmd) && l['operation'] === 'docker/container/exec')).toEqual([]);
   });
 });
