@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { fencedBlocks } from '../support/markdown.js';
 import { freePorts } from '../support/ports.js';
 import { isRunning } from '../support/proc.js';
+import { cliPath } from '../support/cli.js';
 import { until } from '../support/wait.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -208,7 +209,9 @@ describe('docs/fleet.md "By hand"', () => {
     expect(gateway.output).toMatch(/fleet\s+gateway \w+ over NATS/);
     ports.push(Number(new URL(url).port));
 
-    // Then the exec, at once, as a newcomer types it (a gateway serves once it has the agents' tables).
+    // Then the exec, as a newcomer types it: a second or two later, which on a loaded machine the
+    // agent's table may need to reach the gateway (it waits FIRST_TABLES_MS for them, src/fleet/gateway.ts).
+    await until(() => hostUp(url), 'host a up in the gateway\'s services/info', 20_000);
     const exec = doc.exec.replace(/\ba\/demo\b/, `a/${container}`);
     expect(exec, 'the doc\'s exec names a/demo').not.toBe(doc.exec);
     const execed = terminal(exec, { ...machine, CALLWIRE_URL: url });
@@ -226,3 +229,13 @@ describe('docs/fleet.md "By hand"', () => {
     for (const port of ports) expect(await listening(port), `port ${port}`).toBe(false);
   }, 300_000);
 });
+
+/** Whether the gateway at `url` lists host a as up (services/info, `fleet.hosts`). */
+function hostUp(url: string): boolean {
+  try {
+    const info = JSON.parse(execFileSync(process.execPath, [cliPath, '--url', url, 'call', 'services/info'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })) as { fleet?: { hosts?: { id: string; state: string }[] } };
+    return info.fleet?.hosts?.some((h) => h.id === 'a' && h.state === 'up') ?? false;
+  } catch {
+    return false;
+  }
+}
