@@ -18,3 +18,5 @@ export const FORMAT_CEILING = 'format ceiling';
 export const BASELINE = ' (baseline)';
 /** The SDK's WebSocket to a fleet gateway: each Docker call through NATS to the agent beside the engine. */
 export const FLEET = 'callwire fleet (gateway → NATS → agent)';
+export const CALLWIRE_CP = 'callwire cp (CLI process)';
+export const DOCKER_CP = 'docker cp (CLI process)';

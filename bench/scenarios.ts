@@ -6,6 +6,7 @@
 import type { Options } from './options.js';
 import type { Scenario } from './scenario.js';
 import { codec } from './scenarios/codec.js';
+import { copyThroughput } from './scenarios/copy.js';
 import { execRoundTrip, execThroughput } from './scenarios/exec.js';
 import { fleetExecRoundTrip, fleetExecThroughput } from './scenarios/fleet-exec.js';
 import { fleetFailover } from './scenarios/fleet-failover.js';
@@ -35,6 +36,7 @@ export const SCENARIOS: readonly Scenario[] = [
   { id: 'exec-dd', group: 'exec', quick: true, docker: true, run: execThroughput },
   { id: 'exec-true', group: 'exec', quick: false, docker: true, run: execRoundTrip },
   { id: 'keystroke', group: 'exec', quick: false, docker: true, run: keystrokes },
+  { id: 'copy', group: 'copy', quick: false, docker: true, run: copyThroughput },
   { id: 'codec', group: 'codec', quick: false, run: codec },
   { id: 'scaling', group: 'scaling', quick: false, run: scaling },
   // The fleet's rows (a NATS cluster, an agent, a gateway, started by the first of them), each beside the direct path;

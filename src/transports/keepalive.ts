@@ -8,8 +8,16 @@ import type { WebSocket } from 'ws';
  * loaded client reads for seconds before it reaches the ping.
  */
 const SLOWEST_READER_BYTES_PER_SECOND = 1024 * 1024;
-/** Unanswered pings kept track of; a peer that owes more is not sent another. */
-const MAX_UNANSWERED_PINGS = 8;
+/**
+ * A WebSocket with output flowing gets a ping after every this many bytes too, so a live
+ * reader answers one at least every quarter second at the slowest speed waited for, and
+ * a peer gone mid-stream owes a ping with little output before it.
+ */
+const PING_EVERY_BYTES = 256 * 1024;
+/** Unanswered pings kept track of on a WebSocket; a peer that owes more is not sent another. */
+const MAX_UNANSWERED_PINGS = 256;
+/** Node's own bound on unanswered HTTP/2 PINGs (maxOutstandingPings), past which `ping` throws. */
+const MAX_UNANSWERED_HTTP2_PINGS = 10;
 
 /**
  * The pings a peer owes an answer, oldest first, each with the stream's byte count when it
@@ -18,20 +26,21 @@ const MAX_UNANSWERED_PINGS = 8;
  * ping and it takes to read at SLOWEST_READER_BYTES_PER_SECOND.
  */
 class UnansweredPings {
-  private readonly pings: { readonly round: number; readonly position: number }[] = [];
+  private readonly pings: { readonly at: number; readonly position: number }[] = [];
 
   /** `answeredAt`: the stream's byte count now, which the peer is taken to have read. */
   constructor(
     private readonly intervalMs: number,
     private answeredAt: number,
+    private readonly max: number,
   ) {}
 
   get full(): boolean {
-    return this.pings.length >= MAX_UNANSWERED_PINGS;
+    return this.pings.length >= this.max;
   }
 
-  sent(round: number, position: number): void {
-    this.pings.push({ round, position });
+  sent(position: number): void {
+    this.pings.push({ at: performance.now(), position });
   }
 
   /** A peer answers pings in the order they reached it. */
@@ -40,11 +49,12 @@ class UnansweredPings {
     if (ping) this.answeredAt = ping.position;
   }
 
-  overdue(round: number): boolean {
+  /** Checked each interval: a tenth of one is left for the timer's own lateness or earliness. */
+  overdue(): boolean {
     const oldest = this.pings[0];
     if (!oldest) return false;
     const readMs = ((oldest.position - this.answeredAt) * 1000) / SLOWEST_READER_BYTES_PER_SECOND;
-    return round - oldest.round >= 1 + Math.ceil(readMs / this.intervalMs);
+    return performance.now() - oldest.at >= this.intervalMs * 0.9 + readMs;
   }
 }
 
@@ -53,23 +63,24 @@ interface Watched {
   readonly socket: Socket;
   /** Bytes read from the peer at the last round. */
   read: number;
+  /** Bytes sent since the last ping. */
+  sinceLastPing: number;
   readonly pings: UnansweredPings;
   readonly onPong: () => void;
 }
 
 /**
  * WebSocket keepalive (spec/PROTOCOL.md §5.5): one timer for all of a transport's
- * sockets, a ping to each every `intervalMs`. A peer from which nothing arrived (no
- * pong, no message) during a whole interval, and whose oldest unanswered ping is
- * overdue (UnansweredPings), has vanished without a close (cable pulled, laptop asleep,
- * process frozen): it is terminated, which aborts its calls (ABT-4). A live reader of a
- * large stream reaches its pings only after the megabytes before them, and is waited
- * for. 0 turns it off.
+ * sockets, a ping to each every `intervalMs`, and one after every PING_EVERY_BYTES of
+ * output (`sent`). A peer from which nothing arrived (no pong, no message) during a
+ * whole interval, and whose oldest unanswered ping is overdue (UnansweredPings), has
+ * vanished without a close (cable pulled, laptop asleep, process frozen): it is
+ * terminated, which aborts its calls (ABT-4). A live reader of a large stream reaches
+ * its pings only after the bytes before them, and is waited for. 0 turns it off.
  */
 export class Keepalive {
   private readonly watched = new Map<WebSocket, Watched>();
   private timer: ReturnType<typeof setInterval> | undefined;
-  private rounds = 0;
 
   constructor(
     private readonly intervalMs: number,
@@ -78,8 +89,8 @@ export class Keepalive {
 
   track(ws: WebSocket, socket: Socket): void {
     if (this.intervalMs <= 0) return;
-    const pings = new UnansweredPings(this.intervalMs, sentBytes(socket));
-    const watched: Watched = { socket, read: -1, pings, onPong: () => pings.answered() };
+    const pings = new UnansweredPings(this.intervalMs, sentBytes(socket), MAX_UNANSWERED_PINGS);
+    const watched: Watched = { socket, read: -1, sinceLastPing: 0, pings, onPong: () => pings.answered() };
     ws.on('pong', watched.onPong);
     this.watched.set(ws, watched);
     this.timer ??= setInterval(() => this.round(), this.intervalMs).unref();
@@ -95,22 +106,34 @@ export class Keepalive {
     }
   }
 
+  /** `bytes` of output were just handed to `ws`. */
+  sent(ws: WebSocket, bytes: number): void {
+    const seen = this.watched.get(ws);
+    if (!seen) return;
+    seen.sinceLastPing += bytes;
+    if (seen.sinceLastPing >= PING_EVERY_BYTES) this.ping(ws, seen);
+  }
+
   private round(): void {
-    const round = ++this.rounds;
     for (const [ws, seen] of this.watched) {
       const read = seen.socket.bytesRead;
       const silent = read === seen.read;
       seen.read = read;
-      if (silent && seen.pings.overdue(round)) {
+      if (silent && seen.pings.overdue()) {
         this.onDead();
         this.untrack(ws);
         ws.terminate();
         continue;
       }
-      if (seen.pings.full) continue;
-      seen.pings.sent(round, sentBytes(seen.socket));
-      ws.ping();
+      this.ping(ws, seen);
     }
+  }
+
+  private ping(ws: WebSocket, seen: Watched): void {
+    seen.sinceLastPing = 0;
+    if (seen.pings.full) return;
+    seen.pings.sent(sentBytes(seen.socket));
+    ws.ping();
   }
 }
 
@@ -127,20 +150,17 @@ function sentBytes(socket: Socket): number {
 export function startHttp2Keepalive(session: Http2Session, intervalMs: number, onDead: () => void): void {
   if (intervalMs <= 0) return;
   const socket = session.socket;
-  const pings = new UnansweredPings(intervalMs, sentBytes(socket));
-  let round = 0;
+  const pings = new UnansweredPings(intervalMs, sentBytes(socket), MAX_UNANSWERED_HTTP2_PINGS);
   const timer = setInterval(() => {
     if (session.destroyed || session.closed) return clearInterval(timer);
-    round += 1;
-    if (pings.overdue(round)) {
+    if (pings.overdue()) {
       clearInterval(timer);
       onDead();
       session.destroy();
       return;
     }
     if (pings.full) return;
-    pings.sent(round, sentBytes(socket));
-    // At most MAX_UNANSWERED_PINGS (8) are outstanding, under the ten past which Node throws.
+    pings.sent(sentBytes(socket));
     session.ping((error) => {
       if (!error) pings.answered();
     });

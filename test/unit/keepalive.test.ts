@@ -2,20 +2,33 @@ import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
 import { Keepalive } from '../../src/transports/keepalive.js';
+import { until } from '../support/wait.js';
 
 const INTERVAL_MS = 100;
 
+/** The server's end of one connection: its socket, and a send that tells the keepalive, as the WebSocket transport's does. */
+interface ServerSide {
+  readonly ws: WebSocket;
+  send(data: Buffer, sent?: () => void): void;
+}
+
 /** A server whose every connection the keepalive watches, and what became of each. */
-async function watchedServer(): Promise<{ url: string; server: WebSocketServer; dropped: () => number; connected: Promise<WebSocket> }> {
+async function watchedServer(): Promise<{ url: string; server: WebSocketServer; dropped: () => number; connected: Promise<ServerSide> }> {
   let dropped = 0;
   const keepalive = new Keepalive(INTERVAL_MS, () => (dropped += 1));
   const server = new WebSocketServer({ port: 0, host: '127.0.0.1' });
   await new Promise((resolve) => server.once('listening', resolve));
-  const connected = new Promise<WebSocket>((resolve) =>
+  const connected = new Promise<ServerSide>((resolve) =>
     server.once('connection', (ws, req) => {
       keepalive.track(ws, req.socket);
       ws.once('close', () => keepalive.untrack(ws));
-      resolve(ws);
+      resolve({
+        ws,
+        send(data, sent) {
+          ws.send(data, () => sent?.());
+          keepalive.sent(ws, data.byteLength);
+        },
+      });
     }),
   );
   return { url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}`, server, dropped: () => dropped, connected };
@@ -94,11 +107,42 @@ describe('WebSocket keepalive (§5.5)', () => {
     const end = closed(client);
     clientSocket(client).pause();
     const stoppedAt = Date.now();
-    // 256 KiB ahead of the first ping: read at 1 MiB/s in 250 ms, so due 1 + 3 intervals after it.
+    // 256 KiB ahead of the ping they bring: read at 1 MiB/s in 250 ms, so due that long after most of an interval.
     for (let i = 0; i < 4; i++) serverSide.send(Buffer.alloc(MESSAGE_BYTES, 7));
     await expect.poll(() => dropped(), { timeout: INTERVAL_MS * 30, interval: 10 }).toBe(1);
-    const after = Date.now() - stoppedAt;
-    expect(after).toBeGreaterThanOrEqual(INTERVAL_MS * 4);
+    expect(Date.now() - stoppedAt).toBeGreaterThanOrEqual(INTERVAL_MS * 0.9 + 250);
+    clientSocket(client).resume();
+    expect(await end).toBe(1006);
+  });
+
+  it('drops a reader that freezes in the middle of a large stream within a few intervals, not after the megabytes queued for it', async () => {
+    const { url, server, dropped, connected } = await watchedServer();
+    servers.push(server);
+    const client = new WebSocket(url);
+    await new Promise((resolve) => client.once('open', resolve));
+    const serverSide = await connected;
+    let received = 0;
+    client.on('message', () => (received += 1));
+    const end = closed(client);
+    const chunk = Buffer.alloc(MESSAGE_BYTES, 7);
+    let waiting = 0;
+    // Until the server drops it: a send on a closed socket calls back at once, which would spin here.
+    const pump = (): void => {
+      for (; waiting < WAITING_MESSAGES && serverSide.ws.readyState === WebSocket.OPEN; waiting++)
+        serverSide.send(chunk, () => {
+          waiting -= 1;
+          pump();
+        });
+    };
+    pump();
+    // Read at full speed for a while, so the kernel's buffers grow, then freeze: megabytes wait for it.
+    await until(() => received >= 256, 'the reader under way', 10_000);
+    clientSocket(client).pause();
+    const frozenAt = Date.now();
+    await expect.poll(() => dropped(), { timeout: 10_000, interval: 10 }).toBe(1);
+    const after = Date.now() - frozenAt;
+    // Pings every 256 KiB of output: the first one it did not reach has at most that much before it.
+    expect(after).toBeLessThan(INTERVAL_MS * 20);
     clientSocket(client).resume();
     expect(await end).toBe(1006);
   });

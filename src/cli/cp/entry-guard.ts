@@ -1,3 +1,4 @@
+import { posix } from 'node:path';
 import { escapeName } from './names.js';
 
 /** An archive entry as node-tar reads it: what the guard looks at. */
@@ -72,6 +73,10 @@ export class EntryGuard {
     const path = rel.join('/');
     if (entry.type === 'SymbolicLink' && (entry.linkpath ?? '') === '') return 'a symlink to nothing';
     if (entry.type === 'SymbolicLink' && entry.linkpath!.includes('\0')) return 'a NUL in its link target';
+    // As docker cp: an absolute target is kept as it is, a relative one must stay inside what is copied.
+    if (entry.type === 'SymbolicLink' && !entry.linkpath!.startsWith('/') && leavesTree(posix.join(posix.dirname(rel.join('/') || '.'), entry.linkpath!))) {
+      return `a symlink to "${escapeName(entry.linkpath!)}", out of the copy`;
+    }
     if (path === '' && entry.type !== 'Directory' && this.top === '.') return 'it would replace the destination directory';
     for (let i = 1; i < rel.length; i++) {
       const parent = rel.slice(0, i).join('/');
@@ -99,4 +104,10 @@ export class EntryGuard {
     if (entry.type === 'Directory' && entry.mode !== undefined) this.directoryModes.set(path, entry.mode & 0o7777);
     return undefined;
   }
+}
+
+/** Whether a path relative to the copy's top, once normalized, climbs out of it. */
+function leavesTree(relative: string): boolean {
+  const normalized = posix.normalize(relative);
+  return normalized === '..' || normalized.startsWith('../');
 }
