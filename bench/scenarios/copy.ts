@@ -40,8 +40,8 @@ export async function copyThroughput(bench: Bench): Promise<void> {
   const server = bench.lineup.servers[0]!;
   const main = join(server.build.dist, 'cli/main.js');
   const copies: Record<string, Copy> = {
-    [CALLWIRE_CP]: (from, to) => run([process.execPath, main, '--url', server.addresses.wsUrl, 'cp', '-q', from, to]),
-    [DOCKER_CP]: (from, to) => run([DOCKER_CLI, 'cp', '-q', from, to]),
+    [CALLWIRE_CP]: (from, to) => run([process.execPath, main, '--url', server.addresses.wsUrl, 'cp', from, to]),
+    [DOCKER_CP]: (from, to) => run([DOCKER_CLI, 'cp', from, to]),
   };
   const subjects: Subject[] = [
     { name: CALLWIRE_CP, peers: [DOCKER_CP], close: async () => undefined },
