@@ -125,7 +125,6 @@ export function createWebSocketTransport(options: WebSocketTransportOptions, ser
               else resolve();
             }),
           );
-          keepalive.sent(ws, frame.byteLength);
         }),
       close: (code, reason) => {
         closeFrameSent = true;
