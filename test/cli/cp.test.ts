@@ -2,8 +2,9 @@ import { chownSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, type CliRun } from '../support/cli.js';
-import { dockerCli, dockerHost, TEST_IMAGE } from '../support/docker.js';
+import { runCli } from '../support/cli.js';
+import { dockerCli } from '../support/docker.js';
+import { cpSource } from '../support/cp-container.js';
 import { treeListing } from '../support/tree-listing.js';
 
 /**
@@ -25,24 +26,18 @@ const SOURCE_TREE = [
 ].join(' && ');
 
 describe('callwire cp beside docker cp', () => {
-  let server: CliRun;
+  let source: Awaited<ReturnType<typeof cpSource>> | undefined;
   let url = '';
   const root = mkdtempSync(join(tmpdir(), 'cpc-side-'));
   let n = 0;
 
   beforeAll(async () => {
-    await dockerCli(['rm', '-f', CONTAINER]);
-    const started = await dockerCli(['run', '-d', '--name', CONTAINER, '--network', 'none', TEST_IMAGE, 'sleep', '1000000']);
-    expect(started.code, started.stderr.toString()).toBe(0);
-    const made = await dockerCli(['exec', CONTAINER, 'sh', '-c', SOURCE_TREE]);
-    expect(made.code, made.stderr.toString()).toBe(0);
-    server = runCli(['serve', '--port', '0', '--no-webtransport'], { stdin: 'ignore', env: { DOCKER_HOST: dockerHost } });
-    url = (await server.waitFor(/ws:\/\/127\.0\.0\.1:\d+\/callwire/, 'stdout', 20_000)).trim();
+    source = await cpSource(CONTAINER, SOURCE_TREE);
+    url = source.url;
   }, 60_000);
 
   afterAll(async () => {
-    server?.child.kill('SIGKILL');
-    await dockerCli(['rm', '-f', CONTAINER]);
+    await source?.stop();
     rmSync(root, { recursive: true, force: true });
   });
 
