@@ -27,6 +27,7 @@ export interface Options {
 
 export const USAGE = `npm run bench -- [--quick] [--only <id|group>[,…]] [--baseline <dist dir>] [--runs <n>]
   --quick      a short subset: 3 rounds, small sizes, WebSocket, HTTP and the peers only
+               (a scenario named by its id in --only runs, at its small size)
   --only       run these scenarios (ids or groups; see bench/scenarios.ts), e.g. --only unary
   --baseline   another build's dist/ (built in its own clone), run beside this one, interleaved
   --runs       interleaved rounds (default 5, 3 with --quick; or BENCH_RUNS)

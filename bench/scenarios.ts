@@ -58,5 +58,7 @@ export function selectScenarios(options: Pick<Options, 'quick' | 'only'>, all: r
     const unknown = only.filter((name) => !all.some((s) => s.id === name || s.group === name));
     if (unknown.length) throw new Error(`no scenario or group ${unknown.join(', ')}; there are: ${all.map((s) => `${s.id} (${s.group})`).join(', ')}`);
   }
-  return all.filter((s) => (only ? only.includes(s.id) || only.includes(s.group) : !s.alone) && (options.quick ? s.quick : true));
+  // A scenario named by its id runs whatever --quick says (smaller); a group or the whole lineup keeps its quick ones.
+  if (only) return all.filter((s) => only.includes(s.id) || (only.includes(s.group) && (!options.quick || s.quick)));
+  return all.filter((s) => !s.alone && (!options.quick || s.quick));
 }

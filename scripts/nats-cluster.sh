@@ -78,12 +78,14 @@ check_settings() {
   for host in "${HOSTS[@]}"; do
     [[ "$host" =~ $HOST_ID_PATTERN ]] || die "host id '$host' is not ${HOST_ID_PATTERN} (one NATS subject token)"
     [ "$host" != gateway ] || die "host id 'gateway' is the gateway's user"
-    case "$seen" in *" $(var_id "$host") "*) die "host ids collide as CALLWIRE_NATS_HOST_$(var_id "$host")_*" ;; esac
-    seen+="$(var_id "$host") "
+    var_id "$host"
+    case "$seen" in *" $VAR_ID "*) die "host ids collide as CALLWIRE_NATS_HOST_${VAR_ID}_*" ;; esac
+    seen+="$VAR_ID "
   done
 }
 
-var_id() { local id="${1^^}"; echo "${id//-/_}"; }
+# Sets VAR_ID (not printed: a subshell per host per use made a thousand hosts' configure take minutes).
+var_id() { local id="${1^^}"; VAR_ID="${id//-/_}"; }
 
 install_packages() {
   local missing=()
@@ -99,12 +101,16 @@ install_packages() {
 
 random_secret() { od -An -tx1 -N24 /dev/urandom | tr -d ' \n'; }
 
+# The credentials file, read once (write_credentials), then looked up here: a fleet's thousand
+# hosts each need theirs three times, and a read of the file per need made configure quadratic.
+declare -A CREDENTIAL=()
+
 credential() { # NAME: its value in the credentials file, generated (and appended) the first time
-  local value
-  value=$(sed -n "s/^$1=//p" "$CREDENTIALS")
+  local value=${CREDENTIAL[$1]:-}
   if [ -z "$value" ]; then
     value=$(random_secret)
     echo "$1=$value" >>"$CREDENTIALS"
+    CREDENTIAL[$1]=$value
   fi
   echo "$value"
 }
@@ -114,10 +120,14 @@ write_credentials() {
   chmod 700 "$ROOT"
   (umask 077 && touch "$CREDENTIALS")
   chmod 600 "$CREDENTIALS"
-  local host
+  local host name value
+  while IFS='=' read -r name value; do [ -n "$name" ] && CREDENTIAL[$name]=$value; done <"$CREDENTIALS"
   credential CALLWIRE_NATS_ROUTE_PASS >/dev/null
   credential CALLWIRE_NATS_GATEWAY_PASS >/dev/null
-  for host in "${HOSTS[@]}"; do credential "CALLWIRE_NATS_HOST_$(var_id "$host")_PASS" >/dev/null; done
+  for host in "${HOSTS[@]}"; do
+    var_id "$host"
+    credential "CALLWIRE_NATS_HOST_${VAR_ID}_PASS" >/dev/null
+  done
 }
 
 user_entry() { # user password publish-allow subscribe-allow (subjects comma-separated, quoted)
@@ -132,7 +142,8 @@ auth_config() {
     '"callwire.host.*.to", "callwire.fleet.hello"' \
     '"callwire.host.*.from.*", "callwire.host.*.beat", "_INBOX.>"'
   for host in "${HOSTS[@]}"; do
-    user_entry "$host" "$(credential "CALLWIRE_NATS_HOST_$(var_id "$host")_PASS")" \
+    var_id "$host"
+    user_entry "$host" "${CREDENTIAL[CALLWIRE_NATS_HOST_${VAR_ID}_PASS]}" \
       "\"callwire.host.$host.beat\", \"callwire.host.$host.from.*\"" \
       "\"callwire.host.$host.to\", \"callwire.fleet.hello\", \"_INBOX_$host.>\""
   done
@@ -218,8 +229,9 @@ configure() { # prints the numbers of the nodes whose config changed
     echo "CALLWIRE_NATS_GATEWAY_USER=gateway"
     echo "CALLWIRE_NATS_GATEWAY_PASS=$(credential CALLWIRE_NATS_GATEWAY_PASS)"
     for host in "${HOSTS[@]}"; do
-      echo "CALLWIRE_NATS_HOST_$(var_id "$host")_USER=$host"
-      echo "CALLWIRE_NATS_HOST_$(var_id "$host")_PASS=$(credential "CALLWIRE_NATS_HOST_$(var_id "$host")_PASS")"
+      var_id "$host"
+      echo "CALLWIRE_NATS_HOST_${VAR_ID}_USER=$host"
+      echo "CALLWIRE_NATS_HOST_${VAR_ID}_PASS=${CREDENTIAL[CALLWIRE_NATS_HOST_${VAR_ID}_PASS]}"
     done
   } | replace_if_changed "$CLUSTER_ENV" >/dev/null
 }

@@ -54,11 +54,12 @@ describe('interleaved rounds', () => {
 });
 
 describe('choosing what runs', () => {
-  it('--only names scenarios by id or by group, and --quick keeps the quick ones', () => {
+  it('--only names scenarios by id or by group, and --quick keeps the quick ones of a group, and runs one named by its id smaller', () => {
     const ids = (argv: string[]): string[] => selectScenarios(parseOptions(argv, {})).map((s) => s.id);
     expect(ids(['--only', 'unary'])).toEqual(['unary-1', 'unary-64']);
     expect(ids(['--only', 'unary,exec-true'])).toEqual(['unary-1', 'unary-64', 'exec-true']);
     expect(ids(['--quick', '--only', 'unary'])).toEqual(['unary-1']);
+    expect(ids(['--quick', '--only', 'fleet-memory,unary'])).toEqual(['unary-1', 'fleet-memory']);
     expect(ids(['--quick'])).toEqual(['unary-1', 'stream-100B', 'exec-dd']);
   });
 

@@ -73,7 +73,7 @@ describe('one-round bench runs of resumable calls (spec §4.9)', () => {
  */
 describe('a one-round bench run of the fleet beside the direct path', () => {
   it('divides a unary Docker call through the fleet by the same direct, times a container to routable, and weighs the gateway per idle host', async () => {
-    const { results } = await runBench(['--only', 'fleet-memory,fleet-unary-1,fleet-routable', '--runs', '1']);
+    const { results } = await runBench(['--quick', '--only', 'fleet-memory,fleet-unary-1,fleet-routable', '--runs', '1']);
     const rows = results.rows.filter((r) => r.group === 'fleet');
     const fleetRow = (metric: string) => rows.find((r) => r.metric.startsWith(metric) && r.subject === FLEET)!;
     const directRow = (metric: string) => rows.find((r) => r.metric.startsWith(metric) && r.subject === WEBSOCKET)!;
@@ -88,7 +88,7 @@ describe('a one-round bench run of the fleet beside the direct path', () => {
     expect(routable.vs[0]!.peerValue).toBe(directRow('`docker run`').value);
     const heap = fleetRow('gateway heap with');
     expect(heap.vs[0]).toMatchObject({ peer: 'no idle hosts' });
-    // Two hundred hosts' tables cost the gateway something: a reading taken before it knew them would not.
+    // Fifty hosts' tables (the quick size) cost the gateway something: a reading taken before it knew them would not.
     expect(fleetRow('gateway heap per idle host').value).toBeGreaterThan(0);
     // A NATS cluster, an agent and two gateways start within the run.
   }, 180_000);
