@@ -60,7 +60,7 @@ function rawStdout(run: CliRun): () => Buffer {
 /**
  * Issue 34 through a fleet (docs/fleet.md, docs/cli.md "callwire cp"): `callwire cp
  * HOST/NAME:PATH` reaches a container of the fleet through a gateway, as exec does, and
- * a copy out survives its gateway SIGKILLed mid-stream as exec does
+ * a copy either way survives its gateway SIGKILLed mid-stream as exec does
  * (fleet-gateway-failover.test.ts): real processes — a NATS server, an agent beside the
  * test engine, two gateways and a TCP relay in front of them that a load balancer would be.
  */
