@@ -27,6 +27,8 @@ export interface ClientCallOptions {
   /** A stream's output window (§4.8): what the callee may send ahead of the consumer. None for a unary call. */
   readonly windowBytes?: number;
   readonly acknowledgements?: AcknowledgementPolicy;
+  /** Hears each input sequence number the callee says it has. */
+  readonly onInputAcknowledged?: (seq: number) => void;
   /** A call taken up by its token (its request a `call.resume`): how long the callee keeps it if it is lost again. */
   readonly graceMs?: number;
 }
@@ -76,12 +78,14 @@ export class ClientCall {
   private ackScheduled = false;
   private inputSeq = 0;
   private readonly unacked: SentInput[] = [];
+  private readonly onInputAcknowledged: ((seq: number) => void) | undefined;
 
   constructor(
     private readonly request: Envelope,
     private readonly events: CallEvents,
     options: ClientCallOptions = {},
   ) {
+    this.onInputAcknowledged = options.onInputAcknowledged;
     this.id = request.id;
     const window = options.windowBytes;
     // CR-4: granted again in steps of half a window, as the consumer takes values.
@@ -207,7 +211,11 @@ export class ClientCall {
     return true;
   }
 
-  /** The callee has input up to `input_seq` and counts `input_credit`: the rest goes again, and the credit follows it. */
+  /**
+   * The callee has input up to `input_seq` and counts `input_credit`: the rest goes again, and
+   * the credit follows it. What it has is kept until a credit acknowledges it: a callee that
+   * relays the call (a fleet gateway) may have it and die before it passed it on (§4.9).
+   */
   private resumed(envelope: EnvelopeOf<'call.resumed'>, bytes: number): void {
     const { input_seq: inputSeq, input_credit: inputCredit } = envelope.payload;
     this.resuming = false;
@@ -215,10 +223,9 @@ export class ClientCall {
     this.lostAt = undefined;
     // A call taken up by token sent nothing here yet: its next input follows what the callee has.
     this.inputSeq = Math.max(this.inputSeq, inputSeq);
-    this.acknowledged(inputSeq);
     this.output?.renew();
     let credit = inputCredit;
-    for (const input of this.unacked) credit -= this.channel?.send(input.envelope) ?? 0;
+    for (const input of this.unacked) if (input.seq > inputSeq) credit -= this.channel?.send(input.envelope) ?? 0;
     this.inputCredit.reset(credit);
     this.events.frame(envelope, bytes);
     this.keeper?.resumed(this);
@@ -276,6 +283,7 @@ export class ClientCall {
     let n = 0;
     while (n < this.unacked.length && this.unacked[n]!.seq <= seq) n++;
     if (n > 0) this.unacked.splice(0, n);
+    this.onInputAcknowledged?.(seq);
   }
 
   /** A grant of output credit; on a resumable call it acknowledges what arrived too. */

@@ -42,6 +42,12 @@ export interface CallOptions {
   /** The server took the stream up again (its `call.resumed`): the last input it has. */
   readonly onResumed?: (inputSeq: number) => void;
   /**
+   * A resumable stream's server has its input up to `inputSeq` (an input credit's `seq`, or
+   * a resume's `input_seq`, §4.9): a caller that relays the input to this server from a
+   * caller of its own (a fleet gateway) tells that caller it has no more than this.
+   */
+  readonly onInputAcknowledged?: (inputSeq: number) => void;
+  /**
    * When a resumable stream acknowledges the items it received (§4.9), and when the server
    * may forget it once ended. By default each item is acknowledged as it arrives (once per
    * burst); a caller that relays the stream to a caller of its own (a fleet gateway)
@@ -319,7 +325,11 @@ export class Client {
     const call = new ClientCall(
       request,
       { frame: handlers.frame, failed: (error) => handlers.fail(error, 'forget') },
-      { ...callOptions, ...(options.acknowledgements ? { acknowledgements: options.acknowledgements } : {}) },
+      {
+        ...callOptions,
+        ...(options.acknowledgements ? { acknowledgements: options.acknowledgements } : {}),
+        ...(options.onInputAcknowledged ? { onInputAcknowledged: options.onInputAcknowledged } : {}),
+      },
     );
     const cleanup = (): void => {
       if (timer !== undefined) clearTimeout(timer);

@@ -19,6 +19,12 @@ export class ResumableOutput implements CallOutput {
   private attached = true;
   /** The last input sequence number received. */
   private inputSeq = 0;
+  /**
+   * The last input a server this one relays the call to has (a fleet agent, through a seam):
+   * the caller is told it was received no further, as what is only here dies with this
+   * server, and the caller must be able to send it again to another. None: no such server.
+   */
+  private upstreamInputSeq: number | undefined;
   private acknowledged: ((seq: number) => void) | undefined;
   private forgotten: (() => void) | undefined;
 
@@ -83,7 +89,17 @@ export class ResumableOutput implements CallOutput {
   }
 
   grant(bytes: number): void {
-    this.control({ type: 'credit', bytes, seq: this.inputSeq });
+    this.control({ type: 'credit', bytes, seq: this.inputAcknowledged });
+  }
+
+  /** The last input its caller may forget. */
+  private get inputAcknowledged(): number {
+    return Math.min(this.inputSeq, this.upstreamInputSeq ?? this.inputSeq);
+  }
+
+  /** The server this call is relayed to has its input up to `seq`: the caller hears of no more than that (§4.9). */
+  upstreamHasInput(seq: number): void {
+    this.upstreamInputSeq = Math.max(this.upstreamInputSeq ?? 0, seq);
   }
 
   credit(bytes: number, seq?: number): boolean {

@@ -36,6 +36,11 @@ export interface SeamResumption {
   offer(token: string | null): boolean;
   /** Hears each acknowledgement of the caller's: the last item it has received. */
   onAcknowledged(listener: (seq: number) => void): void;
+  /**
+   * Upstream has the caller's input up to `seq`: the caller is told it was received no
+   * further, so that what this server dies holding is sent again to the next (RSM-7).
+   */
+  upstreamHasInput(seq: number): void;
   /** A call taken up by token (`adopt`): upstream took it up too, and has input up to `inputSeq`. */
   resumed(inputSeq: number): void;
   /** Hears once that the call is forgotten here (its caller has it all, gave it up, or its grace passed): upstream may forget it too. */
@@ -46,6 +51,7 @@ export interface SeamResumption {
 class Listeners {
   private acknowledged: ((seq: number) => void) | undefined;
   private forgotten: (() => void) | undefined;
+  private upstreamInput = 0;
   private output: ResumableOutput | undefined;
 
   onAcknowledged(listener: (seq: number) => void): void {
@@ -58,8 +64,14 @@ class Listeners {
     this.output?.onForgotten(listener);
   }
 
+  upstreamHasInput(seq: number): void {
+    this.upstreamInput = Math.max(this.upstreamInput, seq);
+    this.output?.upstreamHasInput(seq);
+  }
+
   attach(output: ResumableOutput): void {
     this.output = output;
+    output.upstreamHasInput(this.upstreamInput);
     if (this.acknowledged) output.onAcknowledged(this.acknowledged);
     if (this.forgotten) output.onForgotten(this.forgotten);
   }
@@ -84,6 +96,7 @@ export function offeredResumption(call: LiveCall, window: number, keep: ((token:
     },
     onAcknowledged: (listener) => listeners.onAcknowledged(listener),
     onForgotten: (listener) => listeners.onForgotten(listener),
+    upstreamHasInput: (seq) => listeners.upstreamHasInput(seq),
     resumed: () => undefined,
   };
 }
@@ -100,11 +113,13 @@ export function adoptedResumption(call: LiveCall, seq: number, keep: () => Resum
     offer: () => false,
     onAcknowledged: (listener) => listeners.onAcknowledged(listener),
     onForgotten: (listener) => listeners.onForgotten(listener),
+    upstreamHasInput: (inputSeq) => listeners.upstreamHasInput(inputSeq),
     resumed: (inputSeq) => {
       if (taken || call.ended) return;
       taken = true;
       const output = keep();
       output.log.continueAfter(seq);
+      listeners.upstreamHasInput(inputSeq);
       listeners.attach(output);
       output.resumed(inputSeq);
     },

@@ -39,6 +39,7 @@ export function relayStream(client: Client, host: string, operation: string, inp
     id: callId,
     acknowledgements: acks,
     onResumable: (agentToken) => offer(fleetToken({ host, operation, callId, agentToken })),
+    onInputAcknowledged: (seq) => relay.upstreamHasInput(seq),
     onAdmitted: () => offer(null),
   });
 }
@@ -66,7 +67,13 @@ export class FleetResumeSeam implements ResumeSeam {
         return releasing(
           lease.client.takeUp(
             { id: call.callId, token: call.agentToken, seq, graceMs: LINK_GRACE_MS },
-            { signal: ctx.signal, acknowledgements: acks, onResumed: (inputSeq) => ctx.resumption?.resumed(inputSeq), ...(ctx.input ? { input: ctx.input } : {}) },
+            {
+              signal: ctx.signal,
+              acknowledgements: acks,
+              onResumed: (inputSeq) => ctx.resumption?.resumed(inputSeq),
+              onInputAcknowledged: (inputSeq) => ctx.resumption?.upstreamHasInput(inputSeq),
+              ...(ctx.input ? { input: ctx.input } : {}),
+            },
           ),
           lease.release,
         );

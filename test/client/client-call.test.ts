@@ -169,6 +169,37 @@ describe('ClientCall: one call, its numbers, acknowledgements, input and credit'
     expect(frames.filter((e) => e.type === 'call.responded').map((e) => e.payload)).toEqual([1, 2, 3].map((seq) => ({ output: seq, seq })));
   });
 
+  it('keeps the input a resume says the callee has until a credit acknowledges it: a callee that dies holding it (a gateway) is sent it again by the next', () => {
+    const first = new FakeConnection();
+    const { keeper } = recordingKeeper();
+    const { call } = stream(first, { keeper });
+    first.deliver(envelopes.resumable(ID, 'tok', 1000));
+    first.deliver(credit(1000));
+    for (const x of ['a', 'b', 'c']) call.sendInput(x);
+    first.deliver(credit(0, 1));
+    first.drop();
+    // Back at the same gateway, which has received input 3 but passed on only input 1.
+    const second = new FakeConnection();
+    call.attach(second);
+    second.deliver(envelopes.resumed(ID, 3, 1000));
+    expect(second.of('call.input'), 'nothing it has goes again').toEqual([]);
+    second.drop();
+    // That gateway died: the next takes the call up from the agent, which has input 1.
+    const third = new FakeConnection();
+    call.attach(third);
+    third.deliver(envelopes.resumed(ID, 1, 1000));
+    expect(third.of('call.input').map((e) => e.payload)).toEqual([
+      { item: 'b', seq: 2 },
+      { item: 'c', seq: 3 },
+    ]);
+    third.deliver(credit(0, 3));
+    third.drop();
+    const fourth = new FakeConnection();
+    call.attach(fourth);
+    fourth.deliver(envelopes.resumed(ID, 1, 1000));
+    expect(fourth.of('call.input'), 'a credit acknowledged them: they are gone').toEqual([]);
+  });
+
   it('a call not resumable fails with its connection; one aborted while detached is aborted once attached again', () => {
     const plain = new FakeConnection();
     const { keeper } = recordingKeeper();

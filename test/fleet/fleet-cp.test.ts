@@ -60,7 +60,7 @@ function rawStdout(run: CliRun): () => Buffer {
 /**
  * Issue 34 through a fleet (docs/fleet.md, docs/cli.md "callwire cp"): `callwire cp
  * HOST/NAME:PATH` reaches a container of the fleet through a gateway, as exec does, and
- * a copy out survives its gateway SIGKILLed mid-stream as exec does
+ * a copy either way survives its gateway SIGKILLed mid-stream as exec does
  * (fleet-gateway-failover.test.ts): real processes — a NATS server, an agent beside the
  * test engine, two gateways and a TCP relay in front of them that a load balancer would be.
  */
@@ -182,5 +182,45 @@ describe('callwire cp through a fleet', () => {
     expect(readdirSync(dir), 'the file alone: no staging directory beside it').toEqual(['big']);
     expect(await sha256File(dest)).toBe(bigSha);
     console.log(`[fleet-cp] ${BIG_MIB} MiB out across a gateway SIGKILLed after ${(before / 2 ** 20).toFixed(1)} MiB: ${ms} ms`);
+  }, 120_000);
+
+  it(`${BIG_MIB} MiB in through a relay to a gateway SIGKILLed with input in its hands, the relay turned to G2: the file in the container whole (sha256), exit 0, nothing else beside it`, async () => {
+    // A gateway of its own to kill, whose NATS connections pass a relay: G2, which the
+    // caller's relay turns to, stays up whatever ran before.
+    const nats = await new TcpProxy().start(Number(new URL(fleet.cluster.urls[0]!).port));
+    proxies.push(nats);
+    const g3 = await fleet.gateway({ urls: [nats.via(fleet.cluster.urls[0]!)], extraArgs: ['--tokens', tokensFile] });
+    await hostUp(g3);
+    const local = join(root, 'big-in.bin');
+    writeFileSync(local, randomBytes(BIG_MIB * 2 ** 20));
+    await inContainer('mkdir /failover-in');
+    const proxy = await new TcpProxy().start(port(g3));
+    proxies.push(proxy);
+    const started = Date.now();
+    const run = cp(proxy.via(g3.wsUrl), [local, `a/${name}:/failover-in/big`]);
+    await until(() => proxy.relayed.up >= 16 * 2 ** 20, 'the first 16 MiB of the copy', 60_000);
+    // The gateway's way to the agent stalls (a congested path): it goes on taking what
+    // the credits let the caller send, and holds it, until the caller's credit runs out;
+    // what it holds then dies with it.
+    nats.freeze('up');
+    let last = -1;
+    let since = Date.now();
+    await until(() => {
+      if (proxy.relayed.up !== last) [last, since] = [proxy.relayed.up, Date.now()];
+      return Date.now() - since > 500;
+    }, 'the caller out of credit', 30_000);
+    proxy.freeze();
+    const before = proxy.relayed.up;
+    proxy.retarget(port(g2));
+    g3.run.child.kill('SIGKILL');
+    const exit = await run.exited;
+    const ms = Date.now() - started;
+    expect(before, 'the gateway was killed in the middle of the copy').toBeLessThan(BIG_MIB * 2 ** 20);
+    expect(exit, run.stderr).toEqual({ code: 0, signal: null });
+    expect(run.stderr.split('\n').filter(Boolean)).toEqual([expect.stringMatching(RECONNECTING), expect.stringMatching(RECONNECTED)]);
+    expect(proxy.accepted, 'the copy went on over a new connection, to G2').toBe(2);
+    expect(await inContainer('ls -A /failover-in'), 'the file alone: no partial or staging entry beside it').toBe('big\n');
+    expect(await inContainer('sha256sum /failover-in/big')).toBe(`${await sha256File(local)}  /failover-in/big\n`);
+    console.log(`[fleet-cp] ${BIG_MIB} MiB in across a gateway SIGKILLed after ${(before / 2 ** 20).toFixed(1)} MiB: ${ms} ms`);
   }, 120_000);
 });
