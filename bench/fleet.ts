@@ -24,6 +24,8 @@ const STARTUP_MS = 30_000;
 
 export interface GatewayProcess {
   readonly pid: number;
+  /** Where it serves callwire over WebSocket (for a CLI process of the bench's). */
+  readonly wsUrl: string;
   /** This process's SDK client of it. */
   readonly client: Client;
   stop(): Promise<void>;
@@ -43,11 +45,11 @@ export interface RunningFleet {
 /** Stops a child of the bench: SIGTERM, and resolves once it has exited. */
 type Stop = () => Promise<void>;
 
-/** `callwire agent --host-id host` of `build`, as the host's NATS user; resolves once it serves. */
-async function startAgent(build: Build, cluster: NatsCluster, host: string): Promise<{ pid: number; stop: Stop }> {
+/** `callwire agent --host-id host` of `build`, as the host's NATS user, in front of `dockerHost` (the bench's engine by default); resolves once it serves. */
+export async function startAgent(build: Build, cluster: NatsCluster, host: string, dockerHost = process.env['DOCKER_HOST']): Promise<{ pid: number; stop: Stop }> {
   const user = cluster.users[host]!;
   const argv = [...build.nodeFlags.longLivedNodeFlags, join(build.dist, 'cli/main.js'), 'agent', '--nats', cluster.urls.join(','), '--host-id', host, '--nats-user', user.user];
-  const child = spawn(process.execPath, argv, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CALLWIRE_NATS_PASS: user.pass } });
+  const child = spawn(process.execPath, argv, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DOCKER_HOST: dockerHost, CALLWIRE_NATS_PASS: user.pass } });
   // Its log is kept for a failure message: a killed NATS node makes it warn, as it should.
   let log = '';
   child.stderr.on('data', (d: Buffer) => (log = (log + d.toString()).slice(-4000)));
@@ -76,13 +78,15 @@ export async function untilHostsUp(client: Client, count: number, host?: string)
   }
 }
 
-async function startGateway(build: Build, cluster: NatsCluster): Promise<GatewayProcess> {
+/** The gateway of `cluster`; resolves once it has every one of `hosts` up. */
+export async function startGateway(build: Build, cluster: NatsCluster, hosts: readonly string[] = [FLEET_HOST]): Promise<GatewayProcess> {
   const { user, pass } = cluster.users['gateway']!;
   const gateway = await startBenchProcess<{ wsUrl: string }>(build, 'bench/fleet-gateway.ts', { CALLWIRE_BENCH_NATS: JSON.stringify({ servers: cluster.urls, user, pass }) });
   const client = await build.client.connect(gateway.info.wsUrl);
-  await untilHostsUp(client, 1, FLEET_HOST);
+  for (const host of hosts) await untilHostsUp(client, hosts.length, host);
   return {
     pid: gateway.pid,
+    wsUrl: gateway.info.wsUrl,
     client,
     stop: async () => {
       await client.close();

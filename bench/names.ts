@@ -20,3 +20,10 @@ export const BASELINE = ' (baseline)';
 export const FLEET = 'callwire fleet (gateway → NATS → agent)';
 export const CALLWIRE_CP = 'callwire cp (CLI process)';
 export const DOCKER_CP = 'docker cp (CLI process)';
+/** `callwire exec -l LABEL -- true` through a fleet gateway: one CLI process, its default 64 execs at a time. */
+export const FAN_OUT = 'callwire exec -l (one CLI process, 64 at a time)';
+/** The same fan-out held to xargs's parallelism. */
+export const FAN_OUT_8 = 'callwire exec -l --parallel 8 (one CLI process)';
+/** The same execs by hand: one `docker exec CONTAINER true` after another. */
+export const DOCKER_EXEC_LOOP = 'docker exec, a shell loop';
+export const DOCKER_EXEC_XARGS = 'docker exec, xargs -P 8';

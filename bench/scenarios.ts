@@ -10,6 +10,7 @@ import { copyThroughput } from './scenarios/copy.js';
 import { execRoundTrip, execThroughput } from './scenarios/exec.js';
 import { fleetExecRoundTrip, fleetExecThroughput } from './scenarios/fleet-exec.js';
 import { fleetFailover } from './scenarios/fleet-failover.js';
+import { fleetFanOut } from './scenarios/fleet-fan-out.js';
 import { fleetMemoryPerIdleHost } from './scenarios/fleet-memory.js';
 import { fleetRoutable } from './scenarios/fleet-routable.js';
 import { fleetSubscriptions } from './scenarios/fleet-subscriptions.js';
@@ -49,6 +50,8 @@ export const SCENARIOS: readonly Scenario[] = [
   { id: 'fleet-routable', group: 'fleet', quick: false, alone: true, docker: true, run: fleetRoutable },
   { id: 'fleet-subscriptions', group: 'fleet', quick: false, alone: true, docker: true, run: fleetSubscriptions },
   { id: 'fleet-failover', group: 'fleet', quick: false, alone: true, docker: true, run: fleetFailover },
+  // Two real engines (a second one of its own) and 50 containers: issue 35's fan-out beside docker exec.
+  { id: 'fleet-fan-out-50', group: 'fleet', quick: false, alone: true, docker: true, run: fleetFanOut },
 ];
 
 /** The scenarios `options` ask for; an unknown name in `--only` is an error, not an empty run. */

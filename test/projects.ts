@@ -26,6 +26,8 @@ import { join } from 'node:path';
  *      (test/lint/projects.test.ts holds this);
  *    - network namespaces of its own (test/support/netns-link.ts: both ends, the veth and
  *      the iptables rules live inside namespaces named by its process id).
+ *    - Docker engines of its own (test/support/private-engine.ts: a root, a socket and
+ *      containers nobody else's; no TCP port, no host network).
  *
  * test/unit-guard.ts fails a `unit` test that reaches for Docker or NATS, so a file put
  * there by mistake shows at once.
@@ -52,7 +54,7 @@ const SERIAL_FILES = [
   // A flood's rate in wall-clock time (over 100 tables of 1 MB in 15 s), and another host's
   // calls within 5 s under it: a neighbour's load slows the flooder and the calls alike.
   'test/fleet/hostile-host-flow.test.ts',
-  // Starts a second Docker engine, and uses the shared engine's `demo` container by its name.
+  // Uses the shared engine's `demo` container by its name (npm run fleet's host a).
   'test/integration/demo-fleet.test.ts',
 ];
 

@@ -4,46 +4,56 @@ import { runCli, type CliRun } from '../support/cli.js';
 import { DockerFixture, RUN_LABEL, TEST_IMAGE } from '../support/docker.js';
 import { Fleet, type GatewayRun } from '../support/fleet.js';
 import { within } from '../support/fleet-exec.js';
+import { PrivateEngine, privateEngineMissing } from '../support/private-engine.js';
 import { parseResultRecord } from '../support/result-record-schema.js';
+import { skipTitle } from '../support/skip.js';
 
 /**
- * `callwire exec -l role=web …` over a fleet (docs/cli.md "Many containers"): two agents, a
- * and b, serve the one test engine, so each holds every container; the selection's
- * pattern gives each host three of the six (`a/…-a*`, `b/…-b*`), and the labels narrow to
- * this file's. Each container's N (its environment, which an exec inherits) is the exit
- * code the command takes: a2 exits 3, b2 exits 5, the others 0.
+ * `callwire exec -l role=web …` over a fleet (docs/cli.md "Many containers"): hosts a and b,
+ * each an agent in front of a Docker engine of its own (two real engines, started here), each
+ * engine with three `role=web` containers and one `role=db`; the label alone selects the six.
+ * Both engines are this file's, not the shared one, where another worktree's run of this file
+ * may hold `role=web` containers of its own. Each container's N (its environment, which an
+ * exec inherits) is the exit code the command takes: a2 exits 3, b2 exits 5, the others 0.
  */
-describe('fan-out exec over a fleet of two hosts', () => {
-  const docker = new DockerFixture();
-  const run8 = docker.runId.slice(0, 8);
-  const prefix = `fancli-${run8}`;
+describe.skipIf(privateEngineMissing !== undefined)(skipTitle('fan-out exec over a fleet of two hosts on two engines', privateEngineMissing), () => {
+  const engines = { a: new PrivateEngine(), b: new PrivateEngine() };
+  const dockers = { a: new DockerFixture(engines.a.dockerHost), b: new DockerFixture(engines.b.dockerHost) };
+  const prefix = `fancli-${dockers.a.runId.slice(0, 8)}`;
   const exits: Record<string, number> = { a1: 0, a2: 3, a3: 0, b1: 0, b2: 5, b3: 0 };
   const targets = Object.keys(exits).map((k) => `${k[0]}/${prefix}-${k}`);
-  const select = ['-l', 'role=web', '-l', `fancli.run=${run8}`, '--targets', `a/${prefix}-a*,b/${prefix}-b*`];
+  const select = ['-l', 'role=web'];
   const ids = new Map<string, string>();
+  const hostOf = (key: string): 'a' | 'b' => (key[0] === 'a' ? 'a' : 'b');
   let fleet: Fleet;
   let gateway: GatewayRun;
 
   const exec = (args: string[], stdin: 'pipe' | 'ignore' = 'ignore'): CliRun => runCli(['exec', '--url', gateway.wsUrl, ...select, ...args], { stdin });
 
   beforeAll(async () => {
-    fleet = await Fleet.start({ hosts: ['a', 'b'], nodes: 1 });
-    await Promise.all([fleet.agent('a'), fleet.agent('b')]);
+    const [started] = await Promise.all([Fleet.start({ hosts: ['a', 'b'], nodes: 1 }), engines.a.up(), engines.b.up()]);
+    fleet = started;
+    await Promise.all([fleet.agent('a', { env: { DOCKER_HOST: engines.a.dockerHost } }), fleet.agent('b', { env: { DOCKER_HOST: engines.b.dockerHost } })]);
     gateway = await fleet.gateway({ waitHosts: ['a', 'b'] });
-    await Promise.all(
-      Object.entries(exits).map(async ([key, n]) => {
-        const created = await docker.engine.docker.createContainer({
-          Image: TEST_IMAGE,
-          name: `${prefix}-${key}`,
-          Cmd: ['sleep', '1000000'],
-          Env: [`N=${n}`],
-          Labels: { [RUN_LABEL]: docker.runId, role: 'web', 'fancli.run': run8 },
-          HostConfig: { NetworkMode: 'none' },
-        });
-        await created.start();
-        ids.set(key, created.id);
-      }),
-    );
+    const create = async (host: 'a' | 'b', name: string, role: string, n: number): Promise<string> => {
+      const docker = dockers[host];
+      const created = await docker.engine.docker.createContainer({
+        Image: TEST_IMAGE,
+        name,
+        Cmd: ['sleep', '1000000'],
+        Env: [`N=${n}`],
+        Labels: { [RUN_LABEL]: docker.runId, role },
+        HostConfig: { NetworkMode: 'none' },
+      });
+      await created.start();
+      return created.id;
+    };
+    await Promise.all([
+      ...Object.entries(exits).map(async ([key, n]) => ids.set(key, await create(hostOf(key), `${prefix}-${key}`, 'web', n))),
+      // Running, beside the web ones, and not selected: the label is what selects.
+      create('a', `${prefix}-db`, 'db', 0),
+      create('b', `${prefix}-db`, 'db', 0),
+    ]);
     // A container becomes routable from its host's next heartbeat.
     for (let tries = 0; ; tries++) {
       const dry = runCli(['exec', '--url', gateway.wsUrl, ...select, '--dry-run'], { stdin: 'ignore' });
@@ -55,7 +65,10 @@ describe('fan-out exec over a fleet of two hosts', () => {
 
   afterAll(async () => {
     await fleet?.stop();
-    await docker.cleanup();
+    for (const host of ['a', 'b'] as const) {
+      await dockers[host].cleanup().catch(() => undefined);
+      engines[host].down();
+    }
   });
 
   it('--dry-run lists the six targets as HOST/NAME and runs nothing', async () => {
@@ -134,7 +147,7 @@ describe('fan-out exec over a fleet of two hosts', () => {
     for (const target of targets) await run.waitFor(new RegExp(`${target}: started`), 'stdout', 30_000);
     run.child.kill('SIGINT');
     expect((await within(run.exited, 30_000, 'the cancelled fan-out')).code).toBe(130);
-    for (const id of ids.values()) expect(await docker.processes(id)).not.toContain('sleep 1000');
+    for (const [key, id] of ids) expect(await dockers[hostOf(key)].processes(id)).not.toContain('sleep 1000');
   }, 60_000);
 
   // Last: it kills host b's agent.

@@ -1,5 +1,4 @@
-import { execFileSync, spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { connect as tcpConnect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -8,6 +7,7 @@ import Docker from 'dockerode';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.js';
 import { freePorts } from '../support/ports.js';
+import { PrivateEngine } from '../support/private-engine.js';
 import { childPids, isRunning } from '../support/proc.js';
 import { skipTitle } from '../support/skip.js';
 import { until } from '../support/wait.js';
@@ -42,10 +42,10 @@ function tree(pid: number): number[] {
 const demoMissing = !existsSync(NATS_SCRIPT) ? `no ${NATS_SCRIPT}` : process.getuid?.() !== 0 ? 'not root here: the demo starts a second Docker engine' : undefined;
 describe.skipIf(demoMissing !== undefined)(skipTitle('npm run fleet', demoMissing), () => {
   const scratch = mkdtempSync(join(tmpdir(), 'callwire-fleet-demo-'));
-  // The second engine's root: short, as its sockets' paths must be.
-  const engineB = `/tmp/cwf-${randomUUID().slice(0, 8)}`;
+  // The second engine: the demo starts it under this root, the test removes it.
+  const engineB = new PrivateEngine();
   afterAll(() => {
-    execFileSync('bash', ['scripts/docker-engine.sh', 'down'], { cwd: ROOT, env: { ...process.env, CALLWIRE_DOCKER_ROOT: engineB }, stdio: 'ignore' });
+    engineB.down();
     rmSync(scratch, { recursive: true, force: true });
   });
 
@@ -61,7 +61,7 @@ describe.skipIf(demoMissing !== undefined)(skipTitle('npm run fleet', demoMissin
       env: {
         ...process.env,
         CALLWIRE_FLEET_PORT: String(port),
-        CALLWIRE_FLEET_ENGINE_B: engineB,
+        CALLWIRE_FLEET_ENGINE_B: engineB.root,
         CALLWIRE_FLEET_LOGS: join(scratch, 'logs'),
         CALLWIRE_NATS_ROOT: join(scratch, 'nats'),
         CALLWIRE_NATS_CLIENT_PORTS: clientPorts.join(' '),
@@ -83,7 +83,7 @@ describe.skipIf(demoMissing !== undefined)(skipTitle('npm run fleet', demoMissin
         expect(await run.exited, run.stderr).toMatchObject({ code: 0 });
         return run.stdout.trim();
       };
-      const engineBDocker = new Docker({ socketPath: `${engineB}/docker.sock` });
+      const engineBDocker = new Docker({ socketPath: engineB.socketPath });
       // Each HOST/NAME reaches that host's engine: its demo's hostname is that container's.
       expect(await hostname('a/demo')).toBe((await engineA.getContainer('demo').inspect()).Config.Hostname);
       expect(await hostname('b/demo')).toBe((await engineBDocker.getContainer('demo').inspect()).Config.Hostname);
@@ -96,10 +96,10 @@ describe.skipIf(demoMissing !== undefined)(skipTitle('npm run fleet', demoMissin
       expect(started.length).toBeGreaterThanOrEqual(3); // two agents and the gateway
       process.kill(-script.pid!, 'SIGINT');
       expect(await exited).toBe(130);
-      expect(said).toMatch(/stopped: the gateway and the agents; the demo containers; the engine at \/tmp\/cwf-\w+ \(its images stay\); the NATS cluster/);
+      expect(said).toMatch(/stopped: the gateway and the agents; the demo containers; the engine at \/tmp\/cwe-\w+ \(its images stay\); the NATS cluster/);
       expect(started.filter(isRunning)).toEqual([]);
       for (const p of [port, ...natsPorts]) expect(await listening(p), `port ${p}`).toBe(false);
-      expect(existsSync(`${engineB}/docker.sock`) && (await engineBDocker.ping().then(() => true, () => false))).toBe(false);
+      expect(existsSync(engineB.socketPath) && (await engineBDocker.ping().then(() => true, () => false))).toBe(false);
       expect(await engineA.getContainer('demo').inspect().then(() => true, () => false)).toBe(demoBefore);
     } finally {
       if (script.exitCode === null) {

@@ -32,8 +32,13 @@ export function dockerCli(args: string[], stdin?: Uint8Array): Promise<CliResult
 
 /** Containers for one test file, all removed by `cleanup()`. */
 export class DockerFixture {
-  readonly engine: DockerEngine = dockerEngine(dockerHost);
+  readonly engine: DockerEngine;
   readonly runId = randomUUID();
+
+  /** `host`: the engine's DOCKER_HOST, the shared test engine's unless a test has one of its own. */
+  constructor(host: string = dockerHost) {
+    this.engine = dockerEngine(host);
+  }
 
   /** A running container (`sleep` as its only process) for execs. */
   async container(extraLabels: Record<string, string> = {}, cmd: string[] = ['sleep', '1000000']): Promise<string> {
