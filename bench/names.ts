@@ -19,6 +19,7 @@ export const BASELINE = ' (baseline)';
 /** The SDK's WebSocket to a fleet gateway: each Docker call through NATS to the agent beside the engine. */
 export const FLEET = 'callwire fleet (gateway → NATS → agent)';
 export const CALLWIRE_CP = 'callwire cp (CLI process)';
+export const CALLWIRE_CP_FLEET = 'callwire cp through the fleet (CLI process)';
 export const DOCKER_CP = 'docker cp (CLI process)';
 /** `callwire exec -l LABEL -- true` through a fleet gateway: one CLI process, its default 64 execs at a time. */
 export const FAN_OUT = 'callwire exec -l (one CLI process, 64 at a time)';

@@ -52,6 +52,7 @@ export const SCENARIOS: readonly Scenario[] = [
   { id: 'fleet-failover', group: 'fleet', quick: false, alone: true, docker: true, run: fleetFailover },
   // Two real engines (a second one of its own) and 50 containers: issue 35's fan-out beside docker exec.
   { id: 'fleet-fan-out-50', group: 'fleet', quick: false, alone: true, docker: true, run: fleetFanOut },
+  { id: 'fleet-copy', group: 'fleet', quick: false, alone: true, docker: true, run: (b) => copyThroughput(b, true) },
 ];
 
 /** The scenarios `options` ask for; an unknown name in `--only` is an error, not an empty run. */

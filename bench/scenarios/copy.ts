@@ -2,14 +2,17 @@
  * `callwire cp` beside `docker cp` in the same rounds (issue 34's rows): one large file
  * out of a container and into one, and a directory of 10,000 small files each way,
  * each a whole CLI process as a user runs it. MB/s and what the copy cost the whole
- * machine per GiB (the engine, the server, both CLIs, kernel time included).
+ * machine per GiB (the engine, the server, both CLIs, kernel time included). Through
+ * the fleet: the same copies as `HOST/CONTAINER` through the bench's gateway, NATS and
+ * agent, beside the direct ones.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { costed } from '../measure.js';
-import { CALLWIRE_CP, DOCKER_CP } from '../names.js';
+import { FLEET_HOST } from '../fleet.js';
+import { CALLWIRE_CP, CALLWIRE_CP_FLEET, DOCKER_CP } from '../names.js';
 import type { Bench } from '../scenario.js';
 import type { Subject } from '../subject.js';
 import { DOCKER_CLI } from '../subjects/cli-process.js';
@@ -36,9 +39,10 @@ function inContainer(container: string, script: string): void {
   if (done.status !== 0) throw new Error(`docker exec ${script}: ${done.stderr.trim()}`);
 }
 
-export async function copyThroughput(bench: Bench): Promise<void> {
+export async function copyThroughput(bench: Bench, throughFleet = false): Promise<void> {
   const server = bench.lineup.servers[0]!;
   const main = join(server.build.dist, 'cli/main.js');
+  const container = bench.container.get();
   const copies: Record<string, Copy> = {
     [CALLWIRE_CP]: (from, to) => run([process.execPath, main, '--url', server.addresses.wsUrl, 'cp', from, to]),
     [DOCKER_CP]: (from, to) => run([DOCKER_CLI, 'cp', from, to]),
@@ -47,9 +51,15 @@ export async function copyThroughput(bench: Bench): Promise<void> {
     { name: CALLWIRE_CP, peers: [DOCKER_CP], close: async () => undefined },
     { name: DOCKER_CP, peers: [], close: async () => undefined },
   ];
+  if (throughFleet) {
+    const { gateway } = await bench.fleet.get();
+    // The container's operand names its host: the same container, reached through the gateway.
+    const viaHost = (operand: string): string => (operand.startsWith(`${container}:`) ? `${FLEET_HOST}/${operand}` : operand);
+    copies[CALLWIRE_CP_FLEET] = (from, to) => run([process.execPath, main, '--url', gateway.wsUrl, 'cp', viaHost(from), viaHost(to)]);
+    subjects.unshift({ name: CALLWIRE_CP_FLEET, peers: [CALLWIRE_CP, DOCKER_CP], close: async () => undefined });
+  }
   const mib = bench.options.quick ? 128 : 1024;
   const bytes = mib * 2 ** 20;
-  const container = bench.container.get();
   const local = mkdtempSync(join(tmpdir(), 'bench-cp-'));
   try {
     // Random bytes, so no layer can shortcut them; the small files as a build tree has them.
