@@ -21,7 +21,9 @@ const BIG_LOG = `yes "$(head -c ${LINE_CHARS} /dev/zero | tr '\\0' x)" | head -n
  * DOCKER-2; issue 31, findings 1 and 10). The server runs as a process of its own, so a
  * read that kills it shows as its exit, and its memory is its own in /proc.
  */
-describe('a log larger than a string can be, read without follow', () => {
+// The three run side by side (describe.concurrent): the quiet one only waits for 70 s, and the
+// others measure a server process of their own, which its waiting does not touch.
+describe.concurrent('a log larger than a string can be, read without follow', () => {
   const docker = new DockerFixture();
   const served = new ServedCli();
   let bigLog = '';
@@ -42,7 +44,7 @@ describe('a log larger than a string can be, read without follow', () => {
     await docker.cleanup();
   });
 
-  it('streams 610 MiB of log under the caller\'s reading, the server growing under 64 MiB, and serves on', async () => {
+  it('streams 610 MiB of log under the caller\'s reading, the server growing under 64 MiB, and serves on', async ({ expect }) => {
     const pid = served.run.child.pid!;
     const small = await docker.container({}, ['sh', '-c', 'echo small; sleep 1000000']);
     // Warm: the first logs call loads what every later one uses.
@@ -86,7 +88,7 @@ describe('a log larger than a string can be, read without follow', () => {
   }, 300_000);
 });
 
-describe('a TTY container\'s log line without its end', () => {
+describe.concurrent('a TTY container\'s log line without its end', () => {
   const docker = new DockerFixture();
   const fx = new ServerFixture();
   let client: Client;
@@ -100,7 +102,7 @@ describe('a TTY container\'s log line without its end', () => {
     await docker.cleanup();
   });
 
-  it('goes out in pieces of at most 256 Ki characters (LIM-1), never held whole', async () => {
+  it('goes out in pieces of at most 256 Ki characters (LIM-1), never held whole', async ({ expect }) => {
     // 20 MiB with no newline on a terminal: one piece would pass maxFrameBytes (16 MiB) and end the call.
     const created = await docker.engine.docker.createContainer({
       Image: TEST_IMAGE,
@@ -122,7 +124,7 @@ describe('a TTY container\'s log line without its end', () => {
   }, 60_000);
 });
 
-describe('engine streams that are quiet for longer than a minute', () => {
+describe.concurrent('engine streams that are quiet for longer than a minute', () => {
   const docker = new DockerFixture();
   const fx = new ServerFixture();
   let client: Client;
@@ -137,7 +139,7 @@ describe('engine streams that are quiet for longer than a minute', () => {
   });
 
   // Slow: holds the streams 70 s, past docker-modem's 60 s idle timeout, which ended both (INTERNAL "aborted").
-  it('a followed log, the engine\'s event stream and an exec, quiet for 70 s, deliver what comes after', async () => {
+  it('a followed log, the engine\'s event stream and an exec, quiet for 70 s, deliver what comes after', async ({ expect }) => {
     const containerId = await docker.container();
     const lines: string[] = [];
     let failure: unknown;
