@@ -9,7 +9,10 @@
  *   - the gateway's heap and RSS with every host up, per host, against none;
  *   - beat bytes per second the gateway receives;
  *   - a container's start to routable: a new container on one host, to its bare name
- *     answering an inspect through the gateway.
+ *     answering an inspect through the gateway;
+ *   - where the fan-out's time goes: the CPU-seconds of the gateway process and of this
+ *     process (the agents, their engines and the caller share its one thread) during it,
+ *     against its wall-clock time.
  * Writes bench/results/fleet-scale.json (the bench's results format).
  *   npx tsx bench/fleet-scale.ts [--hosts 1000] [--containers 100] [--rounds 3] [--parallel 64]
  */
@@ -17,7 +20,7 @@ import { connect } from '@nats-io/transport-node';
 import { NatsCluster } from '../test/support/nats-cluster.js';
 import { loadBuild, THIS_DIST } from './built.js';
 import { untilHostsUp } from './fleet.js';
-import { median } from './measure.js';
+import { median, processCpu } from './measure.js';
 import { commitMeasured, machineInfo, writeResults } from './results.js';
 import { Recorder, type RowKey } from './rows.js';
 import { startBenchProcess } from './server-process.js';
@@ -84,6 +87,8 @@ try {
   for (let round = 0; round < ROUNDS; round++) idle.push(await memory());
   const single: number[] = [];
   const fanOut: number[] = [];
+  const gatewayCpu: number[] = [];
+  const benchCpu: number[] = [];
   const readings: Memory[] = [];
   const beatRates: number[] = [];
   const routable: number[] = [];
@@ -104,6 +109,8 @@ try {
     }
     single.push(median(one));
     const t = performance.now();
+    const gatewayCpuBefore = processCpu(gateway.pid);
+    const benchCpuBefore = process.cpuUsage();
     // One call per target on one connection, PARALLEL at a time: a caller's exec sessions are capped (256 by default), a fan-out's too.
     const queue = [...hosts];
     await Promise.all(
@@ -112,6 +119,9 @@ try {
       }),
     );
     fanOut.push(performance.now() - t);
+    const benchCpuUsed = process.cpuUsage(benchCpuBefore);
+    gatewayCpu.push(processCpu(gateway.pid) - gatewayCpuBefore);
+    benchCpu.push((benchCpuUsed.user + benchCpuUsed.system) / 1e6);
     readings.push(await memory());
     beatBytes = 0;
     const from = performance.now();
@@ -131,6 +141,9 @@ try {
   const n = HOSTS.toLocaleString('en-US');
   record.runs(key(`exec \`true\` on ${n} targets across ${n} hosts, to the last exit code (${PARALLEL} at a time)`, 'ms'), fanOut, { 'one exec\'s round trip (median of 20)': single });
   record.runs(key('one exec `true` round trip (median of 20)', 'ms'), single);
+  const fanOutSeconds = fanOut.map((ms) => ms / 1000);
+  record.runs(key(`the gateway's CPU-seconds during the fan-out to ${n} targets`, 's'), gatewayCpu, { 'the fan-out\'s wall-clock seconds': fanOutSeconds });
+  record.runs(key(`CPU-seconds during the fan-out of the one process running the ${n} agents, their engines and the caller`, 's'), benchCpu, { 'the fan-out\'s wall-clock seconds': fanOutSeconds });
   for (const part of ['heap', 'RSS'] as const) {
     const of = (m: Memory): number => (part === 'heap' ? m.heapUsed : m.rss);
     record.runs(key(`gateway ${part} with ${n} idle hosts × ${CONTAINERS} containers`, 'MiB'), idle.map((r) => of(r) / MIB), { 'no hosts': idle.map(() => of(alone) / MIB) });

@@ -57,6 +57,10 @@ export class ContainerIndex {
     const matches: Match[] = [];
     const named = this.byName.get(reference);
     if (named) for (const [host, container] of named) if (include(host)) matches.push({ host, container, exact: true });
+    // Only lowercase hex can begin an engine's id: a name like `web-1` costs one look-up, not a
+    // search per host, and no host announcing an id that is not an engine's can make such a
+    // name ambiguous (a hostile host's way to deny another host's container its name).
+    if (!ID_PREFIX.test(reference)) return matches;
     for (const [host, { sorted }] of this.byHost) {
       if (!include(host)) continue;
       for (let i = lowerBound(sorted, reference); i < sorted.length; i++) {
@@ -76,6 +80,9 @@ export class ContainerIndex {
     if (!hosts.has(host)) hosts.set(host, container);
   }
 }
+
+/** What an engine's container id, or the start of one, looks like. */
+const ID_PREFIX = /^[0-9a-f]+$/;
 
 /** The first index of `sorted` whose id is not below `id`. */
 function lowerBound(sorted: readonly RoutedContainer[], id: string): number {

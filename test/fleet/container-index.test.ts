@@ -25,6 +25,17 @@ describe('the fleet\'s container index: names to hosts, ids sorted per host', ()
     expect(found(index, 'cafe')).toEqual(['a/cafe01', 'a/cafe02', 'b/cafe03', 'c/dd01!']);
   });
 
+  it('a name that cannot begin an id is never an id prefix: a host announcing ids that are not hex cannot make another host\'s name ambiguous', () => {
+    const index = new ContainerIndex();
+    index.set('a', [{ id: 'cafe01', names: ['web-1'] }]);
+    // A hostile host's table: "ids" that start with the other host's container name.
+    index.set('b', [{ id: 'web-1-hijack', names: [] }, { id: 'web-10', names: [] }]);
+    expect(found(index, 'web-1')).toEqual(['a/cafe01!']);
+    // Its hex ids are still found by their prefix.
+    index.set('b', [{ id: 'cafe02', names: [] }]);
+    expect(found(index, 'cafe')).toEqual(['a/cafe01', 'b/cafe02']);
+  });
+
   it('leaves out the hosts the caller may not reach', () => {
     const index = new ContainerIndex();
     index.set('a', [{ id: 'a1', names: ['web'] }]);
