@@ -55,7 +55,9 @@ export function createHttpCalls(options: HttpCallsOptions): (req: IncomingMessag
       res.writeHead(204, { ...cors, 'access-control-allow-methods': 'POST', 'access-control-allow-headers': allowed, 'access-control-max-age': '600' }).end();
       return true;
     }
-    if (req.method !== 'POST') return refuse(405, { outcome: 'invalid_input', boundary: 'input' }, 'METHOD_NOT_ALLOWED', `use POST ${CALL_PATH}<operation>`, { allow: 'POST, OPTIONS', ...cors });
+    // HTTP-13: `curl -T` sends a PUT; a PUT is taken for a raw tar put only (a page must ask first to send one, §10.1).
+    const tarPut = req.method === 'PUT' && operationId === TAR_IN_OPERATION && sendsTar(req.headers['content-type']);
+    if (req.method !== 'POST' && !tarPut) return refuse(405, { outcome: 'invalid_input', boundary: 'input' }, 'METHOD_NOT_ALLOWED', `use POST ${CALL_PATH}<operation>`, { allow: 'POST, OPTIONS', ...cors });
     if (!dispatcher.accepting) return refuse(503, { outcome: 'infrastructure_failure', boundary: 'connect' }, 'UNAVAILABLE', 'the server is shutting down', { 'retry-after': '1', ...cors });
     let identity: Identity | null = dispatcher.anonymousIdentity;
     const token = bearerToken(req.headers.authorization);

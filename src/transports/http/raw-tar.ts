@@ -35,7 +35,7 @@ export function sendsTar(contentType: string | undefined): boolean {
  */
 export function queryInput(url: string | undefined, maxNestingDepth: number): { input: unknown; bytes: number } | CallerInputError {
   const text = new URL(url ?? '/', 'http://x').searchParams.get(INPUT_PARAMETER);
-  if (text === null) return new CallerInputError(`a ${TAR_MEDIA_TYPE} body takes the call's input as the query parameter "${INPUT_PARAMETER}" (JSON, percent-encoded)`);
+  if (text === null) return new CallerInputError(`an ${TAR_MEDIA_TYPE} body takes the call's input as the query parameter "${INPUT_PARAMETER}" (JSON, percent-encoded)`);
   const bytes = Buffer.from(text);
   try {
     return { input: codecs.json.decode(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), maxNestingDepth), bytes: bytes.byteLength };
