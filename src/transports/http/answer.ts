@@ -77,7 +77,7 @@ export interface AnswerOptions {
   readonly bodyUnread: boolean;
   /** A resume: the answer is a stream even when all it has left is the end (HTTP-7). */
   readonly resumed: boolean;
-  /** The HTTP status an error the operation declares maps to (its contract's `httpStatus`): a raw tar answer's, before its first byte (HTTP-12). */
+  /** The HTTP status an error the operation declares maps to (its contract's `httpStatus`): a raw tar answer's, before its first byte (ARC-8). */
   readonly declaredStatus?: (code: string) => number | undefined;
 }
 
@@ -99,7 +99,7 @@ const ADMITTED: Piece = { byteLength: 0, admitted: true };
 export class HttpAnswer {
   readonly responder: Responder;
   readonly outlet: CallOutlet<Piece>;
-  /** Called when the call grants more input credit: a raw tar body reads on (HTTP-13). */
+  /** Called when the call grants more input credit: a raw tar body reads on (ARC-9). */
   inputGranted: (() => void) | undefined;
   private done = false;
   /** A raw tar answer's terminal frame (ARC-6), for its trailers. */
@@ -121,7 +121,7 @@ export class HttpAnswer {
             return NOTHING;
           case 'credit':
             if (event.bytes > 0) this.inputGranted?.();
-            // A raw tar answer's headers wait for its first byte, so an error before it keeps its HTTP status (HTTP-12).
+            // A raw tar answer's headers wait for its first byte, so an error before it keeps its HTTP status (ARC-8).
             if (options.format === 'tar') return NOTHING;
             // The first says the call was admitted, after its token if it has one: a stream whose token
             // comes late (a gateway's, from its host, §4.9) starts here, its headers carrying the token.
@@ -162,7 +162,7 @@ export class HttpAnswer {
     return this.done;
   }
 
-  /** A raw tar answer, whose headers wait for its first byte (HTTP-12). */
+  /** A raw tar answer, whose headers wait for its first byte (ARC-8). */
   get raw(): boolean {
     return this.options.format === 'tar';
   }
@@ -202,7 +202,7 @@ export class HttpAnswer {
   }
 
   /**
-   * A raw tar answer's end (HTTP-12): before its first byte, an error is the whole answer
+   * A raw tar answer's end (ARC-8): before its first byte, an error is the whole answer
    * with the status its code maps to; after, the body ends and the trailers say how: the
    * terminal frame's count and digest for a whole copy, the error for one cut short.
    */

@@ -55,7 +55,7 @@ export function createHttpCalls(options: HttpCallsOptions): (req: IncomingMessag
       res.writeHead(204, { ...cors, 'access-control-allow-methods': 'POST', 'access-control-allow-headers': allowed, 'access-control-max-age': '600' }).end();
       return true;
     }
-    // HTTP-13: `curl -T` sends a PUT; a PUT is taken for a raw tar put only (a page must ask first to send one, §10.1).
+    // ARC-9: `curl -T` sends a PUT; a PUT is taken for a raw tar put only (a page must ask first to send one, §10.1).
     const tarPut = req.method === 'PUT' && operationId === TAR_IN_OPERATION && sendsTar(req.headers['content-type']);
     if (req.method !== 'POST' && !tarPut) return refuse(405, { outcome: 'invalid_input', boundary: 'input' }, 'METHOD_NOT_ALLOWED', `use POST ${CALL_PATH}<operation>`, { allow: 'POST, OPTIONS', ...cors });
     if (!dispatcher.accepting) return refuse(503, { outcome: 'infrastructure_failure', boundary: 'connect' }, 'UNAVAILABLE', 'the server is shutting down', { 'retry-after': '1', ...cors });
@@ -76,7 +76,7 @@ export function createHttpCalls(options: HttpCallsOptions): (req: IncomingMessag
     if (resumeMs instanceof CallerInputError) return refuse(400, { outcome: 'invalid_input', boundary: 'input' }, 'INVALID_INPUT', resumeMs.message, cors);
     const position = parseResumePosition(req.headers);
     if (position instanceof CallerInputError) return refuse(400, { outcome: 'invalid_input', boundary: 'input' }, 'INVALID_INPUT', position.message, cors);
-    // HTTP-12: a raw tar answer is an archive's, and has no lines to count for a resume.
+    // ARC-8: a raw tar answer is an archive's, and has no lines to count for a resume.
     if (streamFormat(req.headers.accept) === 'tar') {
       if (operationId !== TAR_OUT_OPERATION) return refuse(406, { outcome: 'invalid_input', boundary: 'input' }, 'NOT_ACCEPTABLE', `Accept: ${TAR_MEDIA_TYPE} is answered only by ${TAR_OUT_OPERATION}; ask for application/x-ndjson or text/event-stream`, cors);
       if (position || resumeMs !== undefined) return refuse(400, { outcome: 'invalid_input', boundary: 'input' }, 'INVALID_INPUT', `a ${TAR_MEDIA_TYPE} answer is not resumable: ask for NDJSON to resume a copy`, cors);
@@ -96,7 +96,7 @@ export function createHttpCalls(options: HttpCallsOptions): (req: IncomingMessag
       if (/100-continue/i.test(req.headers.expect ?? '')) res.writeContinue();
     };
     const depth = dispatcher.limits.maxNestingDepth - ENVELOPE_LEVELS;
-    // HTTP-13: a raw tar body is the put's input stream, read under its credit; its input comes in the query.
+    // ARC-9: a raw tar body is the put's input stream, read under its credit; its input comes in the query.
     if (sendsTar(req.headers['content-type'])) {
       const invalid = (message: string): true => refuse(400, { outcome: 'invalid_input', boundary: 'input' }, 'INVALID_INPUT', message, cors);
       if (operationId !== TAR_IN_OPERATION) return refuse(415, { outcome: 'invalid_input', boundary: 'input' }, 'UNSUPPORTED_MEDIA_TYPE', `a ${TAR_MEDIA_TYPE} body goes only to ${TAR_IN_OPERATION}; send application/json or application/msgpack`, cors);
@@ -132,7 +132,7 @@ interface CallRequest {
   readonly cors: Record<string, string>;
   /** The body was never read: the connection cannot carry another request. */
   readonly bodyUnread: boolean;
-  /** The body is a raw tar archive, the call's input stream, and may be quiet this long at most (HTTP-13). */
+  /** The body is a raw tar archive, the call's input stream, and may be quiet this long at most (ARC-9). */
   readonly tarBodyIdleMs?: number;
 }
 
@@ -234,7 +234,7 @@ function runCall(dispatcher: Dispatcher, req: IncomingMessage, res: ServerRespon
   // A stream relayed from a fleet host has its token once the host admits it (§4.9): its headers
   // wait for that (the answer starts them at admission), or they could not carry it (HTTP-6).
   const tokenComesLater = request.resumeMs !== undefined && op?.kind === 'subscription' && op.resumeSeam !== undefined;
-  // A raw tar answer starts with its first byte (HTTP-12).
+  // A raw tar answer starts with its first byte (ARC-8).
   if (call.streaming && !answer.ended && !tokenComesLater && !answer.raw) answer.responder.startStream();
 }
 

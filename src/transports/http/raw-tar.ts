@@ -4,7 +4,7 @@ import { codecs, RpcError } from '../../protocol/index.js';
 import { CallerInputError } from '../../outcome/index.js';
 
 /**
- * Archives as raw tar over plain HTTP (spec §5.6 HTTP-12, HTTP-13): `curl … | tar x` and
+ * Archives as raw tar over plain HTTP (spec §12 "Archives", ARC-8, ARC-9): `curl … | tar x` and
  * `curl -T file.tar`, the tar bytes themselves as the body, the copy's end in trailers.
  */
 export const TAR_MEDIA_TYPE = 'application/x-tar';

@@ -3,7 +3,7 @@ import { jsonText } from '../../protocol/index.js';
 import type { ResultRecord } from '../../outcome/index.js';
 import { ARCHIVE_BYTES_TRAILER, ARCHIVE_SHA256_TRAILER, ERROR_TRAILER, TAR_MEDIA_TYPE, wantsTar } from './raw-tar.js';
 
-/** How a streaming call's values go out: one JSON value per line, one Server-Sent Event each, or an archive's tar bytes themselves (HTTP-12). */
+/** How a streaming call's values go out: one JSON value per line, one Server-Sent Event each, or an archive's tar bytes themselves (ARC-8). */
 export type StreamFormat = 'ndjson' | 'sse' | 'tar';
 
 export const EXIT_CODE_HEADER = 'X-Callwire-Exit-Code';
@@ -84,7 +84,7 @@ export class Responder {
     this.res.end();
   }
 
-  /** The end of a raw tar answer (HTTP-12): no record in the body, which is the archive; the copy's end in trailers. */
+  /** The end of a raw tar answer (ARC-8): no record in the body, which is the archive; the copy's end in trailers. */
   endTar(record: ResultRecord, trailers: Record<string, string>): void {
     this.startStream();
     this.res.addTrailers({ [EXIT_CODE_HEADER]: String(record.exit_code), ...trailers });
