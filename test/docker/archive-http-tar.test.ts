@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { request } from 'node:http';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -134,7 +135,7 @@ describe('raw tar over plain HTTP: curl | tar x, curl -T', () => {
     expect(body.stdout).toMatch(/UNSUPPORTED_MEDIA_TYPE.* 415$/s);
   }, 30_000);
 
-  it('a hostile caller: a body that never ends, sent slowly, ends at the caller\'s deadline (TIMEOUT), nothing of it held', async () => {
+  it('a hostile caller: a body that never ends, sent slowly, ends at the caller\'s deadline (TIMEOUT), the server unharmed', async () => {
     // A tar whose one entry says 64 GiB (a sparse file: GNU tar reads zeros), sent at 4 MB/s.
     const run = await sh(
       `cd "$D" && truncate -s 64G endless && tar cf - endless | curl -s -T - --limit-rate 4M -H 'content-type: application/x-tar' -H 'X-Callwire-Deadline-Ms: 2500' '${url('put')}?input=${encodeURIComponent(JSON.stringify({ containerId: into, path: '/in' }))}'; rm -f endless`,
@@ -143,6 +144,25 @@ describe('raw tar over plain HTTP: curl | tar x, curl -T', () => {
     const lines = run.stdout.trim().split('\n');
     expect(parseResultRecord(lines[lines.length - 1]!)).toMatchObject({ outcome: 'timeout', error: { code: 'TIMEOUT' } });
     await served.expectAlive();
+  }, 30_000);
+
+  it('a hostile caller: a body that stalls is ended after the body deadline (5 s quiet) with TIMEOUT', async () => {
+    const tar = (await dockerCli(['cp', `${c}:/data`, '-'])).stdout;
+    const input = encodeURIComponent(JSON.stringify({ containerId: into, path: '/in' }));
+    const req = request(`${url('put')}?input=${input}`, { method: 'PUT', headers: { 'content-type': 'application/x-tar' } });
+    // Part of a valid archive, then nothing: the request stays open.
+    req.write(tar.subarray(0, 2048));
+    const text = await new Promise<string>((resolve, reject) => {
+      req.on('error', reject);
+      req.on('response', (res) => {
+        let body = '';
+        res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        res.on('end', () => resolve(body));
+      });
+    });
+    req.destroy();
+    const lines = text.trim().split('\n');
+    expect(parseResultRecord(lines[lines.length - 1]!)).toMatchObject({ outcome: 'timeout', error: { code: 'TIMEOUT', message: 'the tar body sent nothing for 5000 ms' } });
   }, 30_000);
 
   it('a heavy user: 256 MiB to a curl that reads slowly, the server\'s memory bounded, the bytes docker cp\'s', async () => {
