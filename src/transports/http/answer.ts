@@ -4,6 +4,7 @@ import { jsonText, type RpcError } from '../../protocol/index.js';
 import { classify, resultRecord, errorFields, execResultRecord, type ResultRecord } from '../../outcome/index.js';
 import { eventId, RESUME_MS_HEADER, RESUME_TOKEN_HEADER } from './resume.js';
 import { Responder, type StreamFormat } from './responder.js';
+import { ARCHIVE_BYTES_TRAILER, ARCHIVE_SHA256_TRAILER, ERROR_TRAILER } from './raw-tar.js';
 
 /** A call's last record: the error that ended it, if one did, and the result record, with its text. */
 export interface Ending {
@@ -76,6 +77,8 @@ export interface AnswerOptions {
   readonly bodyUnread: boolean;
   /** A resume: the answer is a stream even when all it has left is the end (HTTP-7). */
   readonly resumed: boolean;
+  /** The HTTP status an error the operation declares maps to (its contract's `httpStatus`): a raw tar answer's, before its first byte (ARC-8). */
+  readonly declaredStatus?: (code: string) => number | undefined;
 }
 
 /** The answer a call's events become: a stream's line, or what the result record needs. */
@@ -96,7 +99,11 @@ const ADMITTED: Piece = { byteLength: 0, admitted: true };
 export class HttpAnswer {
   readonly responder: Responder;
   readonly outlet: CallOutlet<Piece>;
+  /** Called when the call grants more input credit: a raw tar body reads on (ARC-9). */
+  inputGranted: (() => void) | undefined;
   private done = false;
+  /** A raw tar answer's terminal frame (ARC-6), for its trailers. */
+  private terminal: { bytes: number; sha256: string } | undefined;
 
   constructor(
     private readonly call: HttpCall,
@@ -113,6 +120,9 @@ export class HttpAnswer {
             call.graceMs = event.graceMs;
             return NOTHING;
           case 'credit':
+            if (event.bytes > 0) this.inputGranted?.();
+            // A raw tar answer's headers wait for its first byte, so an error before it keeps its HTTP status (ARC-8).
+            if (options.format === 'tar') return NOTHING;
             // The first says the call was admitted, after its token if it has one: a stream whose token
             // comes late (a gateway's, from its host, §4.9) starts here, its headers carrying the token.
             return call.streaming ? ADMITTED : NOTHING;
@@ -121,6 +131,7 @@ export class HttpAnswer {
           case 'output': {
             call.saw(event.output, event.seq);
             if (event.final) return { byteLength: 0, end: call.ending(undefined, event.output) };
+            if (options.format === 'tar') return this.tarPiece(event.output);
             const id = call.token !== undefined && event.seq !== undefined ? eventId(call.token, event.seq) : undefined;
             const line = this.responder.line(event.output, id);
             return { byteLength: line.byteLength, line };
@@ -151,6 +162,11 @@ export class HttpAnswer {
     return this.done;
   }
 
+  /** A raw tar answer, whose headers wait for its first byte (ARC-8). */
+  get raw(): boolean {
+    return this.options.format === 'tar';
+  }
+
   /** The request went away before its answer ended: nothing more is written. False when it had ended already. */
   close(): boolean {
     if (this.done) return false;
@@ -163,15 +179,59 @@ export class HttpAnswer {
     if (this.close()) this.res.destroy();
   }
 
+  /** A get's item in a raw tar answer: its tar bytes as they are; the stat goes nowhere, the terminal frame to the trailers. */
+  private tarPiece(output: unknown): Piece {
+    const item = output as { data?: Uint8Array; terminal?: true; bytes?: number; sha256?: string };
+    if (item.data) {
+      const line = Buffer.from(item.data.buffer, item.data.byteOffset, item.data.byteLength);
+      return { byteLength: line.byteLength, line };
+    }
+    if (item.terminal) this.terminal = { bytes: item.bytes!, sha256: item.sha256! };
+    return NOTHING;
+  }
+
   /** The call's end: the result record last on a stream, or the whole answer with its status. */
   finish({ error, record, text }: Ending): void {
     if (this.done) return;
     this.done = true;
+    if (this.options.format === 'tar') return this.finishTar({ error, record, text });
     const endId = this.call.token === undefined ? undefined : eventId(this.call.token, 'end');
     if (this.responder.headersSent || this.options.resumed) return this.responder.endStream(record, text, endId);
     const status = statusOf(error, this.options.identity);
     this.responder.whole(status, record, { ...retryAfter(error), ...(status === 401 ? { 'www-authenticate': 'Bearer' } : {}), ...(this.options.bodyUnread ? { connection: 'close' } : {}) }, text);
   }
+
+  /**
+   * A raw tar answer's end (ARC-8): before its first byte, an error is the whole answer
+   * with the status its code maps to; after, the body ends and the trailers say how: the
+   * terminal frame's count and digest for a whole copy, the error for one cut short.
+   */
+  private finishTar({ error, record, text }: Ending): void {
+    if (!this.responder.headersSent && error) {
+      const status = tarErrorStatus(error, this.options);
+      return this.responder.whole(status, record, { ...retryAfter(error), ...(status === 401 ? { 'www-authenticate': 'Bearer' } : {}), ...(this.options.bodyUnread ? { connection: 'close' } : {}) }, text);
+    }
+    const trailers = error
+      ? { [ERROR_TRAILER]: headerSafe(`${error.code}: ${error.message}`) }
+      : this.terminal
+        ? { [ARCHIVE_BYTES_TRAILER]: String(this.terminal.bytes), [ARCHIVE_SHA256_TRAILER]: this.terminal.sha256 }
+        : {};
+    this.responder.endTar(record, trailers);
+  }
+}
+
+/** A raw tar answer's error before its first byte: the operation's declared status, HTTP's own for the machinery's codes. */
+function tarErrorStatus(error: RpcError, options: AnswerOptions): number {
+  const status = statusOf(error, options.identity);
+  if (status !== 200) return status;
+  return options.declaredStatus?.(error.code) ?? MACHINERY_STATUS[error.code] ?? 500;
+}
+
+const MACHINERY_STATUS: Record<string, number> = { INVALID_INPUT: 400, NOT_FOUND: 404, TIMEOUT: 504, PAYLOAD_TOO_LARGE: 413 };
+
+/** A trailer carries printable ASCII only: anything else (a container's own names may hold control characters) is escaped. */
+function headerSafe(text: string): string {
+  return text.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).slice(0, 4096);
 }
 
 /**

@@ -10,6 +10,7 @@ import { checkBrowserRequest, SAME_ORIGIN_ONLY, type OriginPolicy } from '../ori
 import { BodyRefusal, readInput } from './body.js';
 import { HttpAnswer, HttpCall } from './answer.js';
 import { Responder, streamFormat, EXIT_CODE_HEADER, CALL_ID_HEADER } from './responder.js';
+import { pumpTarBody, queryInput, sendsTar, TAR_IN_OPERATION, TAR_MEDIA_TYPE, TAR_OUT_OPERATION } from './raw-tar.js';
 import { LAST_EVENT_ID_HEADER, parseResumeMs, parseResumePosition, RESUME_AFTER_HEADER, RESUME_HEADER, RESUME_MS_HEADER, RESUME_TOKEN_HEADER, type ResumePosition } from './resume.js';
 
 export interface HttpCallsOptions {
@@ -54,7 +55,9 @@ export function createHttpCalls(options: HttpCallsOptions): (req: IncomingMessag
       res.writeHead(204, { ...cors, 'access-control-allow-methods': 'POST', 'access-control-allow-headers': allowed, 'access-control-max-age': '600' }).end();
       return true;
     }
-    if (req.method !== 'POST') return refuse(405, { outcome: 'invalid_input', boundary: 'input' }, 'METHOD_NOT_ALLOWED', `use POST ${CALL_PATH}<operation>`, { allow: 'POST, OPTIONS', ...cors });
+    // ARC-9: `curl -T` sends a PUT; a PUT is taken for a raw tar put only (a page must ask first to send one, §10.1).
+    const tarPut = req.method === 'PUT' && operationId === TAR_IN_OPERATION && sendsTar(req.headers['content-type']);
+    if (req.method !== 'POST' && !tarPut) return refuse(405, { outcome: 'invalid_input', boundary: 'input' }, 'METHOD_NOT_ALLOWED', `use POST ${CALL_PATH}<operation>`, { allow: 'POST, OPTIONS', ...cors });
     if (!dispatcher.accepting) return refuse(503, { outcome: 'infrastructure_failure', boundary: 'connect' }, 'UNAVAILABLE', 'the server is shutting down', { 'retry-after': '1', ...cors });
     let identity: Identity | null = dispatcher.anonymousIdentity;
     const token = bearerToken(req.headers.authorization);
@@ -73,6 +76,11 @@ export function createHttpCalls(options: HttpCallsOptions): (req: IncomingMessag
     if (resumeMs instanceof CallerInputError) return refuse(400, { outcome: 'invalid_input', boundary: 'input' }, 'INVALID_INPUT', resumeMs.message, cors);
     const position = parseResumePosition(req.headers);
     if (position instanceof CallerInputError) return refuse(400, { outcome: 'invalid_input', boundary: 'input' }, 'INVALID_INPUT', position.message, cors);
+    // ARC-8: a raw tar answer is an archive's, and has no lines to count for a resume.
+    if (streamFormat(req.headers.accept) === 'tar') {
+      if (operationId !== TAR_OUT_OPERATION) return refuse(406, { outcome: 'invalid_input', boundary: 'input' }, 'NOT_ACCEPTABLE', `Accept: ${TAR_MEDIA_TYPE} is answered only by ${TAR_OUT_OPERATION}; ask for application/x-ndjson or text/event-stream`, cors);
+      if (position || resumeMs !== undefined) return refuse(400, { outcome: 'invalid_input', boundary: 'input' }, 'INVALID_INPUT', `a ${TAR_MEDIA_TYPE} answer is not resumable: ask for NDJSON to resume a copy`, cors);
+    }
     // HTTP-7: a resume is decided by its headers alone; its body is never read.
     if (position) return guarded(dispatcher, res, operationId, cors, refuse, () => resumeCall(dispatcher, req, res, { operationId, identity, cors, position }, refuse));
 
@@ -87,7 +95,18 @@ export function createHttpCalls(options: HttpCallsOptions): (req: IncomingMessag
     const sendContinue = (): void => {
       if (/100-continue/i.test(req.headers.expect ?? '')) res.writeContinue();
     };
-    const bounds = { maxBytes: dispatcher.limits.maxInputBytes, maxNestingDepth: dispatcher.limits.maxNestingDepth - ENVELOPE_LEVELS, deadlineMs: bodyDeadlineMs };
+    const depth = dispatcher.limits.maxNestingDepth - ENVELOPE_LEVELS;
+    // ARC-9: a raw tar body is the put's input stream, read under its credit; its input comes in the query.
+    if (sendsTar(req.headers['content-type'])) {
+      const invalid = (message: string): true => refuse(400, { outcome: 'invalid_input', boundary: 'input' }, 'INVALID_INPUT', message, cors);
+      if (operationId !== TAR_IN_OPERATION) return refuse(415, { outcome: 'invalid_input', boundary: 'input' }, 'UNSUPPORTED_MEDIA_TYPE', `a ${TAR_MEDIA_TYPE} body goes only to ${TAR_IN_OPERATION}; send application/json or application/msgpack`, cors);
+      if (resumeMs !== undefined) return invalid(`a ${TAR_MEDIA_TYPE} body is not resumable: send the archive as the input stream of a WebSocket call to resume a copy`);
+      const parsed = queryInput(req.url, depth);
+      if (parsed instanceof CallerInputError) return invalid(parsed.message);
+      sendContinue();
+      return startCall(dispatcher, req, res, { ...call, ...parsed, bodyUnread: true, tarBodyIdleMs: bodyDeadlineMs }, refuse);
+    }
+    const bounds = { maxBytes: dispatcher.limits.maxInputBytes, maxNestingDepth: depth, deadlineMs: bodyDeadlineMs };
     void readInput(req, bounds, sendContinue).then(
       ({ input, bytes }) => startCall(dispatcher, req, res, { ...call, input, bytes, bodyUnread: false }, refuse),
       (error: unknown) => {
@@ -113,6 +132,8 @@ interface CallRequest {
   readonly cors: Record<string, string>;
   /** The body was never read: the connection cannot carry another request. */
   readonly bodyUnread: boolean;
+  /** The body is a raw tar archive, the call's input stream, and may be quiet this long at most (ARC-9). */
+  readonly tarBodyIdleMs?: number;
 }
 
 interface ResumeRequest {
@@ -193,7 +214,8 @@ function runCall(dispatcher: Dispatcher, req: IncomingMessage, res: ServerRespon
   const op = dispatcher.registry.lookup(operationId);
   const call = new HttpCall(randomUUID(), operationId, op?.kind === 'subscription', op?.commandEnd);
   setCors(res, cors);
-  const answer = new HttpAnswer(call, res, { format: streamFormat(req.headers.accept), identity: request.identity, logger: dispatcher.logger, bodyUnread: request.bodyUnread, resumed: false });
+  const declaredStatus = (code: string): number | undefined => op?.errors?.[code]?.httpStatus;
+  const answer = new HttpAnswer(call, res, { format: streamFormat(req.headers.accept), identity: request.identity, logger: dispatcher.logger, bodyUnread: request.bodyUnread, resumed: false, declaredStatus });
   const payload = {
     operationId,
     input: request.input,
@@ -206,12 +228,14 @@ function runCall(dispatcher: Dispatcher, req: IncomingMessage, res: ServerRespon
   httpCalls.set(started, call);
   call.abandon = () => answer.abandon();
   watch(res, answer, started, table);
+  if (request.tarBodyIdleMs !== undefined) answer.inputGranted = pumpTarBody(req, started, request.tarBodyIdleMs);
   // The body was the whole input: an operation that also takes an input stream gets its end at once (numbered, on a resumable call).
-  if (started.input) started.endInput(started.resumable ? 1 : undefined);
+  else if (started.input) started.endInput(started.resumable ? 1 : undefined);
   // A stream relayed from a fleet host has its token once the host admits it (§4.9): its headers
   // wait for that (the answer starts them at admission), or they could not carry it (HTTP-6).
   const tokenComesLater = request.resumeMs !== undefined && op?.kind === 'subscription' && op.resumeSeam !== undefined;
-  if (call.streaming && !answer.ended && !tokenComesLater) answer.responder.startStream();
+  // A raw tar answer starts with its first byte (ARC-8).
+  if (call.streaming && !answer.ended && !tokenComesLater && !answer.raw) answer.responder.startStream();
 }
 
 /** How a refused resume ends, whatever the reason: as a connection lost for good (the CLI's exit 123 for an exec). */

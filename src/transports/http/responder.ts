@@ -1,17 +1,30 @@
 import type { ServerResponse } from 'node:http';
 import { jsonText } from '../../protocol/index.js';
 import type { ResultRecord } from '../../outcome/index.js';
+import { ARCHIVE_BYTES_TRAILER, ARCHIVE_SHA256_TRAILER, ERROR_TRAILER, TAR_MEDIA_TYPE, wantsTar } from './raw-tar.js';
 
-/** How a streaming call's values go out: one JSON value per line, or one Server-Sent Event each. */
-export type StreamFormat = 'ndjson' | 'sse';
+/** How a streaming call's values go out: one JSON value per line, one Server-Sent Event each, or an archive's tar bytes themselves (ARC-8). */
+export type StreamFormat = 'ndjson' | 'sse' | 'tar';
 
 export const EXIT_CODE_HEADER = 'X-Callwire-Exit-Code';
 export const CALL_ID_HEADER = 'X-Callwire-Call-Id';
 
-/** Picks the stream format from Accept: SSE when asked for, NDJSON otherwise. */
+/** Picks the stream format from Accept: raw tar or SSE when asked for, NDJSON otherwise. */
 export function streamFormat(accept: string | undefined): StreamFormat {
+  if (wantsTar(accept)) return 'tar';
   return /\btext\/event-stream\b/i.test(accept ?? '') ? 'sse' : 'ndjson';
 }
+
+const CONTENT_TYPES: Record<StreamFormat, string> = {
+  ndjson: 'application/x-ndjson; charset=utf-8',
+  sse: 'text/event-stream; charset=utf-8',
+  tar: TAR_MEDIA_TYPE,
+};
+const TRAILERS: Record<StreamFormat, string> = {
+  ndjson: EXIT_CODE_HEADER,
+  sse: EXIT_CODE_HEADER,
+  tar: [EXIT_CODE_HEADER, ARCHIVE_BYTES_TRAILER, ARCHIVE_SHA256_TRAILER, ERROR_TRAILER].join(', '),
+};
 
 
 /**
@@ -40,11 +53,11 @@ export class Responder {
     if (this.started) return;
     this.started = true;
     this.res.writeHead(200, {
-      'content-type': this.format === 'sse' ? 'text/event-stream; charset=utf-8' : 'application/x-ndjson; charset=utf-8',
+      'content-type': CONTENT_TYPES[this.format],
       'cache-control': 'no-store',
       'x-content-type-options': 'nosniff',
       [CALL_ID_HEADER]: this.callId,
-      trailer: EXIT_CODE_HEADER,
+      trailer: TRAILERS[this.format],
       ...this.streamHeaders(),
     });
     // Headers now, not with the first value: a caller sees at once that its call runs.
@@ -68,6 +81,13 @@ export class Responder {
     this.startStream();
     this.res.write(this.format === 'sse' ? `event: terminal\n${eventId === undefined ? '' : `id: ${eventId}\n`}data: ${text}\n\n` : `${text}\n`);
     this.res.addTrailers({ [EXIT_CODE_HEADER]: String(record.exit_code) });
+    this.res.end();
+  }
+
+  /** The end of a raw tar answer (ARC-8): no record in the body, which is the archive; the copy's end in trailers. */
+  endTar(record: ResultRecord, trailers: Record<string, string>): void {
+    this.startStream();
+    this.res.addTrailers({ [EXIT_CODE_HEADER]: String(record.exit_code), ...trailers });
     this.res.end();
   }
 
