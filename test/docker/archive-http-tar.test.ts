@@ -123,7 +123,7 @@ describe('raw tar over plain HTTP: curl | tar x, curl -T', () => {
     const lines = run.stdout.trim().split('\n');
     const tar = readFileSync(join(dir, 'payload.tar'));
     expect(JSON.parse(lines[0]!)).toEqual({ terminal: true, bytes: tar.byteLength, sha256: sha256(tar) });
-    expect(JSON.parse(lines[1]!)).toMatchObject({ kind: 'callwire.terminal', outcome: 'success', exit_code: 0 });
+    expect(parseResultRecord(lines[1]!)).toMatchObject({ kind: 'callwire.terminal', outcome: 'success', exit_code: 0 });
     const sum = await dockerCli(['exec', into, 'sha256sum', '/in/payload.bin']);
     expect(sum.stdout.toString().split(/\s+/)[0]).toBe(sha256(readFileSync(join(dir, 'payload.bin'))));
   }, 30_000);
