@@ -35,7 +35,7 @@ export function entryName(name: string): string {
 }
 
 /** The entry's 512-byte header (typeflag '0', a regular file, owned by uid/gid 0). */
-export function ustarHeader(file: UstarFile): Uint8Array {
+export function ustarHeader(file: UstarFile): Uint8Array<ArrayBuffer> {
   const name = entryName(file.name);
   if (!Number.isSafeInteger(file.size) || file.size < 0) throw new UstarRefused(`not a file size: ${file.size}`);
   if (file.size > USTAR_MAX_SIZE) throw new UstarRefused(`a ustar entry holds at most ${USTAR_MAX_SIZE} bytes; this file has ${file.size}`);
@@ -61,6 +61,6 @@ export function ustarHeader(file: UstarFile): Uint8Array {
 }
 
 /** What follows the file's bytes: zeros to the block boundary, then the two zero blocks that end an archive. */
-export function ustarTrailer(size: number): Uint8Array {
+export function ustarTrailer(size: number): Uint8Array<ArrayBuffer> {
   return new Uint8Array(((BLOCK - (size % BLOCK)) % BLOCK) + 2 * BLOCK);
 }
