@@ -57,6 +57,8 @@ export class CopyPanel {
     drop.addEventListener('drop', (event) => {
       event.preventDefault();
       drop.classList.remove('drop-over');
+      // The picker no longer names the file to send: the dropped one is.
+      picker.value = '';
       this.choose(event.dataTransfer?.files[0]);
     });
   }
@@ -89,7 +91,8 @@ export class CopyPanel {
   private choose(file: File | undefined): void {
     this.cancel('another file was chosen');
     this.file = file;
-    this.field('chosen').textContent = file ? `${file.name} (${file.size} bytes)` : 'no file chosen';
+    // A name's control characters shown escaped, as the refusal quotes them.
+    this.field('chosen').textContent = file ? `${file.name.replace(/\p{Cc}/gu, (c) => JSON.stringify(c).slice(1, -1))} (${file.size} bytes)` : 'no file chosen';
   }
 
   private say(text: string, error: boolean): void {
@@ -142,6 +145,13 @@ export class CopyPanel {
     else this.say(error instanceof Error ? error.message : String(error), true);
   }
 
+  /** A copy done: the bar full, whether or not its size was known before. */
+  private done(bytes: number): void {
+    const bar = this.field('progress') as HTMLProgressElement;
+    bar.max = Math.max(bytes, 1);
+    bar.value = bar.max;
+  }
+
   private forgetSaved(): void {
     if (this.savedUrl) URL.revokeObjectURL(this.savedUrl);
     this.savedUrl = undefined;
@@ -187,6 +197,7 @@ export class CopyPanel {
       pending = [];
       const checked = await checkTerminal(tar, bytes, terminal);
       if (!this.end(controller)) return;
+      this.done(bytes);
       this.savedUrl = URL.createObjectURL(tar);
       const save = this.field('save') as HTMLAnchorElement;
       save.href = this.savedUrl;
@@ -241,8 +252,7 @@ export class CopyPanel {
 
 /** The base name a download is saved under: the path stat's name, with nothing a file name cannot hold. */
 function savedName(statName: string): string {
-  // eslint-disable-next-line no-control-regex -- control characters are what is replaced
-  const name = statName.replace(/[/\\\u0000-\u001f\u007f]/g, '_').replace(/^\.+$/, '');
+  const name = statName.replace(/[/\\\p{Cc}]/gu, '_').replace(/^\.+$/, '');
   return name === '' ? 'root' : name;
 }
 

@@ -123,6 +123,7 @@ describe.skipIf(!hasChromium)(skipTitle('the Lab\'s copy panel in Chromium', chr
       return transfer;
     });
     await page.dispatchEvent('#copy-drop', 'drop', { dataTransfer: bad });
+    expect(await page.textContent('#copy-chosen')).toBe('bad\\tname (1 bytes)');
     await page.click('#copy-upload');
     expect(await settled()).toBe('a file name must not contain control characters: "bad\\tname"');
     expect((await inContainer('ls /tmp')).toString()).not.toMatch(/bad/);
@@ -138,6 +139,7 @@ describe.skipIf(!hasChromium)(skipTitle('the Lab\'s copy panel in Chromium', chr
     expect(download.suggestedFilename()).toBe('d.tar');
     const saved = readFileSync((await download.path())!);
     expect(said).toBe(`Downloaded ${c}:/srv/d: ${saved.byteLength} tar bytes; sha256 ${sha256(saved)} checked against the server's.`);
+    expect(await page.getAttribute('#copy-progress', 'value')).toBe(String(saved.byteLength));
     const byDocker = await dockerCli(['cp', `${c}:/srv/d`, '-']);
     expect(byDocker.code).toBe(0);
     const expected = await tarEntries(byDocker.stdout);
@@ -145,11 +147,12 @@ describe.skipIf(!hasChromium)(skipTitle('the Lab\'s copy panel in Chromium', chr
     expect(await tarEntries(saved)).toEqual(expected);
   });
 
-  it('a regular file\'s progress counts against its size from stat', async () => {
+  it('a regular file says its size from stat beside the tar bytes; its saved name is NAME.tar', async () => {
     await page.fill('#copy-path', '/srv/d/sub/b.bin');
     await page.click('#copy-download');
     expect(await settled()).toMatch(/^Downloaded .*:\/srv\/d\/sub\/b\.bin: \d+ tar bytes \(a file of 200000 bytes\); sha256 [0-9a-f]{64} checked/);
-    expect(await page.getAttribute('#copy-progress', 'max')).toBe('200000');
+    // Done, the bar is full.
+    expect(await page.getAttribute('#copy-progress', 'value')).toBe(await page.getAttribute('#copy-progress', 'max'));
     expect(await page.textContent('#copy-save')).toBe('Save b.bin.tar');
   });
 
