@@ -17,6 +17,14 @@ export { ResumingConnection, type ConnectionEvent } from './resuming-connection.
 export type { CallChannel, CallSink, ClientConnection } from './connection.js';
 export { CallRoutes } from './call-routes.js';
 export {
+  archiveGetContract,
+  archivePutContract,
+  archiveStatContract,
+  isDirectoryMode,
+  isRegularMode,
+  isSymlinkMode,
+  type ArchiveTerminalFrame,
+  type PathStat,
   execContract,
   exitCodeOf,
   NOT_RUN_EXIT_CODE,

@@ -84,3 +84,4 @@ export {
   type PathStat,
   type ArchiveTerminalFrame,
 } from './docker-archive.js';
+export { isDirectoryMode, isRegularMode, isSymlinkMode } from './file-mode.js';

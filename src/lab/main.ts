@@ -3,6 +3,7 @@ import { FitAddon } from '@xterm/addon-fit';
 import { Terminal } from '@xterm/xterm';
 import { connect, infoContract, RpcError, type Client, type OperationSummary, type ServerInfo } from '../client/index.js';
 import type { ResultRecord } from '../outcome/index.js';
+import { COPY_OPERATIONS, CopyPanel } from './copy.js';
 import { exampleContainer } from './example-container.js';
 import { EXEC_MANY, FanOutPanel } from './fan-out.js';
 import { showHosts } from './hosts.js';
@@ -35,6 +36,8 @@ let current: { name: string; kind: string; form: SchemaForm; schema: JsonSchema 
 let active: AbortController | undefined;
 let lastRecord: ResultRecord | undefined;
 const fanOut = new FanOutPanel($('fan-out'), () => client);
+let onFleet = false;
+const copy = new CopyPanel($('copy'), () => client, () => ({ container: demo, onFleet }));
 
 const term = new Terminal({ cols: 100, rows: 20, convertEol: false, fontSize: 13 });
 const fit = new FitAddon();
@@ -52,6 +55,7 @@ async function start(): Promise<void> {
       status('this server needs a token');
       $('token-form').hidden = false;
     } else status(`connected to ${location.host} as ${info.identity.subject}${token ? ' with a token' : ''}`);
+    onFleet = info.fleet !== undefined;
     showFleet(info);
     const operations = await client.listOperations();
     showOperations(operations);
@@ -121,8 +125,10 @@ async function select(name: string): Promise<void> {
   clearResult();
   for (const b of Array.from($('operations').querySelectorAll('button'))) b.setAttribute('aria-current', String(b.dataset['op'] === name));
   // Running one command in many containers has a panel of its own: a row per target.
+  // Copying files has one too: the generic form cannot send a file or save a tar.
   fanOut.show(name === EXEC_MANY);
-  if (name === EXEC_MANY) {
+  copy.show(COPY_OPERATIONS.includes(name));
+  if (name === EXEC_MANY || COPY_OPERATIONS.includes(name)) {
     $('welcome').hidden = true;
     $('operation').hidden = true;
     document.body.dataset['views'] = String(Number(document.body.dataset['views'] ?? 0) + 1);

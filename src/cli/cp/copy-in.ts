@@ -1,12 +1,11 @@
 import { stat as localStat } from 'node:fs/promises';
 import { posix } from 'node:path';
 import { RpcError, type Client } from '../../client-node/index.js';
-import { archivePutContract, archiveStatContract, type ArchiveTerminalFrame, type PathStat } from '../../contracts/index.js';
+import { isDirectoryMode, isRegularMode, isSymlinkMode, archivePutContract, archiveStatContract, type ArchiveTerminalFrame, type PathStat } from '../../contracts/index.js';
 import { CheckedStream } from './checked-stream.js';
 import { localSource, packSource } from './pack.js';
 import { CopyError, placeCopy, splitDirEntry, type DestinationInfo } from './rules.js';
 import { Progress } from './progress.js';
-import { isDirectoryMode, isRegularMode, isSymlinkMode } from './file-mode.js';
 import { escapeName } from './names.js';
 import type { CopyOptions, CopyResult } from './copy-options.js';
 

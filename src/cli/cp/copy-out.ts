@@ -1,12 +1,11 @@
 import { posix } from 'node:path';
 import { type Client } from '../../client-node/index.js';
-import { archiveGetContract, archiveStatContract, type ArchiveTerminalFrame, type PathStat } from '../../contracts/index.js';
+import { isDirectoryMode, isSymlinkMode, archiveGetContract, archiveStatContract, type ArchiveTerminalFrame, type PathStat } from '../../contracts/index.js';
 import { CheckedStream } from './checked-stream.js';
 import { StagedExtraction } from './extract.js';
 import { absoluteLocal, localDestination } from './local-destination.js';
 import { placeCopy, rebaseOf, splitDirEntry } from './rules.js';
 import { Progress } from './progress.js';
-import { isDirectoryMode, isSymlinkMode } from './file-mode.js';
 import type { CopyOptions, CopyResult } from './copy-options.js';
 
 /**

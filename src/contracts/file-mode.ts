@@ -1,4 +1,4 @@
-/** Go's os.FileMode type bits, as the engine's path stat carries them. */
+/** Go's os.FileMode type bits, as the engine's path stat carries them (docker/container/archive/stat's `mode`). */
 const MODE_DIR = 2 ** 31;
 const MODE_SYMLINK = 2 ** 27;
 /** Every type bit: directory, symlink, device, named pipe, socket, character device, irregular. */
