@@ -3,6 +3,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FOLD_AFTER_LINES } from '../../src/lab/json-view.js';
 import { chromiumMissing, hasChromium, launchChromium } from '../support/browser.js';
+import { DEMO, demoContainer } from '../../scripts/demo-container.mjs';
 import { DockerFixture } from '../support/docker.js';
 import { parseResultRecord } from '../support/result-record-schema.js';
 import { ServerFixture } from '../support/server-fixture.js';
@@ -51,6 +52,9 @@ describe.skipIf(!hasChromium)(skipTitle('the Lab in Chromium', chromiumMissing),
     await fx.start({ docker: docker.engine, webTransportPort: false });
     base = fx.server.wsUrl.replace('ws://', 'http://').replace(/\/callwire$/, '/');
     c = await docker.container();
+    // The arrival hint opens exec on the demo container where it runs: made here (as `npm start`
+    // makes it), not left to whichever file ran first.
+    expect(await demoContainer(docker.engine.docker)).toMatch(DEMO);
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
     page.on('console', (m) => void (['error', 'warning'].includes(m.type()) && problems.push(`console ${m.type()}: ${m.text()}`)));
