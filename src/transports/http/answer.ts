@@ -194,10 +194,14 @@ export class HttpAnswer {
   finish({ error, record, text }: Ending): void {
     if (this.done) return;
     this.done = true;
-    if (this.options.format === 'tar') return this.finishTar({ error, record, text });
+    if (this.raw) return this.finishTar({ error, record, text });
     const endId = this.call.token === undefined ? undefined : eventId(this.call.token, 'end');
     if (this.responder.headersSent || this.options.resumed) return this.responder.endStream(record, text, endId);
-    const status = statusOf(error, this.options.identity);
+    this.whole(statusOf(error, this.options.identity), error, record, text);
+  }
+
+  /** The whole answer in one body, with the headers its status and error call for. */
+  private whole(status: number, error: RpcError | undefined, record: ResultRecord, text: string): void {
     this.responder.whole(status, record, { ...retryAfter(error), ...(status === 401 ? { 'www-authenticate': 'Bearer' } : {}), ...(this.options.bodyUnread ? { connection: 'close' } : {}) }, text);
   }
 
@@ -207,10 +211,7 @@ export class HttpAnswer {
    * terminal frame's count and digest for a whole copy, the error for one cut short.
    */
   private finishTar({ error, record, text }: Ending): void {
-    if (!this.responder.headersSent && error) {
-      const status = tarErrorStatus(error, this.options);
-      return this.responder.whole(status, record, { ...retryAfter(error), ...(status === 401 ? { 'www-authenticate': 'Bearer' } : {}), ...(this.options.bodyUnread ? { connection: 'close' } : {}) }, text);
-    }
+    if (!this.responder.headersSent && error) return this.whole(tarErrorStatus(error, this.options), error, record, text);
     const trailers = error
       ? { [ERROR_TRAILER]: headerSafe(`${error.code}: ${error.message}`) }
       : this.terminal
