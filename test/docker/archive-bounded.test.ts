@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DOCKER_CLI, dockerCli, DockerFixture, dockerHost } from '../support/docker.js';
-import { rssOf } from '../support/proc.js';
+import { rssGrowthSampler } from '../support/proc.js';
 import { ServedCli } from '../support/served.js';
 import { sleep } from '../support/wait.js';
 
@@ -15,19 +15,6 @@ const BOUND = 96 * MiB;
 function dockerCpOut(containerId: string, path: string): AsyncIterable<Buffer> {
   const child = spawn(DOCKER_CLI, ['cp', `${containerId}:${path}`, '-'], { env: { ...process.env, DOCKER_HOST: dockerHost }, stdio: ['ignore', 'pipe', 'inherit'] });
   return child.stdout as AsyncIterable<Buffer>;
-}
-
-/** Samples a process's RSS until stopped: its peak growth over the start. */
-function sampler(pid: number): { stop(): number } {
-  const before = rssOf(pid);
-  let peak = before;
-  const timer = setInterval(() => (peak = Math.max(peak, rssOf(pid))), 50);
-  return {
-    stop: () => {
-      clearInterval(timer);
-      return Math.max(peak, rssOf(pid)) - before;
-    },
-  };
 }
 
 /**
@@ -60,7 +47,7 @@ describe('a GiB each way through the server, its memory bounded', () => {
     let bytes = 0;
     let nextPause = 128 * MiB;
     let terminal: unknown;
-    const rss = sampler(served.run.child.pid!);
+    const rss = rssGrowthSampler(served.run.child.pid!);
     let growth = 0;
     try {
       for await (const item of served.client.iterate<{ data?: Uint8Array; terminal?: true }>('docker/container/archive/get', { containerId: c, path: '/tmp/gig' })) {
@@ -100,7 +87,7 @@ describe('a GiB each way through the server, its memory bounded', () => {
         yield { data: chunk };
       }
     })();
-    const rss = sampler(served.run.child.pid!);
+    const rss = rssGrowthSampler(served.run.child.pid!);
     let terminal: unknown;
     let growth: number;
     try {

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DOCKER_CLI, dockerCli, DockerFixture, dockerHost } from '../support/docker.js';
-import { rssOf } from '../support/proc.js';
+import { rssGrowthSampler } from '../support/proc.js';
 import { parseResultRecord } from '../support/result-record-schema.js';
 import { ServedCli } from '../support/served.js';
 
@@ -45,19 +45,6 @@ function headersIn(file: string): Record<string, string> {
 
 function sha256(bytes: Buffer): string {
   return createHash('sha256').update(bytes).digest('hex');
-}
-
-/** Samples a process's RSS until stopped: its peak growth over the start. */
-function sampler(pid: number): { stop(): number } {
-  const before = rssOf(pid);
-  let peak = before;
-  const timer = setInterval(() => (peak = Math.max(peak, rssOf(pid))), 50);
-  return {
-    stop: () => {
-      clearInterval(timer);
-      return Math.max(peak, rssOf(pid)) - before;
-    },
-  };
 }
 
 /**
@@ -167,7 +154,7 @@ describe('raw tar over plain HTTP: curl | tar x, curl -T', () => {
 
   it('a heavy user: 256 MiB to a curl that reads slowly, the server\'s memory bounded, the bytes docker cp\'s', async () => {
     const dir = mkdtempSync(join(scratch, 'big-'));
-    const rss = sampler(served.run.child.pid!);
+    const rss = rssGrowthSampler(served.run.child.pid!);
     let growth: number;
     let run: Shell;
     try {
@@ -185,7 +172,7 @@ describe('raw tar over plain HTTP: curl | tar x, curl -T', () => {
 
   it('a heavy user: 96 MiB in through curl -T from a pipe, the server\'s memory bounded, the file whole in the container', async () => {
     const input = encodeURIComponent(JSON.stringify({ containerId: into, path: '/in' }));
-    const rss = sampler(served.run.child.pid!);
+    const rss = rssGrowthSampler(served.run.child.pid!);
     let growth: number;
     let run: Shell;
     try {

@@ -7,6 +7,19 @@ export function rssOf(pid: number): number {
   return Number(/^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) * 1024;
 }
 
+/** Samples a process's RSS every 50 ms until stopped: `stop()` gives its peak growth over the start. */
+export function rssGrowthSampler(pid: number): { stop(): number } {
+  const before = rssOf(pid);
+  let peak = before;
+  const timer = setInterval(() => (peak = Math.max(peak, rssOf(pid))), 50);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return Math.max(peak, rssOf(pid)) - before;
+    },
+  };
+}
+
 /** Direct children. Throws when the process is gone. */
 export function childPids(pid: number): number[] {
   return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
