@@ -89,6 +89,23 @@ describe('callwire cp through a fleet', () => {
   };
 
   /** Until `g` routes to host a (its services/info says it is up). */
+  /**
+   * Freezes the caller's relay in the middle of `run`'s copy, turns it to G2 and SIGKILLs
+   * `gateway`; then the copy must go on through G2 and end 0, saying it reconnected. Returns
+   * the bytes that had crossed the relay in `direction` when the gateway was killed.
+   */
+  const failOver = async (proxy: TcpProxy, gateway: GatewayRun, run: CliRun, direction: 'up' | 'down'): Promise<number> => {
+    proxy.freeze();
+    const before = proxy.relayed[direction];
+    proxy.retarget(port(g2));
+    gateway.run.child.kill('SIGKILL');
+    const exit = await run.exited;
+    expect(before, 'the gateway was killed in the middle of the copy').toBeLessThan(BIG_MIB * 2 ** 20);
+    expect(exit, run.stderr).toEqual({ code: 0, signal: null });
+    expect(run.stderr.split('\n').filter(Boolean)).toEqual([expect.stringMatching(RECONNECTING), expect.stringMatching(RECONNECTED)]);
+    expect(proxy.accepted, 'the copy went on over a new connection, to G2').toBe(2);
+    return before;
+  };
   const hostUp = async (g: GatewayRun): Promise<void> => {
     const client = await fleet.client(g, ALICE);
     for (let i = 0; ; i++) {
@@ -169,16 +186,8 @@ describe('callwire cp through a fleet', () => {
     const run = cp(proxy.via(g1.wsUrl), [`a/${name}:/big`, dest]);
     await until(() => proxy.relayed.down >= 16 * 2 ** 20, 'the first 16 MiB of the copy', 60_000);
     // Nothing more crosses the relay: what the caller has is all it gets through G1.
-    proxy.freeze();
-    const before = proxy.relayed.down;
-    proxy.retarget(port(g2));
-    g1.run.child.kill('SIGKILL');
-    const exit = await run.exited;
+    const before = await failOver(proxy, g1, run, 'down');
     const ms = Date.now() - started;
-    expect(before, 'the gateway was killed in the middle of the copy').toBeLessThan(BIG_MIB * 2 ** 20);
-    expect(exit, run.stderr).toEqual({ code: 0, signal: null });
-    expect(run.stderr.split('\n').filter(Boolean)).toEqual([expect.stringMatching(RECONNECTING), expect.stringMatching(RECONNECTED)]);
-    expect(proxy.accepted, 'the copy went on over a new connection, to G2').toBe(2);
     expect(readdirSync(dir), 'the file alone: no staging directory beside it').toEqual(['big']);
     expect(await sha256File(dest)).toBe(bigSha);
     console.log(`[fleet-cp] ${BIG_MIB} MiB out across a gateway SIGKILLed after ${(before / 2 ** 20).toFixed(1)} MiB: ${ms} ms`);
@@ -209,16 +218,8 @@ describe('callwire cp through a fleet', () => {
       if (proxy.relayed.up !== last) [last, since] = [proxy.relayed.up, Date.now()];
       return Date.now() - since > 500;
     }, 'the caller out of credit', 30_000);
-    proxy.freeze();
-    const before = proxy.relayed.up;
-    proxy.retarget(port(g2));
-    g3.run.child.kill('SIGKILL');
-    const exit = await run.exited;
+    const before = await failOver(proxy, g3, run, 'up');
     const ms = Date.now() - started;
-    expect(before, 'the gateway was killed in the middle of the copy').toBeLessThan(BIG_MIB * 2 ** 20);
-    expect(exit, run.stderr).toEqual({ code: 0, signal: null });
-    expect(run.stderr.split('\n').filter(Boolean)).toEqual([expect.stringMatching(RECONNECTING), expect.stringMatching(RECONNECTED)]);
-    expect(proxy.accepted, 'the copy went on over a new connection, to G2').toBe(2);
     expect(await inContainer('ls -A /failover-in'), 'the file alone: no partial or staging entry beside it').toBe('big\n');
     expect(await inContainer('sha256sum /failover-in/big')).toBe(`${await sha256File(local)}  /failover-in/big\n`);
     console.log(`[fleet-cp] ${BIG_MIB} MiB in across a gateway SIGKILLed after ${(before / 2 ** 20).toFixed(1)} MiB: ${ms} ms`);
