@@ -15,8 +15,6 @@ export interface GlobalFlags {
   transport: 'auto' | 'h3' | 'h2' | 'ws';
 }
 
-export const DEFAULT_URL = 'ws://127.0.0.1:7070/callwire';
-
 export function globalFlags(command: Command): GlobalFlags {
   return command.optsWithGlobals<GlobalFlags>();
 }

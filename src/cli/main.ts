@@ -1,18 +1,8 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
-import { registerAgent } from './commands/agent.js';
-import { registerCall } from './commands/call.js';
-import { registerConformance } from './commands/conformance.js';
-import { registerCp } from './commands/cp.js';
-import { registerDiscovery } from './commands/discovery.js';
-import { registerExec } from './commands/exec.js';
-import { registerServe } from './commands/serve.js';
-import { registerSubscribe } from './commands/subscribe.js';
-import { DEFAULT_URL, toJsonLine } from './context.js';
+import { DEFAULT_URL } from './defaults.js';
 import { execCommandAfterContainer, subcommandOf } from './operands.js';
-import { resultRecord } from '../outcome/index.js';
-import { codeOutcomes, outcomes } from '../outcome/index.js';
 
 // The package's own manifest, two levels up from both src/cli and dist/cli.
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -37,15 +27,42 @@ const program = new Command()
   .configureOutput({ outputError: (text, write) => write(text.startsWith('error:') ? `Error: ${text.slice('error: '.length)}` : text) })
   .exitOverride();
 
-const table = (Object.entries(outcomes) as [string, { exit: number; execExit: number; meaning: string }][])
-  .map(([name, o]) => `  ${name.padEnd(24)} ${String(o.exit).padStart(3)}   ${String(o.execExit).padStart(3)}   ${o.meaning}`)
-  .join('\n');
-const mapping = Object.entries(codeOutcomes)
-  .map(([code, c]) => `  ${code.padEnd(24)} → ${c.outcome}`)
-  .join('\n');
-program.addHelpText(
-  'after',
-  `
+// Each command's module is loaded only when it runs: a process pays for the client, the
+// server or the conformance suite only if its command needs it (docs/cli.md "Start-up").
+// Without a known command (help, a typo) every command is registered, for the list and
+// commander's suggestions.
+const commands: Record<string, () => Promise<(program: Command) => void>> = {
+  serve: async () => (await import('./commands/serve.js')).registerServe,
+  agent: async () => (await import('./commands/agent.js')).registerAgent,
+  ops: async () => (await import('./commands/discovery.js')).registerDiscovery,
+  schema: async () => (await import('./commands/discovery.js')).registerDiscovery,
+  call: async () => (await import('./commands/call.js')).registerCall,
+  subscribe: async () => (await import('./commands/subscribe.js')).registerSubscribe,
+  exec: async () => (await import('./commands/exec.js')).registerExec,
+  cp: async () => (await import('./commands/cp.js')).registerCp,
+  conformance: async () => (await import('./commands/conformance.js')).registerConformance,
+};
+const args = process.argv.slice(2);
+const named = subcommandOf(args, program);
+const load = named === undefined ? undefined : Object.hasOwn(commands, named) ? commands[named] : undefined;
+if (load) {
+  (await load())(program);
+} else if (named !== undefined || !(args.includes('-V') || args.includes('--version'))) {
+  const registers = new Set(await Promise.all(Object.values(commands).map((loadOne) => loadOne())));
+  for (const register of registers) register(program);
+  program.addHelpText('after', await exitCodeHelp());
+}
+
+/** The program's help ends with the exit codes and the error codes' outcomes. */
+async function exitCodeHelp(): Promise<string> {
+  const { outcomes, codeOutcomes } = await import('../outcome/index.js');
+  const table = (Object.entries(outcomes) as [string, { exit: number; execExit: number; meaning: string }][])
+    .map(([name, o]) => `  ${name.padEnd(24)} ${String(o.exit).padStart(3)}   ${String(o.execExit).padStart(3)}   ${o.meaning}`)
+    .join('\n');
+  const mapping = Object.entries(codeOutcomes)
+    .map(([code, c]) => `  ${code.padEnd(24)} → ${c.outcome}`)
+    .join('\n');
+  return `
 Exit codes (call | exec). exec exits with the command's own code when it ran to the end;
 these are for everything else:
   outcome                 call  exec
@@ -53,41 +70,37 @@ ${table}
 
 Error codes → outcomes (other declared codes, e.g. CONTAINER_NOT_FOUND → operation_failure):
 ${mapping}
-`,
-);
-
-registerServe(program);
-registerAgent(program);
-registerDiscovery(program);
-registerCall(program);
-registerSubscribe(program);
-registerExec(program);
-registerCp(program);
-registerConformance(program);
+`;
+}
 
 try {
   await program.parseAsync(execCommandAfterContainer(process.argv, program));
 } catch (error) {
-  if (error instanceof CommanderError) {
-    // --help and --version exit 0; bad flags are invalid input.
-    const args = process.argv.slice(2);
-    const sub = subcommandOf(args, program);
-    process.exitCode = error.exitCode === 0 ? 0 : outcomes.invalid_input[sub === 'exec' || sub === 'cp' ? 'execExit' : 'exit'];
-    // --json promises one result record line, flag errors included.
-    if (error.exitCode !== 0 && args.includes('--json') && (sub === 'call' || sub === 'exec')) {
-      const line = resultRecord({
-        command: sub,
-        outcome: 'invalid_input',
-        failure_boundary: 'input',
-        operation: sub === 'exec' ? 'docker/container/exec' : (args[args.indexOf('call') + 1] ?? 'unknown'),
-        call_id: null,
-        events_seen: 0,
-        diagnostics: [{ code: error.code, message: error.message }],
-      });
-      process.stdout.write(`${toJsonLine(line)}\n`);
-    }
-  } else {
+  // --help and --version end here too, with exit code 0, and need nothing more.
+  if (!(error instanceof CommanderError && error.exitCode === 0)) await fail(error);
+}
+
+/** Bad flags are invalid input (with --json, one result record line); anything else is ours. */
+async function fail(error: unknown): Promise<void> {
+  const { outcomes, resultRecord } = await import('../outcome/index.js');
+  if (!(error instanceof CommanderError)) {
     process.stderr.write(`Error: ${error instanceof Error ? error.message : String(error)}\n`);
     process.exitCode = outcomes.infrastructure_failure.exit;
+    return;
+  }
+  const sub = subcommandOf(args, program);
+  process.exitCode = outcomes.invalid_input[sub === 'exec' || sub === 'cp' ? 'execExit' : 'exit'];
+  if (args.includes('--json') && (sub === 'call' || sub === 'exec')) {
+    const line = resultRecord({
+      command: sub,
+      outcome: 'invalid_input',
+      failure_boundary: 'input',
+      operation: sub === 'exec' ? 'docker/container/exec' : (args[args.indexOf('call') + 1] ?? 'unknown'),
+      call_id: null,
+      events_seen: 0,
+      diagnostics: [{ code: error.code, message: error.message }],
+    });
+    const { toJsonLine } = await import('./context.js');
+    process.stdout.write(`${toJsonLine(line)}\n`);
   }
 }

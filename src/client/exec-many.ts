@@ -1,5 +1,4 @@
-import { filter, type Observable } from 'rxjs';
-import { Wakeup } from '../flow/index.js';
+import { filter, Wakeup, type Observable } from '../flow/index.js';
 import { RpcError } from '../protocol/index.js';
 import type { Client } from './client.js';
 import { execFrames, type ExecOptions, type ExecOutput } from './exec.js';

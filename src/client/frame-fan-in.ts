@@ -1,5 +1,4 @@
-import { Observable, type Subscriber } from 'rxjs';
-import { AsyncQueue, Wakeup } from '../flow/index.js';
+import { AsyncQueue, Observable, Wakeup, type Subscriber } from '../flow/index.js';
 
 /** Frames a pulled loop may fall behind by before the producers wait for it. */
 const LOOP_HIGH_WATER = 64;

@@ -1,5 +1,4 @@
-import { isObservable, Subscriber, type Observable } from 'rxjs';
-import { nextTurn } from '../flow/index.js';
+import { isObservable, nextTurn, Subscriber, type Observable } from '../flow/index.js';
 import { RpcError } from '../protocol/index.js';
 import type { LiveCall } from './live-call.js';
 import type { CallContext, StreamSource, SubscriptionOperation, UnaryOperation } from './operation.js';

@@ -9,7 +9,7 @@ const PROBE = fileURLToPath(new URL('../support/loaded-packages.mjs', import.met
 /** The npm packages a fresh process has loaded after importing the library and taking `step`. */
 async function loadedPackages(step?: 'start' | 'dockerEngine'): Promise<string[]> {
   const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', PROBE, LIBRARY, ...(step ? [step] : [])], { timeout: 60_000 });
-  return JSON.parse(stdout) as string[];
+  return (JSON.parse(stdout.split('\n').at(-1)!) as { packages: string[] }).packages;
 }
 
 /** What only some servers need, by the option that needs it: NATS (`fleet`), prom-client (metrics), dockerode (`docker`), the x509 code (a self-signed certificate). */

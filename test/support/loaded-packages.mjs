@@ -1,7 +1,9 @@
 // Run as `node --import tsx loaded-packages.mjs ENTRY [STEP]`: imports ENTRY (a library entry,
 // .ts through tsx or built .js), optionally takes one STEP with it, and prints as JSON the npm
-// packages the process loaded: ES modules as the resolve hook saw them, CommonJS ones from
-// require's cache (which also holds those an ES module imported).
+// packages the process loaded and every file: ES modules as the resolve hook saw them,
+// CommonJS ones from require's cache (which also holds those an ES module imported).
+// `node loaded-packages.mjs dist/cli/main.js -- ARGS…` runs the CLI with ARGS instead, and
+// prints the JSON as its last line.
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire, register } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -26,9 +28,14 @@ const steps = {
   },
 };
 
-const [entry, step] = process.argv.slice(2);
-const lib = await import(entry);
-if (step) await steps[step](lib);
+const [entry, step, ...cliArgs] = process.argv.slice(2);
+if (step === '--') {
+  process.argv = [process.argv[0], entry, ...cliArgs];
+  await import(entry);
+} else {
+  const lib = await import(entry);
+  if (step) await steps[step](lib);
+}
 const urls = [...readFileSync(log, 'utf8').split('\n'), ...Object.keys(createRequire(import.meta.url).cache)];
 rmSync(log);
 const packages = new Set();
@@ -38,4 +45,4 @@ for (const url of urls) {
   const parts = path.split('/');
   packages.add(parts[0].startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0]);
 }
-process.stdout.write(JSON.stringify([...packages].sort()));
+process.stdout.write(`\n${JSON.stringify({ packages: [...packages].sort(), files: [...new Set(urls)].filter((url) => url !== '') })}`);
