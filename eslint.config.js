@@ -17,11 +17,11 @@ export default tseslint.config(
       eqeqeq: ['error', 'always'],
     },
   },
-  // rxjs's package entry loads all of rxjs: its classes come from flow/rx.ts, file by file.
+  // rxjs's package entry loads all of rxjs: its classes come from src/rx, file by file.
   {
     files: ['src/**'],
-    ignores: ['src/flow/rx.ts'],
-    rules: { '@typescript-eslint/no-restricted-imports': ['error', { paths: [{ name: 'rxjs', message: "import rxjs's classes from flow (src/flow/rx.ts), which loads only their files", allowTypeImports: true }] }] },
+    ignores: ['src/rx/**'],
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { paths: [{ name: 'rxjs', message: "import rxjs's classes from src/rx, which loads only their files", allowTypeImports: true }] }] },
   },
   // Only the command line talks to a terminal.
   { files: ['src/cli/**', 'scripts/**', 'bench/**', 'test/**', 'eslint-rules/**'], rules: { 'no-console': 'off' } },

@@ -11,17 +11,19 @@ import { browserReach } from './browser-reach.js';
 
 const allowed = {
   flow: [],
+  // rxjs's classes, file by file (src/rx/index.ts); none of the Deno edge's modules reach it.
+  rx: ['flow'],
   protocol: ['flow'],
   io: ['protocol', 'flow'],
   contracts: ['protocol', 'flow'],
-  dispatcher: ['protocol', 'contracts', 'flow'],
-  operations: ['dispatcher', 'protocol', 'contracts', 'flow'],
+  dispatcher: ['protocol', 'contracts', 'flow', 'rx'],
+  operations: ['dispatcher', 'protocol', 'contracts', 'flow', 'rx'],
   testing: ['dispatcher', 'protocol', 'conformance', 'flow'],
   webtransport: ['protocol', 'flow'],
   outcome: ['protocol', 'contracts', 'flow'],
   transports: ['dispatcher', 'protocol', 'io', 'webtransport', 'outcome', 'flow'],
   // Platform-free: only types of the WebTransport layer (the import walk skips those).
-  client: ['protocol', 'webtransport', 'contracts', 'flow'],
+  client: ['protocol', 'webtransport', 'contracts', 'flow', 'rx'],
   'client-node': ['client', 'protocol', 'io', 'webtransport', 'contracts', 'flow'],
   conformance: ['protocol', 'webtransport', 'contracts', 'flow'],
   fleet: ['dispatcher', 'protocol', 'client', 'contracts', 'operations', 'flow'],
@@ -32,7 +34,7 @@ const allowed = {
 };
 
 /** Layers the browser client or the Lab load: no Node module, no Node-only global. */
-const platformFree = new Set(['flow', 'protocol', 'contracts', 'outcome', 'client', 'lab']);
+const platformFree = new Set(['flow', 'rx', 'protocol', 'contracts', 'outcome', 'client', 'lab']);
 /** What browsers load (the Lab's bundle, callwire/client/browser): every file they reach is held platform-free. */
 export const browserEntries = ['src/lab/main.ts', 'src/client/index.ts'];
 const nodeGlobals = ['setImmediate', 'clearImmediate', 'Buffer', 'process', 'require', 'module', '__dirname', '__filename', 'global'];

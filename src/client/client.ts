@@ -1,4 +1,4 @@
-import { Observable } from '../flow/index.js';
+import { Observable } from '../rx/index.js';
 import { listContract, schemaContract, type Contract, type InputOf, type OperationSpec, type OperationSummary, type OutputOf, type SubscriptionContract, type UnaryContract } from '../contracts/index.js';
 import { envelopes, RpcError, type Carrier, type Envelope, type RequestedPayload } from '../protocol/index.js';
 import type { AcknowledgementPolicy } from './acknowledgements.js';

@@ -1,4 +1,5 @@
-import { filter, Wakeup, type Observable } from '../flow/index.js';
+import { Wakeup } from '../flow/index.js';
+import { filter, type Observable } from '../rx/index.js';
 import { RpcError } from '../protocol/index.js';
 import type { Client } from './client.js';
 import { execFrames, type ExecOptions, type ExecOutput } from './exec.js';

@@ -1,4 +1,4 @@
-import { Observable, Subject } from '../flow/index.js';
+import { Observable, Subject } from '../rx/index.js';
 import { execContract, isTerminalFrame, type ExecInputItem, type ExecOutputFrame, type InputOf } from '../contracts/index.js';
 import { RpcError } from '../protocol/index.js';
 import type { CallOptions, Client } from './client.js';

@@ -1,4 +1,5 @@
-import { AsyncQueue, Observable, Wakeup, type Subscriber } from '../flow/index.js';
+import { AsyncQueue, Wakeup } from '../flow/index.js';
+import { Observable, type Subscriber } from '../rx/index.js';
 
 /** Frames a pulled loop may fall behind by before the producers wait for it. */
 const LOOP_HIGH_WATER = 64;

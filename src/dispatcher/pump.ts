@@ -1,4 +1,5 @@
-import { isObservable, nextTurn, Subscriber, type Observable } from '../flow/index.js';
+import { nextTurn } from '../flow/index.js';
+import { isObservable, Subscriber, type Observable } from '../rx/index.js';
 import { RpcError } from '../protocol/index.js';
 import type { LiveCall } from './live-call.js';
 import type { CallContext, StreamSource, SubscriptionOperation, UnaryOperation } from './operation.js';

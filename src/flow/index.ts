@@ -2,4 +2,3 @@ export { AsyncQueue } from './async-queue.js';
 export { ReceiveWindow, SendCredit } from './credit-window.js';
 export { nextTurn } from './next-turn.js';
 export { Wakeup } from './wakeup.js';
-export { Observable, Subject, Subscriber, isObservable, filter } from './rx.js';

@@ -1,4 +1,4 @@
-import { Observable } from '../flow/index.js';
+import { Observable } from '../rx/index.js';
 import { z } from 'zod';
 import { bytesSchema, defineOperation, type Operation } from '../dispatcher/index.js';
 import { nestedArrays, RpcError } from '../protocol/index.js';

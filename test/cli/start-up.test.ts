@@ -32,11 +32,11 @@ describe('a CLI process loads only what its command needs (docs/cli.md "Start-up
     it(`${command} --help loads the client, and none of the server, the fleet, the suite or rxjs's whole index`, async () => {
       const { packages, files, stdout } = await loadedBy([command, '--help']);
       expect(stdout).toContain(`Usage: callwire ${command}`);
-      const layers = new Set(ours(files).map((f) => f.split('/')[0]));
+      const layers = new Set(ours(files).map((f) => f.split('/')[0]!));
       expect(layers).toContain('client');
       expect([...layers].filter((l) => ['server', 'fleet', 'conformance', 'operations', 'transports', 'dispatcher'].includes(l))).toEqual([]);
       expect(packages.filter((p) => SERVER_PACKAGES.includes(p))).toEqual([]);
-      // rxjs's package entry in Node loads all of rxjs; flow/rx.ts takes its classes file by file.
+      // rxjs's package entry in Node loads all of rxjs; src/rx takes its classes file by file.
       expect(files.filter((f) => /\/rxjs\/dist\/cjs\/index\.js$/.test(f))).toEqual([]);
     });
   }
@@ -44,7 +44,7 @@ describe('a CLI process loads only what its command needs (docs/cli.md "Start-up
   it('serve --help loads neither the suite nor the engine client nor metrics: serve loads its server when it runs', async () => {
     const { packages, files, stdout } = await loadedBy(['serve', '--help']);
     expect(stdout).toContain('Usage: callwire serve');
-    expect(new Set(ours(files).map((f) => f.split('/')[0]))).not.toContain('conformance');
+    expect(new Set(ours(files).map((f) => f.split('/')[0]!))).not.toContain('conformance');
     expect(packages.filter((p) => ['dockerode', 'prom-client', '@peculiar/x509'].includes(p))).toEqual([]);
   });
 
