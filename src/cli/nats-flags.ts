@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { parseNatsUrls, parsePin, type GatewaySettings, type NatsSettings } from '../fleet/index.js';
+import type { GatewaySettings, NatsSettings } from '../fleet/index.js';
 
 export interface NatsFlags {
   nats?: string;
@@ -34,8 +34,10 @@ export function gatewayOptions(command: Command): Command {
     .option('--fleet-forget-after <seconds>', 'with --nats: how long a down host\'s names stay reserved for it before the gateway forgets the host', '86400');
 }
 
-export function natsSettings(flags: NatsFlags): NatsSettings | undefined {
+/** The fleet's code (and NATS's) is loaded only when --nats asks for it: a plain `serve` starts without it. */
+export async function natsSettings(flags: NatsFlags): Promise<NatsSettings | undefined> {
   if (flags.nats === undefined) return undefined;
+  const { parseNatsUrls } = await import('../fleet/index.js');
   const servers = parseNatsUrls(flags.nats);
   if (servers.length === 0) throw new Error('--nats names no server');
   const user = flags.natsUser ?? process.env['CALLWIRE_NATS_USER'];
@@ -50,12 +52,13 @@ export function natsSettings(flags: NatsFlags): NatsSettings | undefined {
   return { servers, ...(user ? { user } : {}), ...(pass ? { pass } : {}), ...(flags.natsCa ? { caFile: flags.natsCa } : {}), ...(flags.natsInsecure ? { insecure: true } : {}) };
 }
 
-export function gatewaySettings(flags: GatewayFlags): GatewaySettings | undefined {
-  const nats = natsSettings(flags);
+export async function gatewaySettings(flags: GatewayFlags): Promise<GatewaySettings | undefined> {
+  const nats = await natsSettings(flags);
   if (!nats) {
     if (flags.pin.length > 0) throw new Error('--pin goes with --nats (a fleet gateway)');
     return undefined;
   }
+  const { parsePin } = await import('../fleet/index.js');
   return {
     ...nats,
     pins: flags.pin.map(parsePin),

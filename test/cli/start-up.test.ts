@@ -41,11 +41,13 @@ describe('a CLI process loads only what its command needs (docs/cli.md "Start-up
     });
   }
 
-  it('serve --help loads neither the suite nor the engine client nor metrics: serve loads its server when it runs', async () => {
+  it('serve --help loads neither the suite nor the fleet nor the engine client nor metrics: serve loads its server when it runs, and the fleet only with --nats', async () => {
     const { packages, files, stdout } = await loadedBy(['serve', '--help']);
     expect(stdout).toContain('Usage: callwire serve');
-    expect(new Set(ours(files).map((f) => f.split('/')[0]!))).not.toContain('conformance');
-    expect(packages.filter((p) => ['dockerode', 'prom-client', '@peculiar/x509'].includes(p))).toEqual([]);
+    const layers = new Set(ours(files).map((f) => f.split('/')[0]!));
+    expect(layers).not.toContain('conformance');
+    expect(layers).not.toContain('fleet');
+    expect(packages.filter((p) => SERVER_PACKAGES.includes(p) || p.startsWith('@nats-io/'))).toEqual([]);
   });
 
   it('--help still lists every command, and an unknown one still gets its suggestion', async () => {

@@ -22,7 +22,7 @@ export function registerAgent(program: Command): void {
     .action(async (flags: AgentFlags) => {
       const { startAgent } = await import('../../fleet/index.js');
       const { createMetrics, dockerEngine, serveMetrics } = await import('../../server/index.js');
-      const settings = natsSettings(flags);
+      const settings = await natsSettings(flags);
       if (!settings) throw new Error('--nats is required');
       const metricsAt = flags.metrics === undefined ? undefined : hostPort(flags.metrics);
       const engine = dockerEngine();

@@ -76,7 +76,7 @@ export function registerServe(program: Command): void {
       const { dockerEngine, loadTokens, startServer } = await import('../../server/index.js');
       const tokens = loadTokens({ file: flags.tokens ?? process.env['CALLWIRE_TOKENS_FILE'], json: process.env['CALLWIRE_TOKENS'] });
       if ((flags.cert === undefined) !== (flags.key === undefined)) throw new Error('--cert and --key go together');
-      const fleet = gatewaySettings(flags);
+      const fleet = await gatewaySettings(flags);
       const tls = flags.cert && flags.key ? { certPem: readFileSync(flags.cert, 'utf8'), keyPem: readFileSync(flags.key, 'utf8') } : undefined;
       const server = await startServer(serveOptions(flags, { tokens, tls, fleet, docker: dockerEngine() }));
       // stdout that carries the audit log carries nothing else.
