@@ -1,34 +1,39 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, it } from 'vitest';
 import { runCli, type CliRun } from '../support/cli.js';
 import { http3Missing } from '../support/server-fixture.js';
 import { skipTitle } from '../support/skip.js';
 import { CLI_RUNS, dir } from './cli-runs.js';
 
 describe(CLI_RUNS, () => {
-  describe('a newcomer\'s run against serve --conformance with default flags (no tokens, no engine), over every transport', () => {
-    let plain: CliRun;
-    let urls: { ws: string; wt: string; certHash: string };
-    beforeAll(async () => {
-      plain = runCli(['serve', '--port', '0', '--wt-port', '0', '--conformance'], { env: { DOCKER_HOST: 'unix:///nonexistent.sock' } });
+  // Each run waits on its scenarios' clocks far more than it computes (37 s of wall, 3 s of CPU
+  // over WebSocket): the three run side by side, each against a server of its own, as three
+  // newcomers would, so no run shares a limit or a counter with another.
+  describe.concurrent('a newcomer\'s run against serve --conformance with default flags (no tokens, no engine), over every transport', () => {
+    const servers: CliRun[] = [];
+    /** `callwire serve --conformance` with default flags and no engine: its WebSocket and WebTransport URLs and certificate hash. */
+    const plainServer = async (): Promise<{ ws: string; wt: string; certHash: string }> => {
+      const plain = runCli(['serve', '--port', '0', '--wt-port', '0', '--conformance'], { env: { DOCKER_HOST: 'unix:///nonexistent.sock' } });
+      servers.push(plain);
       const ws = (await plain.waitFor(/ws:\/\/127\.0\.0\.1:\d+\/callwire/, 'stdout')).trim();
       const wt = (await plain.waitFor(/https:\/\/127\.0\.0\.1:\d+\/callwire/, 'stdout')).trim();
-      urls = { ws, wt, certHash: (await plain.waitFor(/sha256 [0-9a-f]{64}/, 'stdout')).split(' ')[1]! };
-    });
+      return { ws, wt, certHash: (await plain.waitFor(/sha256 [0-9a-f]{64}/, 'stdout')).split(' ')[1]! };
+    };
     afterAll(async () => {
-      plain.child.kill('SIGTERM');
-      await plain.exited;
+      for (const plain of servers) plain.child.kill('SIGTERM');
+      await Promise.all(servers.map((plain) => plain.exited));
     });
 
     for (const [name, args, missing] of [
-      ['WebSocket', () => ['conformance', urls.ws], undefined],
-      ['WebTransport over HTTP/2', () => ['--cert-hash', urls.certHash, '--transport', 'h2', 'conformance', urls.wt], undefined],
-      ['WebTransport over HTTP/3', () => ['--cert-hash', urls.certHash, '--transport', 'h3', 'conformance', urls.wt], http3Missing],
+      ['WebSocket', (urls: { ws: string }) => ['conformance', urls.ws], undefined],
+      ['WebTransport over HTTP/2', (urls: { wt: string; certHash: string }) => ['--cert-hash', urls.certHash, '--transport', 'h2', 'conformance', urls.wt], undefined],
+      ['WebTransport over HTTP/3', (urls: { wt: string; certHash: string }) => ['--cert-hash', urls.certHash, '--transport', 'h3', 'conformance', urls.wt], http3Missing],
     ] as const) {
-      it.skipIf(missing !== undefined)(skipTitle(`over ${name}: no failure, and each skip says why`, missing), async () => {
+      it.skipIf(missing !== undefined)(skipTitle(`over ${name}: no failure, and each skip says why`, missing), async ({ expect }) => {
+        const urls = await plainServer();
         const report = join(dir, `callwire-conformance-${process.pid}-newcomer-${name.replace(/\W+/g, '-')}.json`);
-        const run = runCli([...args(), '--report', report], { stdin: 'ignore' });
+        const run = runCli([...args(urls), '--report', report], { stdin: 'ignore' });
         const { code } = await run.exited;
         expect(run.stdout.split('\n').filter((l) => l.startsWith('FAIL'))).toEqual([]);
         expect(code).toBe(0);
