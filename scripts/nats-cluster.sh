@@ -269,8 +269,10 @@ start_nodes() { # changed node numbers as arguments
   done
 }
 
-routes_of() { # N: the node's route count, from its monitoring endpoint
-  curl -fsS --max-time 2 "http://${ADDRS[$(($1 - 1))]}:${HTTP_PORTS[$(($1 - 1))]}/routez" 2>/dev/null |
+routes_of() { # N: the node's route count, from its monitoring endpoint; nothing while it does not answer
+  # A node still starting refuses the ask: under pipefail and set -e that failure would end
+  # the whole script, silently, before it prints the cluster's variables.
+  { curl -fsS --max-time 2 "http://${ADDRS[$(($1 - 1))]}:${HTTP_PORTS[$(($1 - 1))]}/routez" 2>/dev/null || true; } |
     sed -n 's/.*"num_routes": *\([0-9]*\).*/\1/p'
 }
 

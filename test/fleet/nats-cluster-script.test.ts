@@ -70,6 +70,29 @@ describe('scripts/nats-cluster.sh', () => {
     await expect(script('env')).rejects.toThrow(/no cluster configured/);
   });
 
+  it('wait waits through nodes whose monitoring port does not answer yet (a loaded machine starts them slowly), then ends 0 once they form', async () => {
+    const ports = await freePorts('127.0.0.1', 9);
+    const slow = {
+      CALLWIRE_NATS_ROOT: join(parent, 'slow'),
+      CALLWIRE_NATS_CLIENT_PORTS: ports.slice(0, 3).join(' '),
+      CALLWIRE_NATS_CLUSTER_PORTS: ports.slice(3, 6).join(' '),
+      CALLWIRE_NATS_HTTP_PORTS: ports.slice(6).join(' '),
+      CALLWIRE_NATS_ADDRS: '127.0.0.1 127.0.0.1 127.0.0.1',
+      CALLWIRE_NATS_HOSTS: 'a',
+      CALLWIRE_NATS_TLS: '0',
+    };
+    try {
+      await script('configure', slow);
+      // Nothing listens yet: every ask of a monitoring port is refused until up starts the nodes.
+      const waited = script('wait', slow).then(() => 'formed', (error: Error) => `failed: ${error.message}`);
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      await script('up', slow);
+      expect(await waited).toBe('formed');
+    } finally {
+      await script('down', slow).catch(() => undefined);
+    }
+  });
+
   it('refuses host ids that are not one subject token, the gateway\'s name, or ids whose variables collide', async () => {
     for (const [hosts, why] of [
       ['a b.c', /not \^\[a-z0-9\]/],
