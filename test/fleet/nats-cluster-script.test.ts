@@ -11,6 +11,19 @@ import { isRunning } from '../support/proc.js';
 
 const run = promisify(execFile);
 
+/** A three-node cluster's variables on loopback: its state in `root`, client, route and monitoring ports from `ports` (nine), `hosts` its host users, no TLS. */
+function clusterOn(root: string, ports: readonly number[], hosts: string): NodeJS.ProcessEnv {
+  return {
+    CALLWIRE_NATS_ROOT: root,
+    CALLWIRE_NATS_CLIENT_PORTS: ports.slice(0, 3).join(' '),
+    CALLWIRE_NATS_CLUSTER_PORTS: ports.slice(3, 6).join(' '),
+    CALLWIRE_NATS_HTTP_PORTS: ports.slice(6).join(' '),
+    CALLWIRE_NATS_ADDRS: '127.0.0.1 127.0.0.1 127.0.0.1',
+    CALLWIRE_NATS_HOSTS: hosts,
+    CALLWIRE_NATS_TLS: '0',
+  };
+}
+
 /**
  * `scripts/nats-cluster.sh up|env|down` as a developer and CI run it (issue 24, "Runs from the
  * README"): the nodes detach from the caller, `up` is idempotent, `down` leaves nothing behind.
@@ -29,16 +42,7 @@ describe('scripts/nats-cluster.sh', () => {
 
   it('up starts three routed nodes, prints their URLs and a password per user; a second up keeps them; a new host is added in place; down removes everything', async () => {
     const ports = await freePorts('127.0.0.1', 9);
-    env = {
-      ...process.env,
-      CALLWIRE_NATS_ROOT: root,
-      CALLWIRE_NATS_CLIENT_PORTS: ports.slice(0, 3).join(' '),
-      CALLWIRE_NATS_CLUSTER_PORTS: ports.slice(3, 6).join(' '),
-      CALLWIRE_NATS_HTTP_PORTS: ports.slice(6).join(' '),
-      CALLWIRE_NATS_ADDRS: '127.0.0.1 127.0.0.1 127.0.0.1',
-      CALLWIRE_NATS_HOSTS: 'a web-1',
-      CALLWIRE_NATS_TLS: '0',
-    };
+    env = { ...process.env, ...clusterOn(root, ports, 'a web-1') };
     const first = parseEnv(await script('up'));
     expect(first.get('CALLWIRE_NATS_URLS')).toBe(ports.slice(0, 3).map((port) => `nats://127.0.0.1:${port}`).join(','));
     expect(first.get('CALLWIRE_NATS_HOSTS')).toBe('a web-1');
@@ -71,16 +75,7 @@ describe('scripts/nats-cluster.sh', () => {
   });
 
   it('wait waits through nodes whose monitoring port does not answer yet (a loaded machine starts them slowly), then ends 0 once they form', async () => {
-    const ports = await freePorts('127.0.0.1', 9);
-    const slow = {
-      CALLWIRE_NATS_ROOT: join(parent, 'slow'),
-      CALLWIRE_NATS_CLIENT_PORTS: ports.slice(0, 3).join(' '),
-      CALLWIRE_NATS_CLUSTER_PORTS: ports.slice(3, 6).join(' '),
-      CALLWIRE_NATS_HTTP_PORTS: ports.slice(6).join(' '),
-      CALLWIRE_NATS_ADDRS: '127.0.0.1 127.0.0.1 127.0.0.1',
-      CALLWIRE_NATS_HOSTS: 'a',
-      CALLWIRE_NATS_TLS: '0',
-    };
+    const slow = clusterOn(join(parent, 'slow'), await freePorts('127.0.0.1', 9), 'a');
     try {
       await script('configure', slow);
       // Nothing listens yet: every ask of a monitoring port is refused until up starts the nodes.
