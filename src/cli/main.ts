@@ -88,7 +88,7 @@ async function fail(error: unknown): Promise<void> {
     process.exitCode = outcomes.infrastructure_failure.exit;
     return;
   }
-  const sub = subcommandOf(args, program);
+  const sub = named;
   process.exitCode = outcomes.invalid_input[sub === 'exec' || sub === 'cp' ? 'execExit' : 'exit'];
   if (args.includes('--json') && (sub === 'call' || sub === 'exec')) {
     const line = resultRecord({
