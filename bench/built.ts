@@ -22,6 +22,8 @@ export interface Build {
   readonly protocol: typeof Protocol;
   readonly server: typeof Server;
   readonly nodeFlags: typeof NodeFlags;
+  /** The CLI as this build's users run it: its bundle, or its entry module in a build from before the bundle (450a2c2 and older). */
+  readonly cli: string;
 }
 
 export const THIS_DIST = resolve(import.meta.dirname, '../dist');
@@ -35,6 +37,7 @@ export async function loadBuild(dist: string): Promise<Build> {
     protocol: await load<typeof Protocol>('protocol/index.js'),
     server: await load<typeof Server>('server/index.js'),
     nodeFlags: await load<typeof NodeFlags>('cli/node-flags.js'),
+    cli: resolve(dist, existsSync(resolve(dist, 'bin/callwire.js')) ? 'bin/callwire.js' : 'cli/main.js'),
   };
 }
 

@@ -6,7 +6,6 @@
  * bench/idle-hosts.ts plays.
  */
 import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Client } from '../src/client/index.js';
 import { NatsCluster } from '../test/support/nats-cluster.js';
@@ -48,7 +47,7 @@ type Stop = () => Promise<void>;
 /** `callwire agent --host-id host` of `build`, as the host's NATS user, in front of `dockerHost` (the bench's engine by default); resolves once it serves. */
 export async function startAgent(build: Build, cluster: NatsCluster, host: string, dockerHost = process.env['DOCKER_HOST']): Promise<{ pid: number; stop: Stop }> {
   const user = cluster.users[host]!;
-  const argv = [...build.nodeFlags.longLivedNodeFlags, join(build.dist, 'cli/main.js'), 'agent', '--nats', cluster.urls.join(','), '--host-id', host, '--nats-user', user.user];
+  const argv = [...build.nodeFlags.longLivedNodeFlags, build.cli, 'agent', '--nats', cluster.urls.join(','), '--host-id', host, '--nats-user', user.user];
   const child = spawn(process.execPath, argv, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DOCKER_HOST: dockerHost, CALLWIRE_NATS_PASS: user.pass } });
   // Its log is kept for a failure message: a killed NATS node makes it warn, as it should.
   let log = '';

@@ -81,7 +81,7 @@ async function startBuild(build: Build, suffix: string, options: Options, baseli
   }
   subjects.push(httpSubject(`${HTTP}${suffix}`, addresses.wsUrl, peers(HTTP, [wsName, HTTP_CEILING, GRPC])));
   subjects.push(httpSubject(`${HTTP_FETCH}${suffix}`, addresses.wsUrl, peers(HTTP_FETCH, [`${HTTP}${suffix}`, wsName]), 'fetch'));
-  if (!options.quick) subjects.push(callwireCliSubject(`${CALLWIRE_CLI}${suffix}`, build.dist, addresses.wsUrl, peers(CALLWIRE_CLI, [DOCKER])));
+  if (!options.quick) subjects.push(callwireCliSubject(`${CALLWIRE_CLI}${suffix}`, build.cli, addresses.wsUrl, peers(CALLWIRE_CLI, [DOCKER])));
   const server: CallwireServer = { name: wsName, peers: peers(WEBSOCKET, []), build, addresses, ws, connect: () => connect(addresses.wsUrl), ...(resumable ? { resumable } : {}) };
   return { server, subjects, process: serverProcess };
 }

@@ -19,9 +19,9 @@ ENGINE_B="${CALLWIRE_FLEET_ENGINE_B:-/tmp/callwire-docker-b}"
 LOGS="${CALLWIRE_FLEET_LOGS:-/tmp/callwire-fleet-logs}"
 DOCKER_BIN=/usr/bin/docker
 IMAGE="${CALLWIRE_TEST_IMAGE:-callwire-test:busybox}"
-CLI=(node dist/cli/main.js)
+CLI=(node dist/bin/callwire.js)
 # The flags of a long-lived process that moves large streams (src/cli/node-flags.ts).
-SERVING=(node --initial-old-space-size=128 dist/cli/main.js)
+SERVING=(node --initial-old-space-size=128 dist/bin/callwire.js)
 
 say() { printf '[npm run fleet] %s\n' "$*" >&2; }
 
@@ -81,7 +81,7 @@ trap 'cleanup; exit 130' INT
 trap 'cleanup; exit 143' TERM HUP
 trap cleanup EXIT
 
-[ -f dist/cli/main.js ] || { say "no dist/: run npm run build first (npm run fleet does)"; exit 1; }
+[ -f dist/bin/callwire.js ] || { say "no dist/: run npm run build first (npm run fleet does)"; exit 1; }
 mkdir -p "$LOGS"
 
 # NATS: the cluster with a user per host; a running one is used and left running.

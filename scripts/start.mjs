@@ -54,7 +54,7 @@ if (engine) {
   }
 }
 
-const server = spawn(process.execPath, [...longLivedNodeFlags, 'dist/cli/main.js', 'serve', ...process.argv.slice(2)], { stdio: 'inherit', env });
+const server = spawn(process.execPath, [...longLivedNodeFlags, 'dist/bin/callwire.js', 'serve', ...process.argv.slice(2)], { stdio: 'inherit', env });
 // Ctrl-C reaches the server too (same process group); a signal to npm reaches this process
 // (package.json execs it, so no shell stands between) and goes on to the server. Either way
 // we wait for the server to finish, then stop what we started.

@@ -41,7 +41,7 @@ function inContainer(container: string, script: string): void {
 
 export async function copyThroughput(bench: Bench, throughFleet = false): Promise<void> {
   const server = bench.lineup.servers[0]!;
-  const main = join(server.build.dist, 'cli/main.js');
+  const main = server.build.cli;
   const container = bench.container.get();
   const copies: Record<string, Copy> = {
     [CALLWIRE_CP]: (from, to) => run([process.execPath, main, '--url', server.addresses.wsUrl, 'cp', from, to]),

@@ -63,7 +63,7 @@ async function removeContainers(containers: readonly Container[]): Promise<void>
 
 export async function fleetFanOut(bench: Bench): Promise<void> {
   const build = bench.lineup.servers[0]!.build;
-  const main = join(build.dist, 'cli/main.js');
+  const main = build.cli;
   const engineA = process.env['DOCKER_HOST']!;
   const engineB = new PrivateEngine();
   const label = `callwire.bench-fan-out=${randomUUID().slice(0, 8)}`;

@@ -4,7 +4,6 @@
  * the process's start.
  */
 import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { DOCKER } from '../names.js';
 import type { Subject } from '../subject.js';
 
@@ -26,8 +25,8 @@ export const dockerCliSubject = (): Subject => ({
   close: async () => undefined,
 });
 
-export function callwireCliSubject(name: string, dist: string, wsUrl: string, peers: readonly string[]): Subject {
-  const main = join(dist, 'cli/main.js');
+/** `main`: the build's CLI (Build.cli). */
+export function callwireCliSubject(name: string, main: string, wsUrl: string, peers: readonly string[]): Subject {
   return {
     name,
     peers,

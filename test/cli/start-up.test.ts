@@ -5,10 +5,12 @@ import { describe, expect, it } from 'vitest';
 import { cliPath } from '../support/cli.js';
 
 const PROBE = fileURLToPath(new URL('../support/loaded-packages.mjs', import.meta.url));
+/** The CLI's modules as tsc built them: the bundle (cliPath) splits its chunks where these import one another lazily. */
+const MODULES = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 
-/** What the built CLI loaded to answer `args`: npm packages, and every file as a URL. */
-async function loadedBy(args: string[]): Promise<{ packages: string[]; files: string[]; stdout: string }> {
-  const { stdout } = await promisify(execFile)(process.execPath, [PROBE, cliPath, '--', ...args], { timeout: 60_000 });
+/** What the built CLI (`entry`) loaded to answer `args`: npm packages, and every file as a URL. */
+async function loadedBy(args: string[], entry = MODULES): Promise<{ packages: string[]; files: string[]; stdout: string }> {
+  const { stdout } = await promisify(execFile)(process.execPath, [PROBE, entry, '--', ...args], { timeout: 60_000 });
   const lines = stdout.split('\n');
   const loaded = JSON.parse(lines.at(-1)!) as { packages: string[]; files: string[] };
   return { ...loaded, stdout: lines.slice(0, -1).join('\n') };
@@ -48,6 +50,19 @@ describe('a CLI process loads only what its command needs (docs/cli.md "Start-up
     expect(layers).not.toContain('conformance');
     expect(layers).not.toContain('fleet');
     expect(packages.filter((p) => SERVER_PACKAGES.includes(p) || p.startsWith('@nats-io/'))).toEqual([]);
+  });
+
+  it('the bin is the bundle, split the same way: --version reads two of its files; exec --help no chunk of serve, agent, the server, the fleet or the suite, and from node_modules only msgpackr\'s native decoder', async () => {
+    const bundled = (files: string[]): string[] => files.filter((f) => f.includes('/dist/bin/')).map((f) => f.split('/dist/bin/').at(-1)!);
+    const version = await loadedBy(['--version'], cliPath);
+    expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+    expect(version.files.filter((f) => !f.startsWith('node:'))).toHaveLength(2);
+    expect(version.packages).toEqual([]);
+    const exec = await loadedBy(['exec', '--help'], cliPath);
+    expect(exec.stdout).toContain('Usage: callwire exec');
+    expect(bundled(exec.files)).toContain('callwire.js');
+    expect(bundled(exec.files).filter((f) => /^(serve|agent|server|fleet|conformance)-/.test(f))).toEqual([]);
+    expect(exec.packages.filter((p) => !/msgpackr-extract|^node-gyp-build-optional-packages$|^detect-libc$/.test(p))).toEqual([]);
   });
 
   it('--help still lists every command, and an unknown one still gets its suggestion', async () => {

@@ -28,7 +28,7 @@ describe('the published package', () => {
     }
     expect(seen).toContain('src/flow/credit-window.ts');
     expect(edge).toEqual(expect.arrayContaining(['h3-server-edge.ts', 'h3-client-edge.ts']));
-    expect(files).toContain('dist/cli/main.js');
+    expect(files).toContain('dist/bin/callwire.js');
   });
 
   it('runs nothing at a consumer\'s install that needs a devDependency (patch-package patches this repository only, from prepare)', () => {

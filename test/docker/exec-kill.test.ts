@@ -260,7 +260,7 @@ describe('exec kill (spec §12, EXEC-5)', () => {
       } catch {
         execFileSync('cp', ['-a', ...parts, copy]);
       }
-      server = spawn(process.execPath, [join(copy, 'dist/cli/main.js'), 'serve', '--port', '0', '--no-webtransport'], {
+      server = spawn(process.execPath, [join(copy, 'dist/bin/callwire.js'), 'serve', '--port', '0', '--no-webtransport'], {
         cwd: copy,
         uid: 65534, // nobody
         gid: socketGid, // the socket's group, as `usermod -aG docker` would give

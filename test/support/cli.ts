@@ -1,7 +1,8 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-export const cliPath = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+/** The CLI as npm installs it (package.json `bin`): the bundle scripts/build.mjs makes. */
+export const cliPath = fileURLToPath(new URL('../../dist/bin/callwire.js', import.meta.url));
 const EXITS_WITH_PARENT = fileURLToPath(new URL('./exits-with-parent.mjs', import.meta.url));
 
 /** `env` with the preload that ends a Node child whose test process died without stopping it (exits-with-parent.mjs). */
@@ -20,7 +21,7 @@ export interface CliRun {
 }
 
 /**
- * Spawns the real CLI (dist/cli/main.js) as a child process; `prefix` is a command
+ * Spawns the real CLI (dist/bin/callwire.js) as a child process; `prefix` is a command
  * that runs it (`ip netns exec <ns>`), which must exec it so the child is the CLI.
  */
 /** `stdin`: 'pipe' to write to, 'ignore' a pipe closed at once, 'null' /dev/null (as cron and CI give). */
