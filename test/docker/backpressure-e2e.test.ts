@@ -36,7 +36,7 @@ describe('end-to-end backpressure: a reader that pauses', () => {
     const before = heap();
     await sleep(1500);
     // The CLI is the node process under bash: on a loaded machine bash may not have started it yet.
-    const cliUnderBash = (): number | undefined => childPids(child.pid!).find((pid) => commandLine(pid).some((arg) => arg.includes('main.js')));
+    const cliUnderBash = (): number | undefined => childPids(child.pid!).find((pid) => commandLine(pid).some((arg) => arg === cliPath));
     for (let waited = 0; cliUnderBash() === undefined && waited < 15_000; waited += 100) await sleep(100);
     const cli = cliUnderBash();
     if (cli === undefined) throw new Error('the CLI did not start under bash within 15 s');
