@@ -15,6 +15,10 @@ export default defineConfig({
   test: {
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    // expect.poll waits for something to become so (a process gone, a file written); its 1 s
+    // default is a wall-clock bound no test means, which a loaded machine can stretch past.
+    // A test that bounds how soon passes its own timeout.
+    expect: { poll: { timeout: 10_000 } },
     // Heap measurements and real child processes want one file per worker process, not threads.
     pool: 'forks',
     poolOptions: { forks: { execArgv: ['--expose-gc'] } },

@@ -7,7 +7,7 @@ import { COPY_OPERATIONS, CopyPanel } from './copy.js';
 import { exampleContainer } from './example-container.js';
 import { EXEC_MANY, FanOutPanel } from './fan-out.js';
 import { showHosts } from './hosts.js';
-import { runCall, type LabTerminal } from './run.js';
+import { runCall, type LabTty } from './run.js';
 import { jsonView } from './json-view.js';
 import { objectOf, SchemaForm, type JsonSchema } from './schema-form.js';
 
@@ -163,7 +163,7 @@ async function select(name: string): Promise<void> {
   ($<HTMLInputElement>('raw-toggle')).checked = false;
   showRaw(false);
   $('terminal').hidden = spec.name !== EXEC;
-  if (spec.name === EXEC) openTerminal();
+  if (spec.name === EXEC) openTty();
   // Each fresh view is numbered, so a script driving the page knows the form is new.
   document.body.dataset['views'] = String(Number(document.body.dataset['views'] ?? 0) + 1);
 }
@@ -184,7 +184,7 @@ function exampleOf(schema: JsonSchema): Record<string, unknown> {
   return value;
 }
 
-function openTerminal(): void {
+function openTty(): void {
   if (!termOpened) {
     term.open($('terminal'));
     termOpened = true;
@@ -252,11 +252,11 @@ async function run(): Promise<void> {
   $<HTMLButtonElement>('cancel').disabled = false;
   const isExec = current.name === EXEC;
   if (isExec) {
-    openTerminal();
+    openTty();
     term.reset();
     term.focus();
   } else if (current.kind === 'subscription') $('values').hidden = false;
-  const terminal: LabTerminal = {
+  const tty: LabTty = {
     cols: term.cols,
     rows: term.rows,
     write: (text) => term.write(text),
@@ -271,7 +271,7 @@ async function run(): Promise<void> {
   };
   const result = await runCall(client, current.name, current.kind, input, controller.signal, {
     value: (v) => ($('values').textContent += `${JSON.stringify(v)}\n`),
-    terminal,
+    tty,
   });
   // A call cancelled by an edit or a new run shows nothing: its successor owns the screen.
   if (active !== controller) return;

@@ -5,11 +5,11 @@ import { classify, resultRecord, errorFields, execResultRecord, type ResultRecor
 export interface RunView {
   /** A streamed value (not exec). */
   value(value: unknown): void;
-  /** The exec's terminal, when the call is an exec. */
-  readonly terminal: LabTerminal;
+  /** The exec's tty (the Lab's xterm.js), when the call is an exec. */
+  readonly tty: LabTty;
 }
 
-export interface LabTerminal {
+export interface LabTty {
   readonly cols: number;
   readonly rows: number;
   write(text: string): void;
@@ -30,7 +30,7 @@ export async function runCall(client: Client, name: string, kind: string, input:
   const base = { operation: name, call_id: callId } as const;
   let events = 0;
   if (name === EXEC) {
-    const t = view.terminal;
+    const t = view.tty;
     const handle = exec(client, String(input?.['containerId']), (input?.['cmd'] as string[] | undefined) ?? [], {
       id: callId,
       signal,

@@ -14,7 +14,7 @@ export interface RecordingPolicy {
   readonly strict: boolean;
 }
 
-export interface TerminalSize {
+export interface TtySize {
   readonly cols: number;
   readonly rows: number;
 }
@@ -54,7 +54,7 @@ export class Recording {
     private readonly out: AppendStream,
     private readonly dir: string,
     private readonly call: ObservedCall,
-    tty: TerminalSize,
+    tty: TtySize,
     private readonly policy: RecordingPolicy,
     private readonly budget: RecordingBudget,
     private readonly logger: Logger,
@@ -163,11 +163,11 @@ export function freeBytes(dir: string): number | undefined {
   }
 }
 
-function resizeOf(item: unknown): TerminalSize | undefined {
+function resizeOf(item: unknown): TtySize | undefined {
   return typeof item === 'object' && item !== null ? sizeOf((item as { resize?: unknown }).resize) : undefined;
 }
 
-export function sizeOf(value: unknown): TerminalSize | undefined {
+export function sizeOf(value: unknown): TtySize | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const { cols, rows } = value as { cols?: unknown; rows?: unknown };
   return typeof cols === 'number' && typeof rows === 'number' ? { cols, rows } : undefined;

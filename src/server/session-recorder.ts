@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { RpcError } from '../protocol/index.js';
 import type { Logger, ObserveCalls, ObservedCall } from '../dispatcher/index.js';
 import { AppendStream } from './append-stream.js';
-import { freeBytes, Recording, sizeOf, type RecordingPolicy, type TerminalSize } from './recording.js';
+import { freeBytes, Recording, sizeOf, type RecordingPolicy, type TtySize } from './recording.js';
 
 export type { RecordingPolicy } from './recording.js';
 
@@ -38,7 +38,7 @@ export function sessionRecorder(dir: string, logger: Logger, policy: RecordingPo
   let serial = 0;
   return {
     observe(call) {
-      const tty = terminalOf(call);
+      const tty = ttySizeOf(call);
       if (!tty) return undefined;
       const free = freeBytes(dir);
       if (free !== undefined && free - budget.pending() < policy.reserveBytes) return unrecorded(call, `${dir} has ${free} bytes free, under the ${policy.reserveBytes} kept for the audit log (--record-reserve-bytes)`, policy, logger);
@@ -67,7 +67,7 @@ function unrecorded(call: ObservedCall, why: string, policy: RecordingPolicy, lo
 }
 
 /** An exec with a terminal: its operation runs a command and its input asks for a tty of some size. */
-function terminalOf(call: ObservedCall): TerminalSize | undefined {
+function ttySizeOf(call: ObservedCall): TtySize | undefined {
   if (call.operation.commandEnd === undefined) return undefined;
   const input = call.input as { cmd?: unknown; tty?: unknown } | null;
   if (typeof input !== 'object' || input === null || !Array.isArray(input.cmd)) return undefined;

@@ -71,7 +71,7 @@ describe('one exec, one envelope: the CLI, HTTP and the Lab agree (src/outcome/e
   const viaLab = async (cmd: readonly string[]): Promise<Record<string, unknown>> => {
     const view: RunView = {
       value: () => undefined,
-      terminal: { cols: 80, rows: 24, write: () => undefined, onData: () => () => undefined, onResize: () => () => undefined },
+      tty: { cols: 80, rows: 24, write: () => undefined, onData: () => () => undefined, onResize: () => () => undefined },
     };
     const envelope = await runCall(client, 'docker/container/exec', 'subscription', { containerId: 'c', cmd: [...cmd] }, new AbortController().signal, view);
     return parseResultRecord(JSON.stringify(envelope));
