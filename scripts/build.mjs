@@ -3,7 +3,7 @@
 // bin (`npx callwire` in a clone runs it). `--no-check` emits without the type check (half
 // the time), for the test suite: CI checks the types in a step of its own.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, rmSync } from 'node:fs';
+import { chmodSync, readFileSync, rmSync } from 'node:fs';
 import { build } from 'esbuild';
 
 const check = process.argv.includes('--no-check') ? ['--noCheck'] : [];
@@ -30,4 +30,4 @@ await build({
   banner: { js: "import { createRequire as __callwireRequire } from 'node:module'; const require = __callwireRequire(import.meta.url);" },
   logLevel: 'warning',
 });
-chmodSync('dist/bin/callwire.js', 0o755);
+chmodSync(JSON.parse(readFileSync('package.json', 'utf8')).bin.callwire, 0o755);

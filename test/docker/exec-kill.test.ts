@@ -12,6 +12,7 @@ import type { DockerEngine } from '../../src/server/index.js';
 import { innermostPid } from '../../src/operations/docker/kill-tree.js';
 import { sweepInside } from '../../src/operations/docker/sweep-inside.js';
 import { MemoryConnection } from '../../src/testing/index.js';
+import { cliBin } from '../support/cli.js';
 import { DockerFixture, dockerCli, dockerHost } from '../support/docker.js';
 import { skipTitle } from '../support/skip.js';
 import { until } from '../support/wait.js';
@@ -260,7 +261,7 @@ describe('exec kill (spec §12, EXEC-5)', () => {
       } catch {
         execFileSync('cp', ['-a', ...parts, copy]);
       }
-      server = spawn(process.execPath, [join(copy, 'dist/bin/callwire.js'), 'serve', '--port', '0', '--no-webtransport'], {
+      server = spawn(process.execPath, [join(copy, cliBin), 'serve', '--port', '0', '--no-webtransport'], {
         cwd: copy,
         uid: 65534, // nobody
         gid: socketGid, // the socket's group, as `usermod -aG docker` would give

@@ -1,8 +1,11 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-/** The CLI as npm installs it (package.json `bin`): the bundle scripts/build.mjs makes. */
-export const cliPath = fileURLToPath(new URL('../../dist/bin/callwire.js', import.meta.url));
+const ROOT = new URL('../../', import.meta.url);
+/** The CLI as npm installs it, relative to the package's root: package.json's `bin`, the bundle scripts/build.mjs makes. */
+export const cliBin = (JSON.parse(readFileSync(new URL('package.json', ROOT), 'utf8')) as { bin: { callwire: string } }).bin.callwire;
+export const cliPath = fileURLToPath(new URL(cliBin, ROOT));
 const EXITS_WITH_PARENT = fileURLToPath(new URL('./exits-with-parent.mjs', import.meta.url));
 
 /** `env` with the preload that ends a Node child whose test process died without stopping it (exits-with-parent.mjs). */
