@@ -31,3 +31,7 @@ await build({
   logLevel: 'warning',
 });
 chmodSync(JSON.parse(readFileSync('package.json', 'utf8')).bin.callwire, 0o755);
+// The bin before the bundle, tsc's entry module: what npx's cache of a clone (keyed by its path)
+// and `npm link` still run where they first ran callwire before it, as neither looks at package.json's
+// bin again. Executable, it keeps working there; tsc writes a new file without the bit.
+chmodSync('dist/cli/main.js', 0o755);

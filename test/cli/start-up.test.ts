@@ -65,6 +65,11 @@ describe('a CLI process loads only what its command needs (docs/cli.md "Start-up
     expect(exec.packages.filter((p) => !/msgpackr-extract|^node-gyp-build-optional-packages$|^detect-libc$/.test(p))).toEqual([]);
   });
 
+  it("the bin before the bundle (tsc's entry) still runs as a program: npx's cache of a clone and `npm link` keep the bin they first linked", async () => {
+    const { stdout } = await promisify(execFile)(MODULES, ['--version'], { timeout: 60_000 });
+    expect(stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+  });
+
   it('--help still lists every command, and an unknown one still gets its suggestion', async () => {
     const { stdout } = await loadedBy(['--help']);
     for (const command of ['serve', 'agent', 'ops', 'schema', 'call', 'subscribe', 'exec', 'cp', 'conformance']) expect(stdout).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
