@@ -115,7 +115,8 @@ export class HostTable {
     entry.lastBeat = now;
     entry.engine = beat.engine;
     entry.version = Math.max(entry.version, beat.version);
-    if (beat.containers) {
+    // A table older than the one held (an answer to an ask overtaken by a later beat's table) changes nothing.
+    if (beat.containers && beat.version >= entry.tableVersion) {
       entry.containers = this.pins.size === 0 ? beat.containers : beat.containers.map((c) => this.unpinned(host, c));
       entry.tableVersion = beat.version;
       entry.listable = entry.containers.every(hasRow);

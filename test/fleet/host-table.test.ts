@@ -100,6 +100,16 @@ describe('the gateway\'s host table: where a container reference leads', () => {
     expect(gone).toContain('a');
   });
 
+  it('a table older than the one held (delivered late) is not applied: the newer table routes', () => {
+    const t = make();
+    const askedBefore = asked.length;
+    t.heard('a', beat(5, [{ id: 'aaaa0005', names: ['new'] }]));
+    t.heard('a', beat(4, [{ id: 'aaaa0004', names: ['old'] }]));
+    expect(t.route('new')).toEqual({ host: 'a', ref: 'new' });
+    expect((t.route('old') as RpcError).code).toBe('CONTAINER_NOT_FOUND');
+    expect(asked.slice(askedBefore)).toEqual([]);
+  });
+
   it('a down host keeps its names: another host announcing them makes them ambiguous, never its own; the down host\'s alone is UNAVAILABLE naming it', () => {
     const t = make();
     const now = Date.now();
