@@ -2,7 +2,7 @@ import { describeZodError, RpcError, type RequestedPayload } from '../protocol/i
 import { checkAccess } from './access.js';
 import type { Identity } from './identity.js';
 import type { IdentityLedger } from './identity-ledger.js';
-import type { SessionLimits } from './limits.js';
+import type { DispatcherLimits } from './limits.js';
 import { isUnary, type Operation } from './operation.js';
 import type { Registry } from './registry.js';
 
@@ -18,7 +18,7 @@ export interface CallRequest {
 /** What admission needs of the server: its operations, tokens, limits and per-identity caps. */
 export interface AdmissionRules {
   readonly registry: Registry;
-  readonly limits: SessionLimits;
+  readonly limits: DispatcherLimits;
   readonly authenticate: ((token: string) => Identity | undefined) | undefined;
   readonly ledger: IdentityLedger;
 }

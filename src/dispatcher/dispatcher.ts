@@ -4,13 +4,13 @@ import type { ObserveCalls, ObserveRefusals } from './call-observer.js';
 import { CallTable } from './call-table.js';
 import { silentLogger, type Identity, type Logger } from './identity.js';
 import { IdentityLedger } from './identity-ledger.js';
-import { resolveLimits, type SessionLimits } from './limits.js';
+import { resolveLimits, type DispatcherLimits } from './limits.js';
 import { OutboundGauge } from './outbound-gauge.js';
 import { ResumeRegistry } from './resume-registry.js';
 import type { ResumeSeam } from './resume-seam.js';
 import type { Registry } from './registry.js';
-import { Session } from './session.js';
-import type { SessionTransport } from './transport.js';
+import { FrameConnection } from './frame-connection.js';
+import type { FrameTransport } from './transport.js';
 
 export interface DispatcherOptions {
   readonly registry: Registry;
@@ -18,7 +18,7 @@ export interface DispatcherOptions {
   readonly authenticate?: (token: string) => Identity | undefined;
   /** Identity of callers without a token; default anonymous (`null`). */
   readonly anonymousIdentity?: Identity | null;
-  readonly limits?: Partial<SessionLimits>;
+  readonly limits?: Partial<DispatcherLimits>;
   readonly logger?: Logger;
   /** Validate every output against the operation's output schema (RES-4). Default true. */
   readonly validateOutput?: boolean;
@@ -46,12 +46,12 @@ export interface ConnectOptions {
 /**
  * The server's call engine, one for every transport: its operations, tokens, limits
  * and per-identity caps. Each connection gets a CallTable (`connect`), the one way
- * its calls start; a frame transport wraps it in a Session (`open`), which
+ * its calls start; a frame transport wraps it in a FrameConnection (`open`), which
  * translates frames. It holds every open connection and shuts them down together.
  */
 export interface Dispatcher {
   readonly registry: Registry;
-  readonly limits: SessionLimits;
+  readonly limits: DispatcherLimits;
   readonly logger: Logger | undefined;
   readonly authenticate: ((token: string) => Identity | undefined) | undefined;
   readonly anonymousIdentity: Identity | null;
@@ -73,8 +73,8 @@ export interface Dispatcher {
    * `unacknowledgedOutput`: its callers never acknowledge output (plain HTTP, §5.6).
    */
   connect(congested?: () => boolean, options?: ConnectOptions): CallTable;
-  /** A frame session over a new connection; `identity` defaults to the anonymous identity. */
-  open(transport: SessionTransport, identity?: Identity | null, options?: ConnectOptions): Session;
+  /** A FrameConnection over a new connection; `identity` defaults to the anonymous identity. */
+  open(transport: FrameTransport, identity?: Identity | null, options?: ConnectOptions): FrameConnection;
   /** Refuses new calls, lets live ones end within `graceMs`, then ends the rest with UNAVAILABLE; called again, ends them now. */
   shutdown(graceMs?: number): Promise<void>;
 }
@@ -125,12 +125,12 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     },
     connect,
     open(transport, identity = options.anonymousIdentity ?? null, connectOptions = {}) {
-      if (transport.congested || options.sharedStreams === false) return new Session({ transport, calls: connect(transport.congested, connectOptions), identity, limits, logger });
+      if (transport.congested || options.sharedStreams === false) return new FrameConnection({ transport, calls: connect(transport.congested, connectOptions), identity, limits, logger });
       // A stream-per-call transport: its shared streams (WTS-3) are its one bounded channel.
-      const sharedOutbound = new OutboundGauge(limits.maxOutboundBytesPerConnection, () => session.drained());
+      const sharedOutbound = new OutboundGauge(limits.maxOutboundBytesPerConnection, () => connection.drained());
       const calls = connect(() => sharedOutbound.congested, connectOptions);
-      const session: Session = new Session({ transport, calls, identity, limits, logger, sharedOutbound });
-      return session;
+      const connection: FrameConnection = new FrameConnection({ transport, calls, identity, limits, logger, sharedOutbound });
+      return connection;
     },
     async shutdown(graceMs = 0) {
       accepting = false;

@@ -1,6 +1,6 @@
 import { envelopes, outputFrameEncoder, RpcError, type Codec } from '../protocol/index.js';
 import type { CallEvent, CallOutlet } from './call-outlet.js';
-import type { SessionLimits } from './limits.js';
+import type { DispatcherLimits } from './limits.js';
 
 /** Sends one encoded frame; `final`: the call's terminal frame, after which a per-call stream ends. */
 export type Deliver = (frame: Uint8Array, final: boolean) => Promise<void>;
@@ -11,7 +11,7 @@ export type Deliver = (frame: Uint8Array, final: boolean) => Promise<void>;
  * (LIM-1) or nested deeper than `maxNestingDepth` (LIM-2) is not sent, and its
  * call ends instead.
  */
-export function frameOutlet(codec: Codec, limits: Pick<SessionLimits, 'maxFrameBytes' | 'maxNestingDepth'>, id: string, deliver: Deliver): CallOutlet<Uint8Array> {
+export function frameOutlet(codec: Codec, limits: Pick<DispatcherLimits, 'maxFrameBytes' | 'maxNestingDepth'>, id: string, deliver: Deliver): CallOutlet<Uint8Array> {
   // A stream's output frames share their envelope's bytes up to the output (outputFrameEncoder).
   let outputFrames: ((output: unknown) => Uint8Array) | undefined;
   return {

@@ -1,6 +1,6 @@
 import { RpcError } from '../protocol/index.js';
 import type { Identity } from './identity.js';
-import type { SessionLimits } from './limits.js';
+import type { DispatcherLimits } from './limits.js';
 
 interface Held {
   calls: number;
@@ -16,7 +16,7 @@ interface Held {
 export class IdentityLedger {
   private readonly held = new Map<string | null, Held>();
 
-  constructor(private readonly limits: Pick<SessionLimits, 'maxCallsPerIdentity' | 'maxExecSessionsPerIdentity'>) {}
+  constructor(private readonly limits: Pick<DispatcherLimits, 'maxCallsPerIdentity' | 'maxExecSessionsPerIdentity'>) {}
 
   /**
    * Takes a call, and an exec session when `exec`, for `identity`; or the refusal when

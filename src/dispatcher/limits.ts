@@ -1,7 +1,7 @@
 import { limits as defaults } from '../protocol/index.js';
 
 /** The limits a dispatcher enforces (spec/PROTOCOL.md §9); every name carries its unit. */
-export interface SessionLimits {
+export interface DispatcherLimits {
   /** Largest frame either side sends; an output that encodes larger ends its call (LIM-1). */
   readonly maxFrameBytes: number;
   readonly maxInputBytes: number;
@@ -25,7 +25,7 @@ export interface SessionLimits {
 }
 
 /** The protocol defaults, overridden by `given`. */
-export function resolveLimits(given: Partial<SessionLimits> = {}): SessionLimits {
+export function resolveLimits(given: Partial<DispatcherLimits> = {}): DispatcherLimits {
   return {
     maxFrameBytes: given.maxFrameBytes ?? defaults.maxFrameBytes,
     maxInputBytes: given.maxInputBytes ?? defaults.maxInputBytes,

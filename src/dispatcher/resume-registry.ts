@@ -2,7 +2,7 @@ import { RpcError, toBase64 } from '../protocol/index.js';
 import { checkResumeAccess } from './access.js';
 import type { AdmissionSlot } from './admission-slot.js';
 import type { Identity, Logger } from './identity.js';
-import type { SessionLimits } from './limits.js';
+import type { DispatcherLimits } from './limits.js';
 import type { LiveCall } from './live-call.js';
 import { ReplayBudget } from './replay-budget.js';
 import { ReplayLog } from './replay-log.js';
@@ -40,7 +40,7 @@ export class ResumeRegistry {
   private readonly held = new Map<object, Map<string, ResumeRecord>>();
 
   constructor(
-    private readonly limits: SessionLimits,
+    private readonly limits: DispatcherLimits,
     readonly logger: Logger,
     /** Where a token this server did not issue may be taken up (a fleet gateway's, docs/fleet.md). */
     readonly seam?: ResumeSeam,

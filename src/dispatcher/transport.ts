@@ -4,7 +4,7 @@ import type { Codec } from '../protocol/index.js';
  * What a session needs from a connection. Transports implement it; the dispatcher
  * never imports a transport, and no transport looks inside a frame.
  */
-export interface SessionTransport {
+export interface FrameTransport {
   readonly codec: Codec;
   /**
    * Writes one encoded envelope on the connection (WebSocket: one message). Resolves

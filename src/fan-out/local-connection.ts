@@ -1,31 +1,31 @@
 import { CallRoutes, type CallChannel, type CallSink, type ClientConnection } from '../client/index.js';
-import type { Dispatcher, Identity, Session } from '../dispatcher/index.js';
+import type { Dispatcher, Identity, FrameConnection } from '../dispatcher/index.js';
 import { nextTurn } from '../flow/index.js';
 import { envelopes, msgpackCodec, RpcError, type Envelope } from '../protocol/index.js';
 
 /**
  * A connection from this process to its own dispatcher, as one caller: to the SDK it
  * is one more transport, so a call an operation makes on its caller's behalf is a
- * frame session of the dispatcher's like any socket's, admitted as `identity` (its
+ * FrameConnection of the dispatcher's like any socket's, admitted as `identity` (its
  * scopes, a container's owner, its per-identity caps) and audited on its own line,
  * which names `parentCallId`, the call it was opened for.
  * Frames are encoded and decoded as on a socket, and each hop waits a turn, so the
- * SDK's credit bounds what the session holds exactly as over the network.
+ * SDK's credit bounds what the FrameConnection holds exactly as over the network.
  */
 export class LocalConnection implements ClientConnection {
   readonly codec = msgpackCodec;
   readonly carrier = 'memory' as const;
   private readonly calls = new CallRoutes((envelope) => this.send(envelope));
-  private readonly session: Session;
+  private readonly server: FrameConnection;
   private open = true;
   private closedResolve: () => void = () => undefined;
   readonly closed = new Promise<void>((resolve) => (this.closedResolve = resolve));
 
   constructor(dispatcher: Dispatcher, identity: Identity | null, parentCallId: string) {
-    this.session = dispatcher.open(
+    this.server = dispatcher.open(
       {
         codec: this.codec,
-        // The session's frames are taken as they are handed over: never congested, credit bounds each call.
+        // Its frames are taken as they are handed over: never congested, credit bounds each call.
         congested: () => false,
         send: (frame) => this.deliver(frame),
         close: (code, reason) => this.end(new RpcError('UNAVAILABLE', `the server closed the in-process connection (${code}: ${reason})`)),
@@ -44,10 +44,10 @@ export class LocalConnection implements ClientConnection {
     if (this.open) this.send(envelopes.aborted(id));
   }
 
-  /** Ends the session: its calls still live are cancelled, as a closed socket's are. */
+  /** Ends the connection: its calls still live are cancelled, as a closed socket's are. */
   close(): Promise<void> {
     if (this.open) {
-      this.session.close();
+      this.server.close();
       this.end(new RpcError('UNAVAILABLE', 'the in-process connection is closed'));
     }
     return this.closed;
@@ -56,7 +56,7 @@ export class LocalConnection implements ClientConnection {
   private send(envelope: Envelope): number {
     const bytes = this.codec.encode(envelope);
     nextTurn(() => {
-      if (this.open) this.session.receive(bytes);
+      if (this.open) this.server.receive(bytes);
     });
     return bytes.byteLength;
   }

@@ -1,6 +1,6 @@
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { z } from 'zod';
-import type { Dispatcher, Identity, Logger, Session } from '../dispatcher/index.js';
+import type { Dispatcher, Identity, Logger, FrameConnection } from '../dispatcher/index.js';
 import { msgpackCodec } from '../protocol/index.js';
 import { decodeLink, LinkReceiver, LinkSender, encodeLink, type LinkMessage } from './link-message.js';
 import { guarded, publisher } from './nats-settings.js';
@@ -19,7 +19,7 @@ const MAX_VCS = 10_000;
 interface AgentVc {
   readonly sender: LinkSender;
   readonly receiver: LinkReceiver;
-  readonly session: Session;
+  readonly server: FrameConnection;
   heardAt: number;
 }
 
@@ -33,7 +33,7 @@ export interface AgentLinkOptions {
 
 /**
  * The agent's side of every gateway's virtual connections (docs/fleet.md): one NATS
- * subscription on its own `to` subject, a callwire session per virtual connection,
+ * subscription on its own `to` subject, a FrameConnection per virtual connection,
  * whose frames go back on `from.<gateway>`. The gateways are trusted to name the
  * caller's identity: only they may publish on an agent's subject (NATS permissions).
  */
@@ -41,12 +41,12 @@ export class AgentLink {
   private readonly vcs = new Map<string, AgentVc>();
   private subscription: Subscription | undefined;
   private sweeper: ReturnType<typeof setInterval> | undefined;
-  /** What the sessions published that NATS has not confirmed (BP-3, BP-4): one bound for the one connection. */
+  /** What the virtual connections published that NATS has not confirmed (BP-3, BP-4): one bound for the one connection. */
   private readonly outbound: NatsOutbound;
 
   constructor(private readonly options: AgentLinkOptions) {
     this.outbound = new NatsOutbound(options.nc, options.dispatcher.limits.maxOutboundBytesPerConnection, () => {
-      for (const vc of this.vcs.values()) vc.session.drained();
+      for (const vc of this.vcs.values()) vc.server.drained();
     });
   }
 
@@ -98,7 +98,7 @@ export class AgentLink {
     for (const [id, vc] of this.vcs) {
       vc.sender.send('close');
       this.vcs.delete(id);
-      vc.session.close();
+      vc.server.close();
     }
   }
 
@@ -113,13 +113,13 @@ export class AgentLink {
     const received = vc.receiver.accept(message);
     if (received === 'pending') return;
     if (received === 'gap') return this.drop(message.vc, vc, 'a message was lost');
-    if (received.kind === 'frame') vc.session.receive(received.body);
+    if (received.kind === 'frame') vc.server.receive(received.body);
     else if (received.kind === 'close') {
       this.vcs.delete(message.vc);
-      vc.session.close();
+      vc.server.close();
     } else if (received.kind === 'lost') {
       this.vcs.delete(message.vc);
-      vc.session.lost();
+      vc.server.lost();
     }
   }
 
@@ -137,7 +137,7 @@ export class AgentLink {
     const maxPayload = nc.info?.max_payload ?? 1024 * 1024;
     const sender = new LinkSender(publisher(nc, subject, this.options.logger), message.vc, maxPayload);
     const id = message.vc;
-    const session = dispatcher.open(
+    const server = dispatcher.open(
       {
         codec: msgpackCodec,
         send: (frame) => {
@@ -154,7 +154,7 @@ export class AgentLink {
     );
     const receiver = new LinkReceiver(dispatcher.limits.maxFrameBytes);
     receiver.accept(message);
-    this.vcs.set(id, { sender, receiver, session, heardAt: Date.now() });
+    this.vcs.set(id, { sender, receiver, server, heardAt: Date.now() });
   }
 
   /** A gap, a silence: the calls on it go on for their grace if resumable (§4.9), the rest end. */
@@ -162,7 +162,7 @@ export class AgentLink {
     this.options.logger.info('link connection lost', { vc: id, why });
     this.vcs.delete(id);
     vc.sender.send('lost');
-    vc.session.lost();
+    vc.server.lost();
   }
 
   private tellLost(vc: string): void {

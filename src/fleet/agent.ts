@@ -1,4 +1,4 @@
-import { createDispatcher, Registry, type Logger, type ObserveCalls, type ObserveRefusals, type SessionLimits } from '../dispatcher/index.js';
+import { createDispatcher, Registry, type Logger, type ObserveCalls, type ObserveRefusals, type DispatcherLimits } from '../dispatcher/index.js';
 import { discoveryOperations, dockerOperations, probeDocker, type DockerEngine } from '../operations/index.js';
 import { AgentBeacon } from './agent-beacon.js';
 import { AgentLink } from './agent-link.js';
@@ -10,7 +10,7 @@ export interface AgentOptions {
   readonly hostId: string;
   readonly engine: DockerEngine;
   readonly logger: Logger;
-  readonly limits?: Partial<SessionLimits>;
+  readonly limits?: Partial<DispatcherLimits>;
   /** Watches the agent's calls (its /metrics): given what it reads, it answers with the dispatcher's observers. */
   readonly instrument?: (agent: AgentReadings) => { readonly observe?: ObserveCalls; readonly observeRefusals?: ObserveRefusals };
 }

@@ -1,4 +1,4 @@
-import { createDispatcher, OutboundGauge, type Identity, type Logger, type Registry, type Session, type SessionLimits, type SessionTransport } from '../dispatcher/index.js';
+import { createDispatcher, OutboundGauge, type Identity, type Logger, type Registry, type FrameConnection, type DispatcherLimits, type FrameTransport } from '../dispatcher/index.js';
 import { decodedEvent, EventQueue, RawPeer } from '../conformance/index.js';
 import { nextTurn } from '../flow/index.js';
 import { codecs, type Codec } from '../protocol/index.js';
@@ -8,17 +8,17 @@ export interface MemoryConnectionOptions {
   readonly codec?: Codec;
   readonly identity?: Identity | null;
   readonly authenticate?: (token: string) => Identity | undefined;
-  readonly limits?: Partial<SessionLimits>;
+  readonly limits?: Partial<DispatcherLimits>;
   readonly logger?: Logger;
 }
 
 /**
- * A connection with no sockets: a session on one side, the raw peer (the conformance
+ * A connection with no sockets: the server's FrameConnection on one side, the raw peer (the conformance
  * runner's, over memory) on the other, bytes encoded with a real codec in between. `pause()` makes the transport
  * accept nothing (sends stay pending) until `resume()`, to test backpressure.
  */
-export class MemoryConnection implements SessionTransport {
-  readonly session: Session;
+export class MemoryConnection implements FrameTransport {
+  readonly server: FrameConnection;
   readonly client: RawPeer;
   private readonly events = new EventQueue();
   readonly codec: Codec;
@@ -35,11 +35,11 @@ export class MemoryConnection implements SessionTransport {
       ...(options.limits ? { limits: options.limits } : {}),
       ...(options.logger ? { logger: options.logger } : {}),
     });
-    this.outbound = new OutboundGauge(dispatcher.limits.maxOutboundBytesPerConnection, () => this.session.drained());
-    this.session = dispatcher.open(this, options.identity ?? null);
+    this.outbound = new OutboundGauge(dispatcher.limits.maxOutboundBytesPerConnection, () => this.server.drained());
+    this.server = dispatcher.open(this, options.identity ?? null);
     // Each hop waits a turn of the event loop, as socket I/O would; order is kept.
     const write = (bytes: Uint8Array): void => {
-      if (this.open) nextTurn(() => this.session.receive(bytes));
+      if (this.open) nextTurn(() => this.server.receive(bytes));
     };
     const codec = this.codec;
     this.client = new RawPeer({
@@ -68,7 +68,7 @@ export class MemoryConnection implements SessionTransport {
     });
   }
 
-  // SessionTransport
+  // FrameTransport
   readonly congested = (): boolean => this.outbound.congested;
 
   send(frame: Uint8Array): Promise<void> {
@@ -98,8 +98,8 @@ export class MemoryConnection implements SessionTransport {
     if (!this.open) return;
     this.open = false;
     // 1006: no close handshake, a connection the network lost (§4.9).
-    if (code === 1006) this.session.lost();
-    else this.session.close();
+    if (code === 1006) this.server.lost();
+    else this.server.close();
     this.events.push({ kind: 'close', code, reason });
   }
 

@@ -3,7 +3,7 @@ import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
-import type { Dispatcher, Identity, SessionTransport } from '../dispatcher/index.js';
+import type { Dispatcher, Identity, FrameTransport } from '../dispatcher/index.js';
 import { BRIDGE_LINE_MAX_BYTES, bridgeLine, bridgeMessages, BridgeMux, callStreamsAllowed, parseBridgeLine, spawnEdge, type BridgeMessage } from '../webtransport/index.js';
 import { pumpCallStream } from './call-stream.js';
 import type { ConnectionGuard } from './connection-guard.js';
@@ -167,28 +167,28 @@ function listenBridge(socketPath: string, secret: string, options: H3BridgeOptio
         control.uncork();
       },
       // Each caller's stream is served by the same pump as an HTTP/2 one; a reset either way is a mux frame.
-      onStream: (stream) => void pumpCallStream(stream, session.openStream.bind(session), dispatcher, { name: 'http/3' }),
+      onStream: (stream) => void pumpCallStream(stream, connection.openStream.bind(connection), dispatcher, { name: 'http/3' }),
       // The QUIC connection was lost, not closed: resumable calls wait for their caller (§4.9).
-      onLost: () => session.lost(),
+      onLost: () => connection.lost(),
       onViolation: (error) => {
         // An edge that speaks nonsense loses its session, never the server.
         dispatcher.logger?.warn('ended an HTTP/3 session: its bridge broke the protocol', { session: id, error: error.message });
         control.destroy();
       },
     });
-    const transport: SessionTransport = {
+    const transport: FrameTransport = {
       codec,
       send: () => Promise.reject(new Error("WebTransport frames travel on their call's stream")),
       close: (code, reason) => mux.close(code, reason),
     };
-    const session = dispatcher.open(transport, options.anonymousIdentity);
+    const connection = dispatcher.open(transport, options.anonymousIdentity);
     control.write(bridgeLine<'accepted'>({ type: 'accepted', id }));
     control.on('data', (chunk: Buffer) => mux.receive(chunk));
     if (early.byteLength > 0) mux.receive(early);
     control.resume();
     control.on('close', () => {
       leave();
-      session.close(); // ABT-4: the session's calls end with it (unless it said `lost` first)
+      connection.close(); // ABT-4: the session's calls end with it (unless it said `lost` first)
       // Streams still open (a lost QUIC connection leaves them unended) end now, after their calls were decided.
       mux.end();
     });

@@ -1,4 +1,4 @@
-/** Transports: thin adapters from a connection to a dispatcher Session. */
+/** Transports: thin adapters from a connection to a dispatcher FrameConnection. */
 export { createWebSocketTransport, type WebSocketTransport, type WebSocketTransportOptions } from './websocket.js';
 export { ConnectionGuard, type ConnectionCounts, type ConnectionGuardOptions } from './connection-guard.js';
 export { bearerToken, type Authenticate } from './auth.js';

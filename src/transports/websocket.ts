@@ -2,7 +2,7 @@ import type { IncomingMessage, Server as HttpServer } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { OutboundGauge, type Dispatcher, type Identity, type SessionTransport } from '../dispatcher/index.js';
+import { OutboundGauge, type Dispatcher, type Identity, type FrameTransport } from '../dispatcher/index.js';
 import { writeBatcher } from '../io/index.js';
 import { closeCodes, SHUTDOWN_REASON, codecForSubprotocol, codecs, limits, sniffCodec, subprotocols, type Codec } from '../protocol/index.js';
 import { bearerToken } from './auth.js';
@@ -96,10 +96,10 @@ export function createWebSocketTransport(options: WebSocketTransportOptions, ser
     sockets.add(ws);
     // WS-5, REF-2: without a subprotocol, the first frame's first byte picks the codec.
     let sniffed = negotiated !== undefined;
-    // BP-3, BP-4: over the bound, stop reading the peer and let the session's pull sources wait.
+    // BP-3, BP-4: over the bound, stop reading the peer and let the connection's pull sources wait.
     const outbound = new OutboundGauge(maxOutbound, () => {
       if (ws.readyState === ws.OPEN) ws.resume();
-      session.drained();
+      connection.drained();
     });
     const batched = writeBatcher(req.socket);
     // A send fails once the socket is closing, before its close event says how: a close frame ends every
@@ -108,10 +108,10 @@ export function createWebSocketTransport(options: WebSocketTransportOptions, ser
     const closed = new Promise<void>((resolve) => ws.once('close', () => resolve()));
     let closeFrameSent = false;
     const failAfterClose = (reject: (error: Error) => void, error: Error): void => {
-      if (closeFrameSent) session.close();
+      if (closeFrameSent) connection.close();
       void closed.then(() => reject(error));
     };
-    const transport: { -readonly [K in keyof SessionTransport]: SessionTransport[K] } = {
+    const transport: { -readonly [K in keyof FrameTransport]: FrameTransport[K] } = {
       codec: negotiated ?? codecs.msgpack,
       congested: () => outbound.congested,
       send: (frame) =>
@@ -131,7 +131,7 @@ export function createWebSocketTransport(options: WebSocketTransportOptions, ser
         ws.close(code, reason);
       },
     };
-    const session = dispatcher.open(transport, identity);
+    const connection = dispatcher.open(transport, identity);
     keepalive.track(ws, req.socket);
     ws.on('message', (data, isBinary) => {
       if (!isBinary) {
@@ -143,7 +143,7 @@ export function createWebSocketTransport(options: WebSocketTransportOptions, ser
         sniffed = true;
         transport.codec = sniffCodec(bytes);
       }
-      session.receive(bytes);
+      connection.receive(bytes);
     });
     ws.on('close', (code) => {
       keepalive.untrack(ws);
@@ -151,8 +151,8 @@ export function createWebSocketTransport(options: WebSocketTransportOptions, ser
       // 1006: no close frame (the socket broke, or keepalive dropped a silent peer): resumable calls
       // wait for their caller (§4.9). A close frame, from either side, ends every call (ABT-4), also
       // one the peer never answered (its close reports 1006).
-      if (code === closeCodes.ABNORMAL && !closeFrameSent) session.lost();
-      else session.close();
+      if (code === closeCodes.ABNORMAL && !closeFrameSent) connection.lost();
+      else connection.close();
     });
     ws.on('error', (error) => dispatcher.logger?.debug('websocket error', { error: error.message }));
   }

@@ -1,7 +1,7 @@
 import type { Http2SecureServer, Http2Session, ServerHttp2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import type { Dispatcher, SessionTransport } from '../dispatcher/index.js';
+import type { Dispatcher, FrameTransport } from '../dispatcher/index.js';
 import { closeCodes, codecs, limits, SHUTDOWN_REASON, type Codec } from '../protocol/index.js';
 import { pumpCallStream } from './call-stream.js';
 import type { ConnectionGuard } from './connection-guard.js';
@@ -146,20 +146,20 @@ export async function listenWebTransport(options: WebTransportServerOptions): Pr
 
   async function serveSession(wt: WtSession, codec: Codec): Promise<void> {
     await wt.ready;
-    const transport: SessionTransport = {
+    const transport: FrameTransport = {
       codec,
       // Every frame of a call goes on its own stream; nothing is sent on the session itself.
       send: () => Promise.reject(new Error('WebTransport frames travel on their call\'s stream')),
       close: (code, reason) => closeSession(wt, code, reason),
     };
-    const session = dispatcher.open(transport);
+    const connection = dispatcher.open(transport);
     // A session either side closed ends its calls (ABT-4); a lost one leaves its resumable calls to their caller (§4.9).
     wtSessions.set(
       wt,
       watchHttp2SessionEnd(wt, (how) => {
         wtSessions.delete(wt);
-        if (how === 'lost') session.lost();
-        else session.close();
+        if (how === 'lost') connection.lost();
+        else connection.close();
       }),
     );
 
@@ -167,7 +167,7 @@ export async function listenWebTransport(options: WebTransportServerOptions): Pr
     for (;;) {
       const next = await streams.read().catch(() => ({ done: true as const, value: undefined }));
       if (next.done) return;
-      void pumpCallStream(next.value, session.openStream.bind(session), dispatcher, { name: 'webtransport' });
+      void pumpCallStream(next.value, connection.openStream.bind(connection), dispatcher, { name: 'webtransport' });
     }
   }
 

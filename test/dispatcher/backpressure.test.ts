@@ -70,7 +70,7 @@ describe('backpressure towards a slow transport (spec §8)', () => {
     conn.resume();
     await until(() => state.produced > producedWhilePaused + 4 * MIB, 'flow after resume');
     conn.client.abort("big");
-    await until(() => conn.session.stats.liveCalls === 0, 'call ended');
+    await until(() => conn.server.stats.liveCalls === 0, 'call ended');
     console.log(`iterable: ${(extra / MIB).toFixed(2)} MiB extra while paused; ${(producedWhilePaused / MIB).toFixed(2)} MiB produced`);
   });
 
@@ -84,7 +84,7 @@ describe('backpressure towards a slow transport (spec §8)', () => {
     const extra = memory() - before;
     expect(state.produced).toBeLessThan(2 * MIB + 2 * CHUNK);
     expect(extra).toBeLessThan(2 * MIB + SLACK);
-    expect(conn.session.stats.liveCalls).toBe(0);
+    expect(conn.server.stats.liveCalls).toBe(0);
     conn.resume();
     const last = await conn.client.next((e) => e.id === 'push' && e.type === 'call.error');
     expect(last.type === 'call.error' && last.payload).toMatchObject({ code: 'SLOW_CONSUMER', retryable: true });
@@ -123,7 +123,7 @@ describe('fairness (spec §5.2, WS-7)', () => {
     expect(Math.max(...perTurn)).toBeGreaterThan(0);
     expect(Math.max(...perTurn)).toBeLessThan(STREAMS + 2 * 256 + 100);
     for (let i = 0; i < STREAMS; i++) conn.client.abort(`s${i}`);
-    await until(() => conn.session.stats.liveCalls === 0, 'streams aborted');
+    await until(() => conn.server.stats.liveCalls === 0, 'streams aborted');
   });
 
   /** `count` streams at once, stream n's items made by `items(n, take)`, where `take()` counts one for it. */
@@ -136,7 +136,7 @@ describe('fairness (spec §5.2, WS-7)', () => {
     for (let i = 0; i < count; i++) conn.client.request(`s${i}`, 'tiny/numbered', i);
     const abortAll = async (): Promise<void> => {
       for (let i = 0; i < count; i++) conn.client.abort(`s${i}`);
-      await until(() => conn.session.stats.liveCalls === 0, 'streams aborted');
+      await until(() => conn.server.stats.liveCalls === 0, 'streams aborted');
     };
     return { takenBy, abortAll };
   }
@@ -180,6 +180,6 @@ describe('fairness (spec §5.2, WS-7)', () => {
     // The answer came while the stream was still going, long before its 1 GiB.
     expect(state.produced - started).toBeLessThan(256 * MIB);
     conn.client.abort('hose');
-    await until(() => conn.session.stats.liveCalls === 0, 'stream aborted');
+    await until(() => conn.server.stats.liveCalls === 0, 'stream aborted');
   });
 });

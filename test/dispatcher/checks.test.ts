@@ -225,7 +225,7 @@ describe('invalid and unexpected frames (spec §3.3, §3.4, §4.6)', () => {
     client.request('fine', 'test/echo', { text: 'ok' });
     expect((await client.nextFor('fine')).type).toBe('call.responded');
     await sleep(10);
-    expect(conn.session.stats).toMatchObject({ unknownTypeFrames: 1, wrongDirectionFrames: 2 });
+    expect(conn.server.stats).toMatchObject({ unknownTypeFrames: 1, wrongDirectionFrames: 2 });
     expect(client.framesFor('z')).toHaveLength(0);
     expect(client.isClosed).toBe(false);
   });
@@ -240,7 +240,7 @@ describe('invalid and unexpected frames (spec §3.3, §3.4, §4.6)', () => {
     expect(errorOf(await conn.client.nextFor('b'))).toMatchObject({ code: 'INTERNAL', message: expect.stringMatching(/cannot be encoded with json/) });
     conn.client.request('o', 'ok', null);
     expect((await conn.client.nextFor('o')).type).toBe('call.responded');
-    await until(() => conn.session.stats.liveCalls === 0, 'no live calls');
+    await until(() => conn.server.stats.liveCalls === 0, 'no live calls');
   });
 });
 

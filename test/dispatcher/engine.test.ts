@@ -1,7 +1,7 @@
 import { Observable } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createDispatcher, defineOperation, OutboundGauge, Registry, type Operation, type Session, type SessionTransport } from '../../src/dispatcher/index.js';
+import { createDispatcher, defineOperation, OutboundGauge, Registry, type Operation, type FrameConnection, type FrameTransport } from '../../src/dispatcher/index.js';
 import { codecs, envelopes, RpcError, type Envelope } from '../../src/protocol/index.js';
 import { InProcessClient, MemoryConnection } from '../../src/testing/index.js';
 import { sleep, until } from '../support/wait.js';
@@ -182,14 +182,14 @@ describe("the connection's outbound bytes have one count (BP-4)", () => {
 });
 
 /** A connection whose peer takes one frame per turn of the event loop, once resumed: a slow, steady reader. */
-class TrickleTransport implements SessionTransport {
+class TrickleTransport implements FrameTransport {
   readonly codec = codecs.msgpack;
   readonly taken: Envelope[] = [];
-  session!: Session;
+  server!: FrameConnection;
   private readonly queue: { frame: Uint8Array; done: () => void }[] = [];
   private readonly gauge: OutboundGauge;
   constructor(bound: number) {
-    this.gauge = new OutboundGauge(bound, () => this.session.drained());
+    this.gauge = new OutboundGauge(bound, () => this.server.drained());
   }
   readonly congested = (): boolean => this.gauge.congested;
   send(frame: Uint8Array): Promise<void> {
@@ -216,12 +216,12 @@ describe('a call waiting for room always hears of it', () => {
     const { registry } = operations();
     const dispatcher = createDispatcher({ registry, limits: { maxBufferedBytesPerCall: 8 * 1024, maxOutboundBytesPerConnection: 32 * 1024 } });
     const transport = new TrickleTransport(32 * 1024);
-    transport.session = dispatcher.open(transport);
+    transport.server = dispatcher.open(transport);
     const ids = ['a', 'b', 'c', 'd', 'e'];
     // One after another: the first calls fill their own buffers and wait for them, and only
     // then does the connection congest; a call that waits for its own room waits on no list.
     for (const id of ids) {
-      transport.session.receive(codecs.msgpack.encode(envelopes.requested(id, { operationId: 't/count', input: { to: 60 } })));
+      transport.server.receive(codecs.msgpack.encode(envelopes.requested(id, { operationId: 't/count', input: { to: 60 } })));
       await sleep(50);
     }
     expect(transport.congested()).toBe(true);
@@ -238,7 +238,7 @@ describe('calls whose output waits for credit', () => {
     // Credit for one frame each: both streams end at once, their other frames held for credit.
     conn.client.request('x', 't/count', { to: 5 }, { credit: 1 });
     conn.client.request('y', 't/count', { to: 5 }, { credit: 1 });
-    await until(() => conn.session.stats.liveCalls === 0, 'both streams ended, frames held');
+    await until(() => conn.server.stats.liveCalls === 0, 'both streams ended, frames held');
     conn.client.request('z', 't/echo', { text: 'over' });
     expect(await conn.client.nextFor('z')).toMatchObject({ type: 'call.error', payload: { code: 'LIMIT_EXCEEDED' } });
     // A malformed frame about an ended call is no reason to send it anything more (ERR-2).

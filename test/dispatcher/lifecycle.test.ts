@@ -77,14 +77,14 @@ describe('abort (spec §11.5, §11.6)', () => {
     expect(client.framesFor('a1')).toHaveLength(count);
     expect(client.framesFor('a1').every((e) => e.type === 'call.responded')).toBe(true);
     expect(probe.aborts).toBe(1);
-    expect(conn.session.stats.liveCalls).toBe(0);
+    expect(conn.server.stats.liveCalls).toBe(0);
   });
 
   it('fires the AbortSignal and the teardown in the same turn the abort is read', async () => {
     const { client, probe, conn } = setup();
     client.request('a2', 'test/ticker', { count: 1000, intervalMs: 50 });
     await until(() => probe.signals.length === 1, 'handler start');
-    conn.session.receive(msgpackCodec.encode(envelopes.aborted('a2')));
+    conn.server.receive(msgpackCodec.encode(envelopes.aborted('a2')));
     // No await between receive() and these checks: cancellation is synchronous.
     expect(probe.signals[0]!.aborted).toBe(true);
     expect(probe.teardowns).toBe(1);
@@ -115,7 +115,7 @@ describe('abort (spec §11.5, §11.6)', () => {
     client.request('after', 'test/echo', { text: 'still here' });
     expect((await client.nextFor('after')).type).toBe('call.responded');
     expect(client.framesFor('never-used')).toHaveLength(0);
-    expect(conn.session.stats.unknownIdFrames).toBe(1);
+    expect(conn.server.stats.unknownIdFrames).toBe(1);
     expect(client.isClosed).toBe(false);
   });
 
@@ -126,18 +126,18 @@ describe('abort (spec §11.5, §11.6)', () => {
     client.abort('r1');
     await sleep(20);
     expect(client.framesFor('r1')).toHaveLength(2);
-    expect(conn.session.stats.unknownIdFrames).toBe(1);
+    expect(conn.server.stats.unknownIdFrames).toBe(1);
   });
 
   it('disconnect with 100 live subscriptions runs all 100 teardowns', async () => {
     const { client, probe, conn } = setup();
     for (let i = 0; i < 100; i++) client.request(`d${i}`, 'test/ticker', { count: 1_000_000, intervalMs: 20 });
     await until(() => probe.started === 100, '100 handlers');
-    expect(conn.session.stats.liveCalls).toBe(100);
+    expect(conn.server.stats.liveCalls).toBe(100);
     conn.disconnect();
     expect(probe.teardowns).toBe(100);
     expect(probe.signals.every((s) => s.aborted)).toBe(true);
-    expect(conn.session.stats.liveCalls).toBe(0);
+    expect(conn.server.stats.liveCalls).toBe(0);
   });
 });
 
@@ -202,7 +202,7 @@ describe('shutdown', () => {
     client.request('quick', 'test/sleep', { ms: 20 });
     client.request('slow', 'test/sleep', { ms: 10_000 });
     await until(() => probe.started === 2, 'both started');
-    const done = conn.session.shutdown(200);
+    const done = conn.server.shutdown(200);
     client.request('late', 'test/echo', { text: 'x' });
     const late = await client.nextFor('late');
     expect(late.type === 'call.error' && late.payload.code).toBe('UNAVAILABLE');

@@ -92,7 +92,7 @@ describe('exec kill (spec §12, EXEC-5)', () => {
     conn.client.request('race', 'docker/container/exec', { containerId, cmd: ['sleep', '1001'] });
     await gated.started;
     conn.client.abort('race');
-    await until(() => conn.session.stats.liveCalls === 0, 'abort processed');
+    await until(() => conn.server.stats.liveCalls === 0, 'abort processed');
     gated.release();
     // The exec starts after its call has ended; it must not be left running.
     await gated.running;

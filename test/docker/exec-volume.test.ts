@@ -79,9 +79,9 @@ for (const transport of carrierCases) {
       expect(running.filter((p) => p.includes('slowpoke')).length, running.join(' | ')).toBeGreaterThan(0);
       expect(extra).toBeLessThan(24 * MIB);
       console.log(`exec paused 2 s: ${(extra / MIB).toFixed(1)} MiB extra in the server process`);
-      expect(conn.session.stats.liveCalls).toBe(1);
+      expect(conn.server.stats.liveCalls).toBe(1);
       conn.client.abort('slow');
-      await until(() => conn.session.stats.liveCalls === 0, 'abort processed');
+      await until(() => conn.server.stats.liveCalls === 0, 'abort processed');
       await expect.poll(async () => (await docker.processes(containerId)).filter((p) => p.includes('slowpoke')), { timeout: 2000, interval: 50 }).toEqual([]);
       conn.resume();
     });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { containerListContract, execContract, MAX_FAN_OUT_TARGETS } from '../../src/contracts/index.js';
-import { createDispatcher, defineOperation, Registry, type Identity, type SessionLimits } from '../../src/dispatcher/index.js';
+import { createDispatcher, defineOperation, Registry, type Identity, type DispatcherLimits } from '../../src/dispatcher/index.js';
 import { execManyOperation } from '../../src/fan-out/index.js';
 import { RpcError } from '../../src/protocol/index.js';
 import { InProcessClient } from '../../src/testing/index.js';
@@ -24,7 +24,7 @@ interface Engine {
 const OPS: Identity = { subject: 'ops', scopes: ['container:*'] };
 const LINE = 'x'.repeat(1000);
 
-function fakeEngine(containers: number, options: { endless?: boolean; limits?: Partial<SessionLimits>; hold?: { container: string; until: Promise<void> } } = {}) {
+function fakeEngine(containers: number, options: { endless?: boolean; limits?: Partial<DispatcherLimits>; hold?: { container: string; until: Promise<void> } } = {}) {
   const engine: Engine = { callers: [], execs: 0, live: 0, mostLive: 0, produced: 0, cancelled: 0 };
   const rows = Array.from({ length: containers }, (_, i) => ({
     id: `id${i}`,

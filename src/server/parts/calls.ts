@@ -1,4 +1,4 @@
-import { createDispatcher, Registry, type Dispatcher, type Logger, type ObserveCalls, type ObserveRefusals, type Operation, type SessionLimits } from '../../dispatcher/index.js';
+import { createDispatcher, Registry, type Dispatcher, type Logger, type ObserveCalls, type ObserveRefusals, type Operation, type DispatcherLimits } from '../../dispatcher/index.js';
 import { fanOutOperations } from '../../fan-out/index.js';
 import type { FleetGateway } from '../../fleet/index.js';
 import { discoveryOperations, probeOperations, serviceOperations, type DockerEngine } from '../../operations/index.js';
@@ -12,7 +12,7 @@ export interface CallOptions {
   readonly operations?: readonly Operation[];
   /** Offer the `conformance/*` operations the conformance suite drives. */
   readonly conformance?: boolean;
-  readonly limits?: Partial<SessionLimits>;
+  readonly limits?: Partial<DispatcherLimits>;
   /** Whether WebTransport callers may open shared call streams (spec §5.4, WTS-1); default true. */
   readonly sharedStreams?: boolean;
 }

@@ -3,19 +3,19 @@ import { duplicateCallId, truncate } from './admission.js';
 import type { CallTable, CallTableStats } from './call-table.js';
 import { frameOutlet, type Deliver } from './frame-outlet.js';
 import { silentLogger, type Identity, type Logger } from './identity.js';
-import type { SessionLimits } from './limits.js';
+import type { DispatcherLimits } from './limits.js';
 import type { LiveCall } from './live-call.js';
 import type { OutboundGauge } from './outbound-gauge.js';
 import { SharedStreams } from './shared-stream.js';
-import type { SessionTransport, StreamEntry, StreamSink } from './transport.js';
+import type { FrameTransport, StreamEntry, StreamSink } from './transport.js';
 
-export interface SessionOptions {
-  readonly transport: SessionTransport;
+export interface FrameConnectionOptions {
+  readonly transport: FrameTransport;
   /** The connection's calls: admission, flow, and their lives. */
   readonly calls: CallTable;
   /** The connection's identity; `null` is anonymous. */
   readonly identity: Identity | null;
-  readonly limits: SessionLimits;
+  readonly limits: DispatcherLimits;
   readonly logger?: Logger;
   /**
    * The bytes that wait on the session's shared call streams (WTS-3), for a transport
@@ -25,7 +25,7 @@ export interface SessionOptions {
   readonly sharedOutbound?: OutboundGauge;
 }
 
-export interface SessionStats extends CallTableStats {
+export interface FrameConnectionStats extends CallTableStats {
   /** Frames for ids that are not live (e.g. call.aborted after the end), ignored. */
   readonly unknownIdFrames: number;
   /** Frames of an event type this version does not know, ignored (ENV-4). */
@@ -43,15 +43,15 @@ export interface SessionStats extends CallTableStats {
  * (`openStream`) that carries one call, or many once it asked to be shared
  * (./shared-stream.ts). It holds no call state: the CallTable does.
  */
-export class Session {
+export class FrameConnection {
   private readonly calls: CallTable;
-  private readonly transport: SessionTransport;
+  private readonly transport: FrameTransport;
   private readonly logger: Logger;
   private readonly viaConnection: Deliver;
   private counters = { unknownIdFrames: 0, unknownTypeFrames: 0, wrongDirectionFrames: 0, invalidFrames: 0 };
   private readonly shared: SharedStreams | undefined;
 
-  constructor(private readonly options: SessionOptions) {
+  constructor(private readonly options: FrameConnectionOptions) {
     this.calls = options.calls;
     this.transport = options.transport;
     this.logger = options.logger ?? silentLogger;
@@ -70,7 +70,7 @@ export class Session {
     }
   }
 
-  get stats(): SessionStats {
+  get stats(): FrameConnectionStats {
     return { ...this.calls.stats, ...this.counters };
   }
 
