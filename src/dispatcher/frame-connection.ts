@@ -18,7 +18,7 @@ export interface FrameConnectionOptions {
   readonly limits: DispatcherLimits;
   readonly logger?: Logger;
   /**
-   * The bytes that wait on the session's shared call streams (WTS-3), for a transport
+   * The bytes that wait on the connection's shared call streams (WTS-3), for a transport
    * whose calls otherwise each have their own stream; absent: no shared streams (a
    * WebSocket, or a callee that refuses them, WTS-1).
    */

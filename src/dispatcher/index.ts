@@ -1,5 +1,5 @@
 /**
- * callwire dispatcher: operations, registry and the per-connection session.
+ * callwire dispatcher: operations, registry and the per-connection FrameConnection.
  * Imports only callwire/protocol. Normative text: spec/PROTOCOL.md.
  */
 export {

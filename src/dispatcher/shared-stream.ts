@@ -5,7 +5,7 @@ import type { LiveCall } from './live-call.js';
 import type { OutboundGauge } from './outbound-gauge.js';
 import type { StreamEntry, StreamSink } from './transport.js';
 
-/** What a shared stream needs of its session: the same frame handling as a WebSocket's. */
+/** What a shared stream needs of its FrameConnection: the same frame handling as a WebSocket's. */
 export interface SharedStreamHost {
   isClosed(): boolean;
   find(id: string): LiveCall | undefined;

@@ -1,14 +1,14 @@
 import type { Codec } from '../protocol/index.js';
 
 /**
- * What a session needs from a connection. Transports implement it; the dispatcher
+ * What a FrameConnection needs from its transport. Transports implement it; the dispatcher
  * never imports a transport, and no transport looks inside a frame.
  */
 export interface FrameTransport {
   readonly codec: Codec;
   /**
    * Writes one encoded envelope on the connection (WebSocket: one message). Resolves
-   * when the transport has taken the bytes off the session's hands; the session
+   * when the transport has taken the bytes off the FrameConnection's hands; the FrameConnection
    * counts unresolved bytes per call for backpressure (§8). Rejects when the
    * connection is gone.
    */
@@ -18,7 +18,7 @@ export interface FrameTransport {
   /**
    * BP-4: whether more than `maxOutboundBytesPerConnection` bytes of every kind
    * wait in the connection's one channel; the transport counts them, and calls the
-   * session's `drained()` when it is no longer congested. Absent: a transport whose
+   * FrameConnection's `drained()` when it is no longer congested. Absent: a transport whose
    * calls each have their own flow control (a stream per call), never congested.
    */
   readonly congested?: () => boolean;
@@ -26,7 +26,7 @@ export interface FrameTransport {
 
 /**
  * A byte stream that carries one call (a WebTransport bidirectional stream, §5.4),
- * as the transport offers it to the session.
+ * as the transport offers it to the FrameConnection.
  */
 export interface StreamSink {
   /** Writes one encoded envelope (the transport adds the length prefix). */
@@ -37,7 +37,7 @@ export interface StreamSink {
   reset(reason: string): void;
 }
 
-/** The session's side of one stream: the transport hands it every frame body it reads. */
+/** The FrameConnection's side of one stream: the transport hands it every frame body it reads. */
 export interface StreamEntry {
   receive(body: Uint8Array): void;
   /** The caller ended its sending side (FIN). */
@@ -46,7 +46,7 @@ export interface StreamEntry {
   reset(): void;
   /**
    * Before each read: a promise while the stream must not be read (a shared stream
-   * while the session's shared streams hold their bound of unsent bytes, WTS-3).
+   * while the connection's shared streams hold their bound of unsent bytes, WTS-3).
    */
   whenReadable?(): Promise<void> | undefined;
 }
