@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -16,9 +16,14 @@ const FIXTURES = 'test/bench/fixtures';
 
 /** bench/RESULTS.md as `npx tsx bench/report.ts` makes it, from the fixtures. */
 function page(): string {
-  const target = join(mkdtempSync(join(tmpdir(), 'bench-report-')), 'RESULTS.md');
-  writeResultsPage(`${FIXTURES}/results.json`, target, `${FIXTURES}/loss.json`);
-  return readFileSync(target, 'utf8');
+  const dir = mkdtempSync(join(tmpdir(), 'bench-report-'));
+  const target = join(dir, 'RESULTS.md');
+  try {
+    writeResultsPage(`${FIXTURES}/results.json`, target, `${FIXTURES}/loss.json`);
+    return readFileSync(target, 'utf8');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 describe('bench/RESULTS.md from a results file', () => {

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -7,10 +7,14 @@ import { commitMeasured } from '../../bench/results.js';
 
 describe('the commit a run measured', () => {
   const home = process.cwd();
-  afterEach(() => process.chdir(home));
+  let repo = '';
+  afterEach(() => {
+    process.chdir(home);
+    if (repo) rmSync(repo, { recursive: true, force: true });
+  });
 
   it('is the checkout\'s short hash, -dirty when a tracked file changed, but not for the bench\'s own results', () => {
-    const repo = mkdtempSync(join(tmpdir(), 'bench-commit-'));
+    repo = mkdtempSync(join(tmpdir(), 'bench-commit-'));
     const git = (...args: string[]): string => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: repo, encoding: 'utf8' }).trim();
     git('init', '-q');
     mkdirSync(join(repo, 'bench/results'), { recursive: true });

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -9,13 +9,18 @@ import { ATTACHED, FRESH_CALL, FRESH_CALL_METRIC, perResumableCall, SINCE_CUT_EN
 
 /** `npm run bench -- <args> --out <tmp>`: the real bench against its real servers; its results. */
 async function runBench(args: readonly string[]): Promise<{ results: Results; out: string }> {
-  const out = join(mkdtempSync(join(tmpdir(), 'bench-smoke-')), 'results.json');
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts', ...args, '--out', out], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-  expect(code, stderr).toBe(0);
-  return { results: readResults(out), out };
+  const dir = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
+  const out = join(dir, 'results.json');
+  try {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts', ...args, '--out', out], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    expect(code, stderr).toBe(0);
+    return { results: readResults(out), out };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /**

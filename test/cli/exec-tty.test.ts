@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -48,6 +48,7 @@ describe('callwire exec -it: an interactive shell in a real terminal', () => {
     server.child.kill('SIGTERM');
     await server.exited;
     await docker.cleanup();
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it('echo $((6*7)) prints 42; stty size follows the window; exit 5 is the CLI’s exit code; the terminal mode is restored', async () => {

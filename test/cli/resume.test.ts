@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -97,6 +97,7 @@ describe('callwire exec across a cut connection (resume)', () => {
     server?.run.child.kill('SIGKILL');
     await server?.run.exited;
     await docker.cleanup();
+    rmSync(dir, { recursive: true, force: true });
   });
 
   describe('2,000,000 lines of output, the relay cut for 3 s in the middle: stdout byte-identical, the command’s own exit code', () => {
@@ -281,10 +282,11 @@ describe.skipIf(unavailable)(`callwire exec across a network-namespace link cut 
   let c = '';
   let steady = '';
   let quick = '';
+  let dir = '';
 
   beforeAll(async () => {
     link.create();
-    const dir = mkdtempSync(join(tmpdir(), 'callwire-resume-'));
+    dir = mkdtempSync(join(tmpdir(), 'callwire-resume-'));
     const tokens = join(dir, 'tokens.json');
     writeFileSync(tokens, JSON.stringify({ tokens: [{ token: TOKEN, subject: 'resume-tester', scopes: ['*'] }] }));
     // Listening on the link's address, not loopback: the server asks for tokens.
@@ -301,6 +303,7 @@ describe.skipIf(unavailable)(`callwire exec across a network-namespace link cut 
     await Promise.all(servers.map((s) => s.run.exited));
     link.remove();
     await docker.cleanup();
+    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   const cases = [

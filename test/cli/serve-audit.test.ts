@@ -1,4 +1,4 @@
-import { chownSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chownSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -91,6 +91,7 @@ describe('callwire serve --audit and --record', () => {
     server.child.kill('SIGTERM');
     await server.exited;
     await docker.cleanup();
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it('a finished exec: who, which container, which command, the variables’ names only, the exit code, bytes each way', async () => {
@@ -231,9 +232,11 @@ describe('callwire serve --audit and --record', () => {
 
 describe('callwire serve --audit: stdout, and a file that cannot be written', () => {
   const runs: CliRun[] = [];
+  const dirs: string[] = [];
   afterAll(async () => {
     for (const run of runs) run.child.kill('SIGKILL');
     await Promise.all(runs.map((run) => run.exited));
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   });
   const serve = async (audit: string): Promise<{ run: CliRun; url: string }> => {
     const run = runCli(['serve', '--port', '0', '--no-webtransport', '--audit', audit], { stdin: 'ignore', env: { CALLWIRE_TOKENS: '', CALLWIRE_TOKENS_FILE: '' } });
@@ -272,6 +275,7 @@ describe('callwire serve --audit: stdout, and a file that cannot be written', ()
 
   it('a symbolic link planted at the audit path is refused at start: the file it points to is never appended to (issue 31, finding 12)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'callwire-audit-link-'));
+    dirs.push(dir);
     const target = join(dir, 'victim');
     writeFileSync(target, 'untouched\n', { mode: 0o644 });
     const link = join(dir, 'audit.jsonl');
@@ -286,6 +290,7 @@ describe('callwire serve --audit: stdout, and a file that cannot be written', ()
 
   it("another user's file at the audit path is refused at start (issue 31, finding 12)", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'callwire-audit-owner-'));
+    dirs.push(dir);
     const path = join(dir, 'audit.jsonl');
     writeFileSync(path, '', { mode: 0o666 });
     chownSync(path, 65534, 65534);

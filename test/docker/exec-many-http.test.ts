@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -39,6 +39,7 @@ describe('fan-out exec over HTTP, from curl', () => {
   const names = [0, 1, 2].map((n) => `fw-${docker.runId.slice(0, 8)}-${n}`);
   let serve: CliRun;
   let base = '';
+  let dir = '';
   let audit = '';
 
   const post = (token: string, input: unknown, extra: string[] = []): ReturnType<typeof curl> =>
@@ -58,7 +59,7 @@ describe('fan-out exec over HTTP, from curl', () => {
       });
       await created.start();
     }
-    const dir = mkdtempSync(join(tmpdir(), 'callwire-fw-'));
+    dir = mkdtempSync(join(tmpdir(), 'callwire-fw-'));
     const tokens = join(dir, 'tokens.json');
     audit = join(dir, 'audit.log');
     writeFileSync(
@@ -80,6 +81,7 @@ describe('fan-out exec over HTTP, from curl', () => {
     serve?.child.kill('SIGKILL');
     await serve?.exited;
     await docker.cleanup();
+    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('streams NDJSON: the selection, each line tagged with its target, each result, the summary, the envelope; exit code in the trailer', async () => {

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -24,14 +24,21 @@ const SEQ_OUTPUT = Array.from({ length: LINES }, (_, i) => `${i + 1}\n`).join(''
 
 /** curl as a person types it, its headers (and trailers) dumped to a file; `onStdout` may kill it. */
 function curl(args: string[], onStdout?: (stdout: string, kill: () => void) => void): Promise<{ stdout: string; headers: string; code: number | null }> {
-  const dump = join(mkdtempSync(join(tmpdir(), 'callwire-curl-')), 'headers');
+  const dir = mkdtempSync(join(tmpdir(), 'callwire-curl-'));
+  const dump = join(dir, 'headers');
   const child = spawn('curl', ['-sS', '-N', '-D', dump, ...args]);
   let stdout = '';
   child.stdout.on('data', (d: Buffer) => {
     stdout += d.toString();
     onStdout?.(stdout, () => child.kill('SIGKILL'));
   });
-  return new Promise((resolve) => child.on('close', (code) => resolve({ stdout, headers: readFileSync(dump, 'utf8'), code })));
+  return new Promise((resolve) =>
+    child.on('close', (code) => {
+      const headers = readFileSync(dump, 'utf8');
+      rmSync(dir, { recursive: true, force: true });
+      resolve({ stdout, headers, code });
+    }),
+  );
 }
 
 function header(dump: string, name: string): string | undefined {

@@ -1,8 +1,11 @@
 import { execFileSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../../src/server/index.js';
 import { runCli } from '../support/cli.js';
 import { DockerFixture } from '../support/docker.js';
+import { commandLine } from '../support/proc.js';
 import { http3Missing } from '../support/server-fixture.js';
 import { skipTitle } from '../support/skip.js';
 import { until } from '../support/wait.js';
@@ -63,9 +66,12 @@ describe('keepalive drops a silent peer and kills its exec', () => {
         // Dropped after at most two intervals of silence, plus scheduling slack.
         expect(Date.now() - frozenAt).toBeLessThan(KEEPALIVE_MS * 2 + 1500);
       } finally {
+        // Killed, neither the CLI nor its edge removes the edge's directory (its config's, the edge's last argument): this does.
+        const edgeDirs = children(cli.child.pid!).map(commandLine).filter((argv) => argv.some((arg) => arg.endsWith('edge/h3-client-edge.ts'))).map((argv) => dirname(argv.at(-1)!));
         for (const pid of children(cli.child.pid!)) process.kill(pid, 'SIGKILL');
         cli.child.kill('SIGKILL');
         await cli.exited;
+        for (const dir of edgeDirs) rmSync(dir, { recursive: true, force: true });
       }
     });
   }

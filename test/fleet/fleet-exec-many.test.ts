@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -25,6 +25,7 @@ describe('fan-out exec at a fleet gateway', () => {
   const names = [0, 1].map((n) => `fw-${tag}-${n}`);
   let fleet: Fleet;
   let gateway: GatewayRun;
+  let dir = '';
   let audit = '';
 
   beforeAll(async () => {
@@ -39,7 +40,8 @@ describe('fan-out exec at a fleet gateway', () => {
       });
       await created.start();
     }
-    audit = join(mkdtempSync(join(tmpdir(), 'callwire-fw-fleet-')), 'audit.log');
+    dir = mkdtempSync(join(tmpdir(), 'callwire-fw-fleet-'));
+    audit = join(dir, 'audit.log');
     fleet = await Fleet.start({ hosts: ['a', 'b'], nodes: 1 });
     await Promise.all([fleet.agent('a'), fleet.agent('b')]);
     gateway = await fleet.gateway({ waitHosts: ['a', 'b'], extraArgs: ['--audit', audit] });
@@ -48,6 +50,7 @@ describe('fan-out exec at a fleet gateway', () => {
   afterAll(async () => {
     await fleet?.stop();
     await docker.cleanup();
+    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('one POST runs the command in every HOST/NAME the label selects, each line tagged, the largest exit code last', async () => {

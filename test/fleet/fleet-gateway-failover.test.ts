@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -35,6 +35,7 @@ describe('a gateway killed mid-exec: the call resumes through another gateway', 
   const clients: Client[] = [];
   const runs: CliRun[] = [];
   const proxies: TcpProxy[] = [];
+  let dir = '';
   let tokensFile = '';
 
   const port = (g: GatewayRun): number => Number(new URL(g.wsUrl).port);
@@ -55,7 +56,8 @@ describe('a gateway killed mid-exec: the call resumes through another gateway', 
   };
 
   beforeAll(async () => {
-    tokensFile = join(mkdtempSync(join(tmpdir(), 'callwire-failover-')), 'tokens.json');
+    dir = mkdtempSync(join(tmpdir(), 'callwire-failover-'));
+    tokensFile = join(dir, 'tokens.json');
     writeFileSync(tokensFile, JSON.stringify({ tokens: [{ token: ALICE, subject: 'alice', scopes: ['*'] }, { token: MALLORY, subject: 'mallory', scopes: ['*'] }] }));
     const created = await docker.engine.docker.createContainer({ Image: TEST_IMAGE, name, Cmd: ['sleep', '1000000'], Labels: { [RUN_LABEL]: docker.runId }, HostConfig: { NetworkMode: 'none' } });
     await created.start();
@@ -74,6 +76,7 @@ describe('a gateway killed mid-exec: the call resumes through another gateway', 
   afterAll(async () => {
     await fleet?.stop();
     await docker.cleanup();
+    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('the token resumed at G2 by another identity is NOT_FOUND, as a token no one issued is; by its own identity, G2 takes the call up', async () => {

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -28,9 +28,11 @@ describe('plain HTTP through a gateway: an exec resumed after its connection is 
   let base = '';
   let proxy: TcpProxy;
   let c = '';
+  let dir = '';
 
   beforeAll(async () => {
-    const tokensFile = join(mkdtempSync(join(tmpdir(), 'callwire-fleet-http-')), 'tokens.json');
+    dir = mkdtempSync(join(tmpdir(), 'callwire-fleet-http-'));
+    const tokensFile = join(dir, 'tokens.json');
     writeFileSync(tokensFile, JSON.stringify({ tokens: [{ token: ALICE, subject: 'alice', scopes: ['*'] }] }));
     c = await docker.container();
     fleet = await Fleet.start({ hosts: ['a'], nodes: 1 });
@@ -51,6 +53,7 @@ describe('plain HTTP through a gateway: an exec resumed after its connection is 
     await proxy?.stop();
     await fleet?.stop();
     await docker.cleanup();
+    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   const via = (path: string): string => `${proxy.via(base).replace(/\/$/, '')}${path}`;

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,9 +22,11 @@ describe('a fleet call resumed at its gateway is held to the host scope its star
   let fleet: Fleet;
   let gateway: GatewayRun;
   const clients: Client[] = [];
+  let dir = '';
 
   beforeAll(async () => {
-    const tokensFile = join(mkdtempSync(join(tmpdir(), 'callwire-resume-host-')), 'tokens.json');
+    dir = mkdtempSync(join(tmpdir(), 'callwire-resume-host-'));
+    const tokensFile = join(dir, 'tokens.json');
     writeFileSync(tokensFile, JSON.stringify({ tokens: [{ token: ALICE, subject: 'alice', scopes: ['*'] }, { token: ALICE_B, subject: 'alice', scopes: ['container:*', 'host:b'] }] }));
     const created = await docker.engine.docker.createContainer({ Image: TEST_IMAGE, name, Cmd: ['sleep', '1000000'], Labels: { [RUN_LABEL]: docker.runId }, HostConfig: { NetworkMode: 'none' } });
     await created.start();
@@ -36,6 +38,7 @@ describe('a fleet call resumed at its gateway is held to the host scope its star
     await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
     await fleet?.stop();
     await docker.cleanup();
+    if (dir) rmSync(dir, { recursive: true, force: true });
   });
   const client = async (token: string): Promise<Client> => {
     const c = await connect(gateway.wsUrl, { token, resume: { graceMs: 30_000 } });

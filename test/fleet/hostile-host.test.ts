@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -47,6 +47,7 @@ describe('a hostile fleet host (b\'s credentials, a fake agent) against host a',
     await hostile?.stop();
     await fleet?.stop();
     await docker.cleanup();
+    rmSync(audit, { force: true });
   });
 
   /** Polls a bare-name inspect until it ends as `code` (the gateway has b's latest table): the error, or the answer. */
