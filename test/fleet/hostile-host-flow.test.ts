@@ -226,7 +226,12 @@ describe('a hostile host floods its heartbeats and ignores credit; another host\
     expect(calls.slowestMs, 'a generous bound (the flooder shares the test process with the caller): a call of a waits behind no table of b').toBeLessThan(5000);
     expect(gatewayLog()).not.toMatch(/fleet host gone[^\n]*"host":"a"/);
     expect(gatewayLog(), 'the link\'s NATS connection was never dropped').not.toMatch(/lost the NATS connection[^\n]*"connection":"callwire-gateway"/);
-    expect(rssMost - rssBefore, 'the gateway\'s RSS growth during the flood').toBeLessThan(128 * 2 ** 20);
+    // Every table, dropped or not, is read whole off NATS into a buffer outside V8's heap, which
+    // V8 collects once some tens of MiB of them wait: the RSS climbs to that level and saws
+    // there however long the flood lasts (a 45 s flood's peak is a 15 s one's), and a faster
+    // machine, which reads more tables a second, saws a little higher. A gateway that kept
+    // tables, or read beats faster than it let go of them, would pass the bound within seconds.
+    expect(rssMost - rssBefore, 'the gateway\'s RSS growth during the flood').toBeLessThan(160 * 2 ** 20);
     // A ~1 MB table is within a host's bounds (8,400 containers), so the gateway may hold one of b's
     // between b's own one-container beats: a name only b's table holds is b's to answer (b answers no
     // inspect: the deadline ends it, TIMEOUT, or b's silence does), or b's while b is down, or unknown in the
