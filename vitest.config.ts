@@ -4,12 +4,11 @@ import { testProjects } from './test/projects.js';
 
 // Which file runs in which project, and why: test/projects.ts (docs/development.md "Testing").
 const files = testProjects(import.meta.dirname);
-// Three workers on the 2-core CI machine: a third of the suite's file time is waiting on
-// clocks (conformance scenarios, keepalives, cut connections), which a third worker fills.
-// Four starved the CPU-heavy files (a pulled 64 MiB JSON flood timed out beside 1 GiB copies,
-// when the JSON codec's base64 ran at 12 MB/s). Files that were serial only for a port race
-// run here too: each worker has its own ports (test/support/ports.ts).
-const workers = Number(process.env['CALLWIRE_TEST_WORKERS'] ?? 3);
+// Four workers on the 2-core CI machine: much of the suite waits on clocks (conformance
+// scenarios, keepalives, cut connections), which the extra workers fill; with three, the cores
+// were 76% busy over a fresh clone's run. Files that were serial only for a port race run here
+// too: each worker has its own ports (test/support/ports.ts).
+const workers = Number(process.env['CALLWIRE_TEST_WORKERS'] ?? 4);
 
 export default defineConfig({
   test: {

@@ -51,9 +51,6 @@ const SERIAL_FILES = [
   // A fleet's failover in seconds: heartbeats each second, a host down after 3 s of silence,
   // calls to it failing within 10 s and it routable again within 15 s of its restart.
   'test/fleet/fleet-failures.test.ts',
-  // A flood's rate in wall-clock time (over 100 tables of 1 MB in 15 s), and another host's
-  // calls within 5 s under it: a neighbour's load slows the flooder and the calls alike.
-  'test/fleet/hostile-host-flow.test.ts',
   // Uses the shared engine's `demo` container by its name (npm run fleet's host a).
   'test/integration/demo-fleet.test.ts',
 ];
