@@ -6,8 +6,8 @@
 export interface AcknowledgementPolicy {
   /** The last output sequence number the call may acknowledge, having received up to `received`. */
   limit(received: number): number;
-  /** Called once, as the call starts: `acknowledge` sends what `limit` allows now (the policy calls it when its limit rose). */
-  watch(acknowledge: () => void): void;
+  /** Called once, as the call starts: `acknowledge` sends what `limit` allows now (the policy calls it when its limit rose). None: the limit only rises with what arrives. */
+  watch?(acknowledge: () => void): void;
   /** The stream ended: `forget` tells the callee it may forget the call rather than keep it for its grace. */
   ended(forget: () => void): void;
 }
@@ -18,6 +18,5 @@ export interface AcknowledgementPolicy {
  */
 export const acknowledgeOnArrival: AcknowledgementPolicy = {
   limit: (received) => received,
-  watch: () => undefined,
   ended: (forget) => forget(),
 };

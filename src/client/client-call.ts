@@ -1,7 +1,7 @@
 import { nextTurn, ReceiveWindow, SendCredit } from '../flow/index.js';
 import { envelopes, RpcError, type Envelope, type EnvelopeOf } from '../protocol/index.js';
 import { acknowledgeOnArrival, type AcknowledgementPolicy } from './acknowledgements.js';
-import type { CallChannel, ClientConnection } from './connection.js';
+import type { CallChannel, CallSink, ClientConnection } from './connection.js';
 
 /** What the client hears of one call. */
 export interface CallEvents {
@@ -52,10 +52,9 @@ const SLACK_BYTES = 64 * 1024;
  * acknowledged. A connection only carries it: `attach` starts the call on one, or resumes
  * it there after the last item that arrived.
  */
-export class ClientCall {
+export class ClientCall implements CallSink {
   readonly id: string;
-  /** Input credit (§4.7): what the callee granted less the input sent, as the callee counts it. */
-  readonly inputCredit = new SendCredit();
+  private credit: SendCredit | undefined;
   private readonly output: ReceiveWindow | undefined;
   private readonly acknowledgements: AcknowledgementPolicy;
   private keeper: CallKeeper | undefined;
@@ -91,7 +90,7 @@ export class ClientCall {
     // CR-4: granted again in steps of half a window, as the consumer takes values.
     this.output = window === undefined ? undefined : new ReceiveWindow(window, window / 2, (bytes) => this.grant(bytes));
     this.acknowledgements = options.acknowledgements ?? acknowledgeOnArrival;
-    this.acknowledgements.watch(() => this.acknowledgeSoon());
+    this.acknowledgements.watch?.(() => this.acknowledgeSoon());
     this.graceMs = options.graceMs ?? 0;
     this.takenUp = request.type === 'call.resume';
     if (request.type === 'call.resume') {
@@ -99,6 +98,11 @@ export class ClientCall {
       this.lastSeq = this.ackedSeq = request.payload.seq;
       this.lostAt = Date.now();
     }
+  }
+
+  /** Input credit (§4.7): what the callee granted less the input sent, as the callee counts it. Made on first use: most calls send no input. */
+  get inputCredit(): SendCredit {
+    return (this.credit ??= new SendCredit());
   }
 
   /** No connection carries it, and the callee keeps it for its grace. */
@@ -121,7 +125,7 @@ export class ClientCall {
     this.connection = connection;
     this.resuming = this.token !== undefined;
     const request = this.resuming ? this.resumeRequest() : this.request;
-    this.channel = connection.startCall(request, { frame: (e, bytes) => this.frame(e, bytes), lost: (error, final) => this.lost(error, final) });
+    this.channel = connection.startCall(request, this);
     if (this.abortPending) this.abort();
   }
 
@@ -169,7 +173,8 @@ export class ClientCall {
     this.fail(new RpcError('UNAVAILABLE', `the connection was lost and the call could not be resumed within its ${Math.round(this.graceMs / 1000)} s grace`));
   }
 
-  private frame(envelope: Envelope, bytes: number): void {
+  /** One frame of the call from the connection carrying it (CallSink). */
+  frame(envelope: Envelope, bytes: number): void {
     switch (envelope.type) {
       case 'call.resumable':
         this.token = envelope.payload.token;
@@ -251,7 +256,8 @@ export class ClientCall {
     atOnce = false;
   }
 
-  private lost(error: RpcError, final = false): void {
+  /** The connection carrying the call is gone (CallSink). */
+  lost(error: RpcError, final = false): void {
     if (final || this.token === undefined || this.abortPending || !this.keeper) return this.fail(error);
     this.channel = undefined;
     this.resuming = false;

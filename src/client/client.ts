@@ -76,6 +76,9 @@ const nameOf = (target: Target): string => (typeof target === 'string' ? target 
 /** The output credit a stream starts with and renews by halves (spec §4.8). */
 const DEFAULT_WINDOW_BYTES = 1024 * 1024;
 
+/** A unary call's ClientCall options: none (no output window, the default acknowledgements). */
+const UNARY_CALL: ClientCallOptions = {};
+
 // How long past its deadline the client waits for the server's TIMEOUT before giving up itself.
 const DEADLINE_GRACE_MS = 1000;
 
@@ -302,7 +305,7 @@ export class Client {
     if (token !== undefined) payload.auth_token = token;
     if (options.deadlineMs !== undefined) payload.deadline_ms = Math.max(1, Math.ceil(options.deadlineMs));
     const request = envelopes.requested(id, payload);
-    return this.begin(request, options, handlers, expect === 'stream' ? { windowBytes } : {});
+    return this.begin(request, options, handlers, expect === 'stream' ? { windowBytes } : UNARY_CALL);
   }
 
   /** A stream taken up by its token: its `call.resume` is its request (§4.9). */
@@ -325,11 +328,13 @@ export class Client {
     const call = new ClientCall(
       request,
       { frame: handlers.frame, failed: (error) => handlers.fail(error, 'forget') },
-      {
-        ...callOptions,
-        ...(options.acknowledgements ? { acknowledgements: options.acknowledgements } : {}),
-        ...(options.onInputAcknowledged ? { onInputAcknowledged: options.onInputAcknowledged } : {}),
-      },
+      options.acknowledgements || options.onInputAcknowledged
+        ? {
+            ...callOptions,
+            ...(options.acknowledgements ? { acknowledgements: options.acknowledgements } : {}),
+            ...(options.onInputAcknowledged ? { onInputAcknowledged: options.onInputAcknowledged } : {}),
+          }
+        : callOptions,
     );
     const cleanup = (): void => {
       if (timer !== undefined) clearTimeout(timer);
