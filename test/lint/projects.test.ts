@@ -16,6 +16,14 @@ describe('the split of the suite into projects (test/projects.ts)', () => {
     expect(LISTED_FILES.filter((file) => !existsSync(join(root, file)))).toEqual([]);
   });
 
+  it('orders by test/durations.json, whose every entry names a test file as the sequencer looks it up (from the root)', () => {
+    const durations = Object.keys(JSON.parse(readFileSync(join(root, 'test/durations.json'), 'utf8')) as Record<string, number>);
+    const projects = testProjects(root);
+    const known = new Set([...projects.unit, ...projects.integration, ...projects.serial]);
+    expect(durations.length).toBeGreaterThan(0);
+    expect(durations.filter((file) => !known.has(file))).toEqual([]);
+  });
+
   it('puts every test file in exactly one project, this one in unit', () => {
     const projects = testProjects(root);
     const all = [...projects.unit, ...projects.integration, ...projects.serial];
