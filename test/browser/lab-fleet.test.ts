@@ -25,18 +25,22 @@ describe.skipIf(!hasChromium)(skipTitle('the Lab of a fleet gateway in Chromium'
   const name = `lab-fleet-${docker.runId.slice(0, 8)}`;
 
   const shot = (what: string): Promise<Buffer> => page.screenshot({ path: `${ARTIFACTS}/lab-fleet-${what}.png`, fullPage: true });
-  /** The names of the containers the engine started from `since` (epoch seconds) until now, from its event log. */
-  const startedSince = async (since: number): Promise<string[]> => {
+  /** The names of the containers the engine started or saw stop from `since` (epoch seconds) until now, from its event log. */
+  const ranSince = async (since: number): Promise<string[]> => {
     const until = Math.ceil(Date.now() / 1000) + 1;
-    const stream = await docker.engine.docker.getEvents({ since, until, filters: { type: ['container'], event: ['start'] } });
+    const stream = await docker.engine.docker.getEvents({ since, until, filters: { type: ['container'], event: ['start', 'die'] } });
     let text = '';
     for await (const chunk of stream as AsyncIterable<Buffer>) text += chunk.toString('utf8');
     return text.split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { Actor: { Attributes: { name: string } } }).Actor.Attributes.name);
   };
   const cell = (host: string, field: string): Promise<string | null> => page.textContent(`#hosts tr[data-host="${host}"] td[data-field="${field}"]`);
 
+  /** When the fleet's agents began to watch the engine (epoch seconds). */
+  let watchedSince = 0;
+
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
+    watchedSince = Math.floor(Date.now() / 1000) - 1;
     await docker.engine.docker.createContainer({ name, Image: TEST_IMAGE, Cmd: ['sleep', '1000000'], Labels: { [RUN_LABEL]: docker.runId }, HostConfig: { NetworkMode: 'none' } }).then((c) => c.start());
     fleet = await Fleet.start({ hosts: ['lab-a', 'lab-b'], nodes: 1 });
     for (const host of ['lab-a', 'lab-b']) await fleet.agent(host);
@@ -69,10 +73,10 @@ describe.skipIf(!hasChromium)(skipTitle('the Lab of a fleet gateway in Chromium'
   it('the exec form takes HOST/NAME: its example is a container that runs on a host of the fleet, and a run on lab-a/NAME comes back', async () => {
     const views = await page.evaluate(() => Number(document.body.dataset['views'] ?? 0));
     // Files beside this one start and remove containers on the same engine: the example may be
-    // one of theirs, started and gone again around the click. It ran when the Lab listed it:
-    // running before the click, or started by the engine's own account while the page asked.
+    // one of theirs, gone again by the click, as a host's table is as old as its last beat. It
+    // ran while the fleet watched: running before the click, or by the engine's own account
+    // started or stopped since the agents began.
     const runningNames = async (): Promise<string[]> => (await docker.engine.docker.listContainers()).flatMap((c) => c.Names.map((n) => n.slice(1)));
-    const since = Math.floor(Date.now() / 1000) - 1;
     const before = await runningNames();
     await page.click('#try-exec');
     await page.waitForFunction((before) => Number(document.body.dataset['views'] ?? 0) > before, views);
@@ -80,7 +84,7 @@ describe.skipIf(!hasChromium)(skipTitle('the Lab of a fleet gateway in Chromium'
     const example = await page.inputValue('#field-containerId');
     expect(example).toMatch(/^lab-[ab]\/[\w.-]+$/);
     expect(await page.textContent('#demo-name')).toBe(example);
-    expect([...before, ...(await startedSince(since))]).toContain(example.split('/')[1]);
+    expect([...before, ...(await ranSince(watchedSince))]).toContain(example.split('/')[1]);
     await page.fill('#field-containerId', `lab-a/${name}`);
     await page.fill('#field-cmd', 'sh\n-c\necho fleet-$((6*7))');
     await page.click('#run');
