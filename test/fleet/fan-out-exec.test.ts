@@ -147,7 +147,8 @@ describe.skipIf(privateEngineMissing !== undefined)(skipTitle('fan-out exec over
     for (const target of targets) await run.waitFor(new RegExp(`${target}: started`), 'stdout', 30_000);
     run.child.kill('SIGINT');
     expect((await within(run.exited, 30_000, 'the cancelled fan-out')).code).toBe(130);
-    for (const [key, id] of ids) expect(await dockers[hostOf(key)].processes(id)).not.toContain('sleep 1000');
+    // The CLI exits once it has sent every abort; each reaches its engine through the gateway and an agent a moment later.
+    for (const [key, id] of ids) await expect.poll(() => dockers[hostOf(key)].processes(id)).not.toContain('sleep 1000');
   }, 60_000);
 
   // Last: it kills host b's agent.
