@@ -36,6 +36,8 @@ export interface ClientCallOptions {
 interface SentInput {
   readonly seq: number;
   readonly envelope: Envelope;
+  /** Its encoded size, as the callee charges it. */
+  readonly bytes: number;
 }
 
 /**
@@ -77,6 +79,13 @@ export class ClientCall implements CallSink {
   private ackScheduled = false;
   private inputSeq = 0;
   private readonly unacked: SentInput[] = [];
+  /**
+   * The tail of `unacked` not yet on the current connection, in order: what a resume sends
+   * again waits here for the callee's credit (CR-2), and new input waits behind it. Its bytes
+   * are charged to the credit already, so the source is not read further while it waits.
+   */
+  private readonly unsent: SentInput[] = [];
+  private unsentBytes = 0;
   private readonly onInputAcknowledged: ((seq: number) => void) | undefined;
 
   constructor(
@@ -188,6 +197,7 @@ export class ClientCall implements CallSink {
       case 'call.credit':
         if (envelope.payload.seq !== undefined) this.acknowledged(envelope.payload.seq);
         this.inputCredit.grant(envelope.payload.bytes);
+        this.sendUnsent();
         break;
       case 'call.error':
         if (this.resuming) return this.resumeRefused(envelope, bytes);
@@ -217,9 +227,10 @@ export class ClientCall implements CallSink {
   }
 
   /**
-   * The callee has input up to `input_seq` and counts `input_credit`: the rest goes again, and
-   * the credit follows it. What it has is kept until a credit acknowledges it: a callee that
-   * relays the call (a fleet gateway) may have it and die before it passed it on (§4.9).
+   * The callee has input up to `input_seq` and counts `input_credit`: the rest goes again as
+   * that credit allows (CR-2), the remainder as the callee grants more. What it has is kept
+   * until a credit acknowledges it: a callee that relays the call (a fleet gateway) may have
+   * it and die before it passed it on (§4.9), and then more may wait than the next one grants.
    */
   private resumed(envelope: EnvelopeOf<'call.resumed'>, bytes: number): void {
     const { input_seq: inputSeq, input_credit: inputCredit } = envelope.payload;
@@ -229,9 +240,11 @@ export class ClientCall implements CallSink {
     // A call taken up by token sent nothing here yet: its next input follows what the callee has.
     this.inputSeq = Math.max(this.inputSeq, inputSeq);
     this.output?.renew();
-    let credit = inputCredit;
-    for (const input of this.unacked) if (input.seq > inputSeq) credit -= this.channel?.send(input.envelope) ?? 0;
-    this.inputCredit.reset(credit);
+    this.unsent.length = 0;
+    this.unsentBytes = 0;
+    for (const input of this.unacked) if (input.seq > inputSeq) this.queue(input);
+    this.inputCredit.reset(inputCredit - this.unsentBytes);
+    this.sendUnsent();
     this.events.frame(envelope, bytes);
     this.keeper?.resumed(this);
   }
@@ -278,10 +291,37 @@ export class ClientCall implements CallSink {
   private sendNumbered(make: (seq: number) => Envelope): void {
     const seq = ++this.inputSeq;
     const envelope = make(seq);
-    // While no connection carries the call, it goes with the resume: charged now as the callee will charge it then.
-    const bytes = this.channel && !this.resuming ? this.channel.send(envelope) : (this.connection?.codec.encode(envelope).byteLength ?? 0);
-    this.unacked.push({ seq, envelope });
-    this.inputCredit.charge(bytes);
+    if (this.sendable && this.unsent.length === 0) {
+      const input = { seq, envelope, bytes: this.channel!.send(envelope) };
+      this.unacked.push(input);
+      return this.inputCredit.charge(input.bytes);
+    }
+    // While no connection carries the call, or input sent again waits for credit, it waits behind: charged now as the callee will charge it.
+    const input = { seq, envelope, bytes: this.connection?.codec.encode(envelope).byteLength ?? 0 };
+    this.unacked.push(input);
+    this.queue(input);
+    this.inputCredit.charge(input.bytes);
+  }
+
+  private get sendable(): boolean {
+    return this.channel !== undefined && !this.resuming;
+  }
+
+  private queue(input: SentInput): void {
+    this.unsent.push(input);
+    this.unsentBytes += input.bytes;
+  }
+
+  /** Sends what waits while the callee's own count of the credit is positive (CR-2); `call.end` takes none. */
+  private sendUnsent(): void {
+    while (this.sendable && this.unsent.length > 0) {
+      const input = this.unsent[0]!;
+      if (input.envelope.type === 'call.input' && this.inputCredit.available + this.unsentBytes <= 0) return;
+      this.unsent.shift();
+      this.unsentBytes -= input.bytes;
+      // Charged when it was queued; the connection's count of its size is the one the callee makes.
+      this.inputCredit.charge(this.channel!.send(input.envelope) - input.bytes);
+    }
   }
 
   /** The callee has the input up to `seq`: it is not sent again. */

@@ -200,6 +200,36 @@ describe('ClientCall: one call, its numbers, acknowledgements, input and credit'
     expect(fourth.of('call.input'), 'a credit acknowledged them: they are gone').toEqual([]);
   });
 
+  it('sends the input a resume asks for again only as the callee grants credit (CR-2): the rest, and input that comes after, waits in order', () => {
+    const first = new FakeConnection();
+    const { keeper } = recordingKeeper();
+    const { call } = stream(first, { keeper });
+    first.deliver(envelopes.resumable(ID, 'tok', 1000));
+    first.deliver(credit(1000));
+    for (const x of ['a', 'b', 'c', 'd']) call.sendInput(x);
+    // The callee that took them died holding them: the next has none of them, and grants less than they are.
+    first.drop();
+    const second = new FakeConnection();
+    call.attach(second);
+    const oneItem = second.size({ type: 'call.input', id: ID, payload: { item: 'a', seq: 1 } });
+    second.deliver(envelopes.resumed(ID, 0, oneItem + 1));
+    expect(second.of('call.input').map((e) => e.payload), 'sent while the credit is positive: one frame past it at most').toEqual([
+      { item: 'a', seq: 1 },
+      { item: 'b', seq: 2 },
+    ]);
+    expect(call.inputCredit.hasCredit, 'the source is not read while input waits').toBe(false);
+    call.sendInput('e');
+    call.sendEnd();
+    expect(second.of('call.input')).toHaveLength(2);
+    second.deliver(credit(oneItem));
+    expect(second.of('call.input').map((e) => e.payload)).toEqual([1, 2, 3].map((seq) => ({ item: 'abc'[seq - 1], seq })));
+    second.deliver(credit(10 * oneItem));
+    expect(second.of('call.input').map((e) => (e.payload as { seq: number }).seq)).toEqual([1, 2, 3, 4, 5]);
+    expect(second.of('call.end').map((e) => e.payload)).toEqual([{ seq: 6 }]);
+    const sent = [...second.of('call.input'), ...second.of('call.end')].reduce((sum, e) => sum + second.size(e), 0);
+    expect(call.inputCredit.available, 'the credit as the callee counts it').toBe(oneItem + 1 + oneItem + 10 * oneItem - sent);
+  });
+
   it('a call not resumable fails with its connection; one aborted while detached is aborted once attached again', () => {
     const plain = new FakeConnection();
     const { keeper } = recordingKeeper();
