@@ -4,7 +4,8 @@ import type { ObserveCalls, ObserveRefusals } from './call-observer.js';
 import type { CallOutlet } from './call-outlet.js';
 import { nextTurn, Wakeup } from '../flow/index.js';
 import { AdmissionSlot } from './admission-slot.js';
-import { bindLogger, type Identity, type Logger } from './identity.js';
+import { type Identity, type Logger } from './identity.js';
+import { LiveCallContext } from './call-context.js';
 import type { CallHost } from './call-host.js';
 import { LiveCall } from './live-call.js';
 import { isUnary, type CallContext } from './operation.js';
@@ -138,33 +139,7 @@ export class CallTable implements CallHost {
   }
 
   private context(call: LiveCall, identity: Identity | null, deadlineAt: number | undefined, resumption: SeamResumption | undefined): CallContext {
-    const tableLogger = this.options.logger;
-    const { id } = call;
-    const operation = call.op.name;
-    let logger: CallContext['logger'] | undefined;
-    return {
-      callId: id,
-      operation,
-      identity,
-      get signal() {
-        return call.signal;
-      },
-      // Bound when first read, as the signal is: most handlers never log.
-      get logger() {
-        return (logger ??= bindLogger(tableLogger, { callId: id, operation }));
-      },
-      deadlineAt,
-      input: call.input,
-      ...(resumption ? { resumption } : {}),
-      routedTo: (host) => {
-        try {
-          call.observer?.routed?.(host);
-        } catch {
-          // An observer's failure is its own (combineObservers logs it): the call goes on.
-        }
-      },
-      requireOnResume: (check) => void call.identityChecks.push(check),
-    };
+    return new LiveCallContext(call, this.options.logger, identity, deadlineAt, resumption);
   }
 
   private refused(request: CallRequest, identity: Identity | null, error: RpcError): RpcError {

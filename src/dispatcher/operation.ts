@@ -24,7 +24,7 @@ export interface CallContext {
    */
   readonly input: AsyncIterable<unknown> | undefined;
   /** For an operation that declares a `resumeSeam`: how its call becomes resumable with the token upstream chose (§4.9). */
-  readonly resumption?: SeamResumption;
+  readonly resumption?: SeamResumption | undefined;
   /** A fleet gateway's handler says which host it sent the call to: the call's observers (its audit line) hear it. */
   readonly routedTo?: (host: string) => void;
   /**

@@ -1,0 +1,55 @@
+import { bindLogger, type Identity, type Logger } from './identity.js';
+import type { IdentityCheck } from './access.js';
+import type { LiveCall } from './live-call.js';
+import type { CallContext } from './operation.js';
+import type { SeamResumption } from './resume-seam.js';
+
+/**
+ * What a handler is given of its call. A class, not an object literal: V8 builds a literal
+ * with getters in its runtime, and at 64 unary calls in flight that was the server's largest
+ * cost of its own (bench/PROFILE.md "Unary (WebSocket)"). Its signal and logger are made
+ * when first read: most handlers read neither.
+ */
+export class LiveCallContext implements CallContext {
+  readonly callId: string;
+  readonly operation: string;
+  readonly input: AsyncIterable<unknown> | undefined;
+  private boundLogger: Logger | undefined;
+
+  constructor(
+    private readonly call: LiveCall,
+    private readonly tableLogger: Logger,
+    readonly identity: Identity | null,
+    readonly deadlineAt: number | undefined,
+    readonly resumption: SeamResumption | undefined,
+  ) {
+    this.callId = call.id;
+    this.operation = call.op.name;
+    this.input = call.input;
+  }
+
+  get signal(): AbortSignal {
+    return this.call.signal;
+  }
+
+  get logger(): Logger {
+    return (this.boundLogger ??= bindLogger(this.tableLogger, { callId: this.callId, operation: this.operation }));
+  }
+
+  routedTo(host: string): void {
+    try {
+      this.call.observer?.routed?.(host);
+    } catch {
+      // An observer's failure is its own (combineObservers logs it): the call goes on.
+    }
+  }
+
+  requireOnResume(check: IdentityCheck): void {
+    this.call.identityChecks.push(check);
+  }
+}
+
+/** `ctx` with another signal (one that also fires on a deadline of the handler's own): the rest, getters and methods too, is `ctx`'s. */
+export function withSignal(ctx: CallContext, signal: AbortSignal): CallContext {
+  return Object.create(ctx, { signal: { value: signal, enumerable: true } }) as CallContext;
+}
