@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { connect, RpcError, type Client } from '../client-node/index.js';
+import { clientGarbageCollection } from './node-flags.js';
 import { codecs } from '../protocol/index.js';
 import { CallerInputError } from '../outcome/index.js';
 
@@ -44,6 +45,7 @@ export function carrierOf(flags: GlobalFlags, url = flags.url): 'auto' | 'h3' | 
 
 /** Connects, unless `signal` (SIGINT/SIGTERM) fires first: then the attempt is closed and it rejects with CANCELLED. */
 export async function connectFrom(flags: GlobalFlags, signal?: AbortSignal, resume?: { graceMs: number }): Promise<Client> {
+  clientGarbageCollection();
   const token = tokenOf(flags);
   try {
     return await connect(flags.url, {

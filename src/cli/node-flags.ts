@@ -1,3 +1,5 @@
+import { setFlagsFromString } from 'node:v8';
+
 /**
  * Node flags for a long-lived process that moves large streams: the server (`npm start`,
  * the bench's server) and a long-lived SDK client (the bench's own process).
@@ -12,3 +14,16 @@
  * and NODE_OPTIONS refuses it, so it is on the command line of the process that serves.
  */
 export const longLivedNodeFlags: readonly string[] = ['--initial-old-space-size=128'];
+
+/**
+ * For a CLI process that is a client (exec, cp, subscribe, call): V8's incremental marking
+ * off. Such a process keeps a small heap (~10 MB) while a stream's frames pass through it as
+ * external buffers, and V8 began a marking cycle after nearly every young collection: 27
+ * needless mark-compacts per 512 MiB of `exec` output, a quarter of the process's CPU
+ * (bench/PROFILE.md "Exec"). Without it, the old generation is collected once it is full, in
+ * one pause, a few milliseconds at this size. V8 reads the flag each time it would start
+ * marking, so it takes effect after startup. A server keeps it: its heap is large.
+ */
+export function clientGarbageCollection(): void {
+  setFlagsFromString('--no-incremental-marking');
+}
