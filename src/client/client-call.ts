@@ -26,9 +26,9 @@ export interface CallKeeper {
 export interface ClientCallOptions {
   /** A stream's output window (§4.8): what the callee may send ahead of the consumer. None for a unary call. */
   readonly windowBytes?: number;
-  readonly acknowledgements?: AcknowledgementPolicy;
+  readonly acknowledgements?: AcknowledgementPolicy | undefined;
   /** Hears each input sequence number the callee says it has. */
-  readonly onInputAcknowledged?: (seq: number) => void;
+  readonly onInputAcknowledged?: ((seq: number) => void) | undefined;
   /** A call taken up by its token (its request a `call.resume`): how long the callee keeps it if it is lost again. */
   readonly graceMs?: number;
 }

@@ -329,11 +329,7 @@ export class Client {
       request,
       { frame: handlers.frame, failed: (error) => handlers.fail(error, 'forget') },
       options.acknowledgements || options.onInputAcknowledged
-        ? {
-            ...callOptions,
-            ...(options.acknowledgements ? { acknowledgements: options.acknowledgements } : {}),
-            ...(options.onInputAcknowledged ? { onInputAcknowledged: options.onInputAcknowledged } : {}),
-          }
+        ? { ...callOptions, acknowledgements: options.acknowledgements, onInputAcknowledged: options.onInputAcknowledged }
         : callOptions,
     );
     const cleanup = (): void => {

@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -50,7 +50,11 @@ describe('callwire call: one outcome per run, exit code and envelope agree', () 
   it('input from @file and from stdin', async () => {
     const file = join(tmpdir(), `callwire-input-${process.pid}.json`);
     writeFileSync(file, '{"text":"from file"}');
-    expect((await call(['call', 'test/echo', '--input', `@${file}`])).stdout).toBe('{"text":"from file"}\n');
+    try {
+      expect((await call(['call', 'test/echo', '--input', `@${file}`])).stdout).toBe('{"text":"from file"}\n');
+    } finally {
+      rmSync(file, { force: true });
+    }
     const run = runCli(['--url', url, 'call', 'test/echo']);
     run.child.stdin.end('{"text":"from stdin"}');
     expect((await run.exited).code).toBe(0);

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -17,7 +17,9 @@ import { conformanceTokens, RUNNER_TOKEN, SCOPELESS_TOKEN } from './tokens.js';
  */
 
 export const CLI_RUNS = 'callwire conformance <url> against callwire serve --conformance (both real processes)';
-export const dir = tmpdir();
+/** The tokens and reports of the file that imports this, removed after its last test. */
+export const dir = mkdtempSync(join(tmpdir(), 'callwire-conformance-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** The skips of a run over one transport that are the other transport's, each saying so: the only skips accepted besides a pinned defect's. */
 export function otherTransportSkips(url: string): string[] {

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,11 +15,12 @@ import { conformanceTokens, RUNNER_TOKEN, SCOPELESS_TOKEN } from '../conformance
 describe('callwire conformance against a fleet gateway (serve --nats --conformance) with one agent', () => {
   let fleet: Fleet;
   let gateway: GatewayRun;
+  const dir = mkdtempSync(join(tmpdir(), 'callwire-fleet-conformance-'));
 
   beforeAll(async () => {
     fleet = await Fleet.start({ hosts: ['a'], nodes: 1 });
     await fleet.agent('a');
-    const tokens = join(tmpdir(), `callwire-fleet-conformance-tokens-${process.pid}.json`);
+    const tokens = join(dir, 'tokens.json');
     writeFileSync(tokens, JSON.stringify({ tokens: conformanceTokens }));
     gateway = await fleet.gateway({
       extraArgs: ['--conformance', '--tokens', tokens, '--max-calls-in-flight', '64', '--max-calls-per-identity', '128', '--handshake-timeout', '1', '--keepalive', '2'],
@@ -29,10 +30,11 @@ describe('callwire conformance against a fleet gateway (serve --nats --conforman
 
   afterAll(async () => {
     await fleet?.stop();
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it('passes every scenario over WebSocket, the Docker ones through the agent', async () => {
-    const report = join(tmpdir(), `callwire-fleet-conformance-${process.pid}.json`);
+    const report = join(dir, 'report.json');
     const run = runCli(['--token', RUNNER_TOKEN, 'conformance', gateway.wsUrl, '--scopeless-token', SCOPELESS_TOKEN, '--report', report], { stdin: 'ignore' });
     const { code } = await run.exited;
     expect(run.stdout.split('\n').filter((l) => l.startsWith('FAIL'))).toEqual([]);

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -31,9 +31,11 @@ describe('a fleet of two hosts behind one gateway', () => {
     await created.start();
   }, 60_000);
 
+  const tokens = join(tmpdir(), `callwire-fleet-tokens-${process.pid}.json`);
   afterAll(async () => {
     await fleet?.stop();
     await docker.cleanup();
+    rmSync(tokens, { force: true });
   });
 
   it('exec through the gateway: stdout byte for byte as docker exec prints it, stderr apart, the command\'s exit code', async () => {
@@ -123,7 +125,6 @@ describe('a fleet of two hosts behind one gateway', () => {
   }, 30_000);
 
   it('scopes name hosts: a caller holding host:b reaches b and not a, and lists only b', async () => {
-    const tokens = join(tmpdir(), `callwire-fleet-tokens-${process.pid}.json`);
     const onlyB = 'fleet-only-host-b-token-0123';
     writeFileSync(tokens, JSON.stringify({ tokens: [{ token: onlyB, subject: 'ci-b', scopes: ['container:*', 'image:inspect', 'host:b'] }] }));
     const guarded = await fleet.gateway({ extraArgs: ['--tokens', tokens], waitHosts: ['a', 'b'] });
