@@ -49,7 +49,13 @@ export class LiveCallContext implements CallContext {
   }
 }
 
-/** `ctx` with another signal (one that also fires on a deadline of the handler's own): the rest, getters and methods too, is `ctx`'s. */
-export function withSignal(ctx: CallContext, signal: AbortSignal): CallContext {
-  return Object.create(ctx, { signal: { value: signal, enumerable: true } }) as CallContext;
+/**
+ * `ctx` with some of its members replaced (a signal that also fires on a deadline of the
+ * handler's own, an input stream passed through a filter): the rest, getters and methods too,
+ * stays `ctx`'s. A spread (`{ ...ctx }`) would copy only its fields and lose its signal.
+ */
+export function deriveContext(ctx: CallContext, overrides: Partial<CallContext>): CallContext {
+  const members: PropertyDescriptorMap = {};
+  for (const [key, value] of Object.entries(overrides)) members[key] = { value, enumerable: true };
+  return Object.create(ctx, members) as CallContext;
 }

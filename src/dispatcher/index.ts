@@ -17,7 +17,7 @@ export {
   type StreamSource,
 } from './operation.js';
 export type { ResumeSeam, SeamStream, SeamResumption } from './resume-seam.js';
-export { withSignal } from './call-context.js';
+export { deriveContext } from './call-context.js';
 export { Registry } from './registry.js';
 export { checkAccess, checkResumeAccess, holdsScope, type IdentityCheck } from './access.js';
 export { FrameConnection, type FrameConnectionOptions, type FrameConnectionStats } from './frame-connection.js';

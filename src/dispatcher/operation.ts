@@ -8,6 +8,10 @@ import type { ResumeSeam, SeamResumption } from './resume-seam.js';
 
 export type { OperationKind, DeclaredError, AccessControl } from '../contracts/index.js';
 
+/**
+ * What a handler is given of its call. Its signal and logger are made when first read, so
+ * a copy made by a spread lacks them: derive one with `deriveContext`.
+ */
 export interface CallContext {
   readonly callId: string;
   readonly operation: string;

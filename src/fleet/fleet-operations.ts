@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { CallOptions } from '../client/index.js';
 import { containerListContract, type EveryHost, type PlacedContract } from '../contracts/index.js';
-import { assertOperationShape, holdsScope, withSignal, type CallContext, type Identity, type Operation, type ResumeSeam } from '../dispatcher/index.js';
+import { assertOperationShape, holdsScope, deriveContext, type CallContext, type Identity, type Operation, type ResumeSeam } from '../dispatcher/index.js';
 import { RpcError } from '../protocol/index.js';
 import { releasing, type FleetClients, type Lease } from './fleet-clients.js';
 import { relayStream } from './fleet-resume-seam.js';
@@ -171,7 +171,7 @@ async function answerWithin<T>(deadlineMs: number | undefined, host: string, ctx
   if (deadlineMs === undefined) return call(ctx);
   const late = new AbortController();
   const timer = setTimeout(() => late.abort(new RpcError('UNAVAILABLE', `host ${host} did not answer within ${deadlineMs} ms`)), deadlineMs);
-  const hostCtx = withSignal(ctx, AbortSignal.any([ctx.signal, late.signal]));
+  const hostCtx = deriveContext(ctx, { signal: AbortSignal.any([ctx.signal, late.signal]) });
   const refused = new Promise<never>((_, reject) => late.signal.addEventListener('abort', () => reject(late.signal.reason as Error), { once: true }));
   try {
     // The race, not the abort alone: an answer that never comes never settles the call either.

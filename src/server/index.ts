@@ -9,6 +9,7 @@ export {
   bytesSchema,
   createDispatcher,
   defineOperation,
+  deriveContext,
   Registry,
   FrameConnection,
   type Dispatcher,

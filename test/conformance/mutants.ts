@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import WebSocket, { WebSocketServer } from 'ws';
-import { defineOperation, type Operation } from '../../src/dispatcher/index.js';
+import { defineOperation, deriveContext, type Operation } from '../../src/dispatcher/index.js';
 import { codecForSubprotocol, codecs, subprotocols } from '../../src/protocol/index.js';
 
 /**
@@ -115,7 +115,7 @@ export function bufferingHttpServer(): Promise<Listening> {
 export function withInput(op: Operation, reorder: (items: AsyncIterable<unknown>) => AsyncIterable<unknown>): Operation {
   if (op.kind !== 'subscription') return op;
   const real = op.handler;
-  return defineOperation({ ...op, handler: (input, ctx) => real(input, { ...ctx, input: ctx.input && reorder(ctx.input) }) });
+  return defineOperation({ ...op, handler: (input, ctx) => real(input, deriveContext(ctx, { input: ctx.input && reorder(ctx.input) })) });
 }
 
 /** `op` (a subscription) with its source pulled as fast as it yields, whatever the call's buffer: no per-call bound. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LiveCallContext, withSignal } from '../../src/dispatcher/call-context.js';
+import { deriveContext, LiveCallContext } from '../../src/dispatcher/call-context.js';
 import type { Logger } from '../../src/dispatcher/index.js';
 import { liveCall, stream } from './support/fake-call.js';
 
@@ -43,15 +43,17 @@ describe("a handler's context", () => {
     expect(() => new LiveCallContext(call, recordingLogger().logger, null, undefined, undefined).routedTo('a')).not.toThrow();
   });
 
-  it('withSignal: another signal, and everything else, getters and methods too, still the call\'s', () => {
+  it('deriveContext: another signal and input, and everything else, getters and methods too, still the call\'s', () => {
     const { call } = liveCall(stream, 50, { id: 'c8' });
     const routed: string[] = [];
     call.observer = { routed: (host) => routed.push(host) };
     const { logger, lines } = recordingLogger();
     const ctx = new LiveCallContext(call, logger, { subject: 'alice', scopes: [] }, undefined, undefined);
     const late = new AbortController();
-    const derived = withSignal(ctx, late.signal);
+    const input = (async function* () {})();
+    const derived = deriveContext(ctx, { signal: late.signal, input });
     expect(derived.signal).toBe(late.signal);
+    expect(derived.input).toBe(input);
     expect([derived.callId, derived.operation, derived.identity]).toEqual(['c8', stream.name, { subject: 'alice', scopes: [] }]);
     derived.logger.warn('slow host');
     expect(lines).toEqual([['warn', 'slow host', { callId: 'c8', operation: stream.name }]]);
