@@ -291,7 +291,8 @@ export class ClientCall implements CallSink {
   private sendNumbered(make: (seq: number) => Envelope): void {
     const seq = ++this.inputSeq;
     const envelope = make(seq);
-    if (this.sendable && this.unsent.length === 0) {
+    // A read the pump began with credit may end after a resume spent it: then it waits too (CR-2). `call.end` takes no credit.
+    if (this.sendable && this.unsent.length === 0 && (this.inputCredit.hasCredit || envelope.type === 'call.end')) {
       const input = { seq, envelope, bytes: this.channel!.send(envelope) };
       this.unacked.push(input);
       return this.inputCredit.charge(input.bytes);

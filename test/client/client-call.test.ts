@@ -226,8 +226,38 @@ describe('ClientCall: one call, its numbers, acknowledgements, input and credit'
     second.deliver(credit(10 * oneItem));
     expect(second.of('call.input').map((e) => (e.payload as { seq: number }).seq)).toEqual([1, 2, 3, 4, 5]);
     expect(second.of('call.end').map((e) => e.payload)).toEqual([{ seq: 6 }]);
+    // The client charges call.end too, which the callee does not: its count is lower by that much.
     const sent = [...second.of('call.input'), ...second.of('call.end')].reduce((sum, e) => sum + second.size(e), 0);
-    expect(call.inputCredit.available, 'the credit as the callee counts it').toBe(oneItem + 1 + oneItem + 10 * oneItem - sent);
+    expect(call.inputCredit.available, 'the credit as the callee counts it, less the end').toBe(oneItem + 1 + oneItem + 10 * oneItem - sent);
+  });
+
+  it('input read before a resume spent the credit waits for more: a pump mid-read when the connection was lost does not send past it (CR-2)', () => {
+    const first = new FakeConnection();
+    const { keeper } = recordingKeeper();
+    const { call } = stream(first, { keeper });
+    first.deliver(envelopes.resumable(ID, 'tok', 1000));
+    first.deliver(credit(1000));
+    call.sendInput('a');
+    call.sendInput('b');
+    // The pump saw credit and began a read; meanwhile the connection is lost and the call resumed.
+    first.drop();
+    const second = new FakeConnection();
+    call.attach(second);
+    const oneItem = second.size({ type: 'call.input', id: ID, payload: { item: 'a', seq: 1 } });
+    second.deliver(envelopes.resumed(ID, 0, oneItem + 1));
+    expect(second.of('call.input')).toHaveLength(2);
+    // The read ends: the callee's count is below zero, so it waits.
+    call.sendInput('c');
+    expect(second.of('call.input').map((e) => e.payload), 'nothing past the credit').toEqual([
+      { item: 'a', seq: 1 },
+      { item: 'b', seq: 2 },
+    ]);
+    second.deliver(credit(oneItem));
+    expect(second.of('call.input').map((e) => e.payload)).toEqual([1, 2, 3].map((seq) => ({ item: 'abc'[seq - 1], seq })));
+    // The end takes no credit: it goes at once, however far below zero the count is.
+    expect(call.inputCredit.hasCredit).toBe(false);
+    call.sendEnd();
+    expect(second.of('call.end').map((e) => e.payload)).toEqual([{ seq: 4 }]);
   });
 
   it('a call not resumable fails with its connection; one aborted while detached is aborted once attached again', () => {
