@@ -291,17 +291,18 @@ export class ClientCall implements CallSink {
   private sendNumbered(make: (seq: number) => Envelope): void {
     const seq = ++this.inputSeq;
     const envelope = make(seq);
-    // A read the pump began with credit may end after a resume spent it: then it waits too (CR-2). `call.end` takes no credit.
-    if (this.sendable && this.unsent.length === 0 && (this.inputCredit.hasCredit || envelope.type === 'call.end')) {
-      const input = { seq, envelope, bytes: this.channel!.send(envelope) };
-      this.unacked.push(input);
-      return this.inputCredit.charge(input.bytes);
-    }
-    // While no connection carries the call, or input sent again waits for credit, it waits behind: charged now as the callee will charge it.
-    const input = { seq, envelope, bytes: this.connection?.codec.encode(envelope).byteLength ?? 0 };
+    // It waits behind input sent again, while no connection carries the call, and past the credit: a read
+    // the pump began with credit may end after a resume spent it. Waiting, it is charged as the callee will charge it.
+    const now = this.sendable && this.unsent.length === 0 && this.mayGo(envelope);
+    const input = { seq, envelope, bytes: now ? this.channel!.send(envelope) : (this.connection?.codec.encode(envelope).byteLength ?? 0) };
     this.unacked.push(input);
-    this.queue(input);
+    if (!now) this.queue(input);
     this.inputCredit.charge(input.bytes);
+  }
+
+  /** CR-2 as the callee counts the credit (what waits is charged already): input while it is positive; `call.end` takes none. */
+  private mayGo(envelope: Envelope): boolean {
+    return envelope.type !== 'call.input' || this.inputCredit.available + this.unsentBytes > 0;
   }
 
   private get sendable(): boolean {
@@ -313,11 +314,11 @@ export class ClientCall implements CallSink {
     this.unsentBytes += input.bytes;
   }
 
-  /** Sends what waits while the callee's own count of the credit is positive (CR-2); `call.end` takes none. */
+  /** Sends what waits, in order, while it may go. */
   private sendUnsent(): void {
     while (this.sendable && this.unsent.length > 0) {
       const input = this.unsent[0]!;
-      if (input.envelope.type === 'call.input' && this.inputCredit.available + this.unsentBytes <= 0) return;
+      if (!this.mayGo(input.envelope)) return;
       this.unsent.shift();
       this.unsentBytes -= input.bytes;
       // Charged when it was queued; the connection's count of its size is the one the callee makes.

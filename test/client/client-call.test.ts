@@ -39,6 +39,16 @@ function recordingKeeper() {
   return { keeper, log };
 }
 
+/** A resumable stream, kept by a keeper, that sent `items` as input on `first` with credit to spare. */
+function resumableWithInput(items: string[]) {
+  const first = new FakeConnection();
+  const { call } = stream(first, { keeper: recordingKeeper().keeper });
+  first.deliver(envelopes.resumable(ID, 'tok', 1000));
+  first.deliver(credit(1000));
+  for (const x of items) call.sendInput(x);
+  return { call, first };
+}
+
 describe('ClientCall: one call, its numbers, acknowledgements, input and credit', () => {
   it('numbers its input once resumable and keeps it until the callee acknowledges it; before that it sends it as given', () => {
     const connection = new FakeConnection();
@@ -170,12 +180,7 @@ describe('ClientCall: one call, its numbers, acknowledgements, input and credit'
   });
 
   it('keeps the input a resume says the callee has until a credit acknowledges it: a callee that dies holding it (a gateway) is sent it again by the next', () => {
-    const first = new FakeConnection();
-    const { keeper } = recordingKeeper();
-    const { call } = stream(first, { keeper });
-    first.deliver(envelopes.resumable(ID, 'tok', 1000));
-    first.deliver(credit(1000));
-    for (const x of ['a', 'b', 'c']) call.sendInput(x);
+    const { call, first } = resumableWithInput(['a', 'b', 'c']);
     first.deliver(credit(0, 1));
     first.drop();
     // Back at the same gateway, which has received input 3 but passed on only input 1.
@@ -201,12 +206,7 @@ describe('ClientCall: one call, its numbers, acknowledgements, input and credit'
   });
 
   it('sends the input a resume asks for again only as the callee grants credit (CR-2): the rest, and input that comes after, waits in order', () => {
-    const first = new FakeConnection();
-    const { keeper } = recordingKeeper();
-    const { call } = stream(first, { keeper });
-    first.deliver(envelopes.resumable(ID, 'tok', 1000));
-    first.deliver(credit(1000));
-    for (const x of ['a', 'b', 'c', 'd']) call.sendInput(x);
+    const { call, first } = resumableWithInput(['a', 'b', 'c', 'd']);
     // The callee that took them died holding them: the next has none of them, and grants less than they are.
     first.drop();
     const second = new FakeConnection();
@@ -232,13 +232,7 @@ describe('ClientCall: one call, its numbers, acknowledgements, input and credit'
   });
 
   it('input read before a resume spent the credit waits for more: a pump mid-read when the connection was lost does not send past it (CR-2)', () => {
-    const first = new FakeConnection();
-    const { keeper } = recordingKeeper();
-    const { call } = stream(first, { keeper });
-    first.deliver(envelopes.resumable(ID, 'tok', 1000));
-    first.deliver(credit(1000));
-    call.sendInput('a');
-    call.sendInput('b');
+    const { call, first } = resumableWithInput(['a', 'b']);
     // The pump saw credit and began a read; meanwhile the connection is lost and the call resumed.
     first.drop();
     const second = new FakeConnection();
