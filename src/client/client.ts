@@ -4,9 +4,9 @@ import { envelopes, RpcError, type Carrier, type Envelope, type RequestedPayload
 import type { AcknowledgementPolicy } from './acknowledgements.js';
 import { ClientCall, type ClientCallOptions } from './client-call.js';
 import type { ClientConnection } from './connection.js';
-import { InputPump } from './input-pump.js';
-import { pulled, type StreamConsumer } from './pulled.js';
+import { pulled, type PulledCall, type StreamConsumer } from './pulled.js';
 import type { ConnectionEvent } from './resuming-connection.js';
+import { HandedOn, StreamCall, type ServerSide, type StartHandlers } from './stream-call.js';
 
 export interface CallOptions {
   /** Aborting it sends `call.aborted` and fails the call with CANCELLED. */
@@ -66,9 +66,6 @@ export interface TakeUp {
 
 /** An operation named by its contract (types inferred) or by its name (for operations this client does not know). */
 type Target = Contract | string;
-/** What a call that fails on our side does at the server: `abort` sends call.aborted; `forget` (the connection is gone, or it never started) sends nothing. */
-type ServerSide = 'abort' | 'forget';
-type StartHandlers = { frame: (e: Envelope, bytes: number) => void; fail: (error: RpcError, server: ServerSide) => void };
 /** A stream is a new call of an operation, or one taken up by its token (§4.9). */
 type StreamStart = { readonly operation: string; readonly input: unknown } | { readonly takeUp: TakeUp };
 const nameOf = (target: Target): string => (typeof target === 'string' ? target : target.name);
@@ -209,69 +206,12 @@ export class Client {
    * which its ClientCall grants again as the consumer `release`s what it took, sends
    * `options.input` as the server grants input credit (§4.7), and reports values and the end.
    */
-  private openStream(what: StreamStart, options: CallOptions, consumer: StreamConsumer): { release: (bytes: number) => void; cancel: () => void } {
-    let ended = false;
+  private openStream(what: StreamStart, options: CallOptions, consumer: StreamConsumer): PulledCall {
     const id = options.id ?? this.nextId();
-    const window = options.windowBytes ?? DEFAULT_WINDOW_BYTES;
-    let admitted = false;
-    const admit = (): void => {
-      if (admitted) return;
-      admitted = true;
-      options.onAdmitted?.();
-    };
-    const fail = (error: RpcError, server: ServerSide): void => {
-      if (ended) return;
-      if (server === 'abort') call.abort(); // before end(), which forgets the call
-      end();
-      consumer.error(error);
-    };
-    const end = (): void => {
-      ended = true;
-      pump?.stop();
-      cleanup();
-    };
-    const handlers: StartHandlers = {
-      frame: (e, bytes) => {
-        if (ended) return;
-        if (e.type === 'call.resumable') return options.onResumable?.(e.payload.token, e.payload.grace_ms);
-        if (e.type !== 'call.error') admit();
-        // The first credit admits the call (CR-1); a resume's credit is counted by the call.
-        if (e.type === 'call.resumed') {
-          pump?.start();
-          options.onResumed?.(e.payload.input_seq);
-        } else if (e.type === 'call.credit') pump?.start();
-        else if (e.type === 'call.responded') consumer.value(e.payload.output, bytes);
-        else if (e.type === 'call.completed') {
-          end();
-          consumer.complete();
-        } else if (e.type === 'call.error') {
-          end();
-          consumer.error(RpcError.fromPayload(e.payload));
-        }
-      },
-      fail,
-    };
-    const streamOptions = { ...options, id, windowBytes: window };
-    const { call, cleanup } = 'takeUp' in what ? this.startTakeUp(what.takeUp, streamOptions, handlers) : this.start(what.operation, what.input, 'stream', streamOptions, handlers);
-    const pump = options.input
-      ? new InputPump(
-          options.input,
-          call.inputCredit,
-          (item) => call.sendInput(item),
-          () => call.sendEnd(),
-          (error) => fail(error, 'abort'),
-        )
-      : undefined;
-    return {
-      release(bytes) {
-        if (!ended) call.take(bytes);
-      },
-      cancel() {
-        if (ended) return;
-        call.abort();
-        end();
-      },
-    };
+    const streamOptions = { ...options, id, windowBytes: options.windowBytes ?? DEFAULT_WINDOW_BYTES };
+    return new StreamCall(consumer, options).open((handlers) =>
+      'takeUp' in what ? this.startTakeUp(what.takeUp, streamOptions, handlers) : this.start(what.operation, what.input, 'stream', streamOptions, handlers),
+    );
   }
 
   listOperations(options: CallOptions = {}): Promise<OperationSummary[]> {
@@ -327,7 +267,7 @@ export class Client {
     const onAbort = (): void => handlers.fail(new RpcError('CANCELLED', 'the call was cancelled by the caller'), 'abort');
     const call = new ClientCall(
       request,
-      { frame: handlers.frame, failed: (error) => handlers.fail(error, 'forget') },
+      new HandedOn(handlers),
       options.acknowledgements || options.onInputAcknowledged
         ? { ...callOptions, acknowledgements: options.acknowledgements, onInputAcknowledged: options.onInputAcknowledged }
         : callOptions,

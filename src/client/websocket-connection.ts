@@ -132,15 +132,7 @@ export async function connectWebSocket(
       }
       sinks.set(request.id, sink);
       send(request);
-      return {
-        abort() {
-          if (sinks.delete(request.id)) send(envelopes.aborted(request.id));
-        },
-        done() {
-          sinks.delete(request.id);
-        },
-        send: (envelope) => (sinks.has(request.id) ? send(envelope) : 0),
-      } satisfies CallChannel;
+      return new WebSocketCallChannel(request.id, sinks, send);
     },
     forget(id) {
       if (socket.readyState === 1) send(envelopes.aborted(id));
@@ -150,6 +142,27 @@ export async function connectWebSocket(
       await closed;
     },
   };
+}
+
+/** One call's way out on its WebSocket: a class, not closures made for each call (why: HandedOn, stream-call.ts). */
+class WebSocketCallChannel implements CallChannel {
+  constructor(
+    private readonly id: string,
+    private readonly sinks: Map<string, CallSink>,
+    private readonly write: (envelope: Envelope) => number,
+  ) {}
+
+  abort(): void {
+    if (this.sinks.delete(this.id)) this.write(envelopes.aborted(this.id));
+  }
+
+  done(): void {
+    this.sinks.delete(this.id);
+  }
+
+  send(envelope: Envelope): number {
+    return this.sinks.has(this.id) ? this.write(envelope) : 0;
+  }
 }
 
 /** URLs may carry credentials; never print them. */

@@ -40,15 +40,23 @@ export class AsyncQueue<T> implements AsyncIterable<T> {
     this.wakeup.wake();
   }
 
-  /** The next item, or done. `taken` runs with each item as the loop takes it (a credit renewal, say). */
+  /**
+   * The next item or the end if one is there now, undefined if the loop would have to wait:
+   * a consumer that takes a queued item this way skips the promise `next` makes for it.
+   */
+  take(): IteratorResult<T, undefined> | undefined {
+    if (this.closed) return { value: undefined, done: true };
+    if (this.items.length > 0) return { value: this.items.shift() as T, done: false };
+    if (!this.ending) return undefined;
+    if ('error' in this.ending) throw this.ending.error;
+    return { value: undefined, done: true };
+  }
+
+  /** The next item, or done, waiting for one. */
   async next(): Promise<IteratorResult<T, undefined>> {
     for (;;) {
-      if (this.closed) return { value: undefined, done: true };
-      if (this.items.length > 0) return { value: this.items.shift() as T, done: false };
-      if (this.ending) {
-        if ('error' in this.ending) throw this.ending.error;
-        return { value: undefined, done: true };
-      }
+      const step = this.take();
+      if (step) return step;
       await this.wakeup.wait();
     }
   }
