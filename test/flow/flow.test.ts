@@ -94,6 +94,27 @@ describe('AsyncQueue and Wakeup', () => {
     await expect(failing.next()).rejects.toThrow('boom');
   });
 
+  it('take hands what is there now without waiting: an item, the end, the failure, or undefined', () => {
+    const queue = new AsyncQueue<number>();
+    expect(queue.take()).toBeUndefined();
+    queue.push(1);
+    queue.push(2);
+    expect(queue.take()).toEqual({ value: 1, done: false });
+    expect(queue.take()).toEqual({ value: 2, done: false });
+    expect(queue.take()).toBeUndefined();
+    queue.push(3);
+    queue.end(new Error('broken'));
+    expect(queue.take()).toEqual({ value: 3, done: false });
+    expect(() => queue.take()).toThrow('broken');
+    const ended = new AsyncQueue<number>();
+    ended.end();
+    expect(ended.take()).toEqual({ value: undefined, done: true });
+    const closed = new AsyncQueue<number>();
+    closed.push(4);
+    closed.close();
+    expect(closed.take()).toEqual({ value: undefined, done: true });
+  });
+
   it('close drops what is queued and ends the loop at once', async () => {
     const queue = new AsyncQueue<number>();
     queue.push(1);
