@@ -158,6 +158,7 @@ function listenBridge(socketPath: string, secret: string, options: H3BridgeOptio
     const leave = options.guard ? options.guard.enter() : () => undefined;
     if (!leave) return refuse(control, 503, 'the server has its maximum of connections open');
     const id = randomUUID();
+    let lost = false;
     const mux = new BridgeMux({
       opens: false,
       maxStreams,
@@ -169,7 +170,10 @@ function listenBridge(socketPath: string, secret: string, options: H3BridgeOptio
       // Each caller's stream is served by the same pump as an HTTP/2 one; a reset either way is a mux frame.
       onStream: (stream) => void pumpCallStream(stream, connection.openStream.bind(connection), dispatcher, { name: 'http/3' }),
       // The QUIC connection was lost, not closed: resumable calls wait for their caller (§4.9).
-      onLost: () => connection.lost(),
+      onLost: () => {
+        lost = true;
+        connection.lost();
+      },
       onViolation: (error) => {
         // An edge that speaks nonsense loses its session, never the server.
         dispatcher.logger?.warn('ended an HTTP/3 session: its bridge broke the protocol', { session: id, error: error.message });
@@ -187,6 +191,8 @@ function listenBridge(socketPath: string, secret: string, options: H3BridgeOptio
     if (early.byteLength > 0) mux.receive(early);
     control.resume();
     control.on('close', () => {
+      // Closed rather than lost cancels the session's resumable calls: a resume that finds none starts here.
+      dispatcher.logger?.debug('an HTTP/3 session ended', { session: id, how: lost ? 'lost' : 'closed' });
       leave();
       connection.close(); // ABT-4: the session's calls end with it (unless it said `lost` first)
       // Streams still open (a lost QUIC connection leaves them unended) end now, after their calls were decided.

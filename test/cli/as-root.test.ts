@@ -31,7 +31,8 @@ function asNobody(command: string[], env: NodeJS.ProcessEnv, pattern: RegExp): P
       stderr += chunk.toString();
       if (pattern.test(stderr)) stop(null);
     });
-    child.on('exit', (code) => stop(code));
+    // 'close', not 'exit': a command that fails at once may exit before its stderr is read.
+    child.on('close', (code) => stop(code));
   });
 }
 
