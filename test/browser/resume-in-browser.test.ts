@@ -1,8 +1,8 @@
 import type { Server } from 'node:http';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Logger } from '../../src/dispatcher/index.js';
 import { bundleClient, hasChromium, launchChromium, servePage } from '../support/browser.js';
+import { recordingLogger } from '../support/recording-logger.js';
 import { hasHttp3, http3Missing, ServerFixture } from '../support/server-fixture.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 import { UdpProxy } from '../support/udp-proxy.js';
@@ -62,15 +62,13 @@ describe.skipIf(!hasChromium)(`resumable calls in a browser${hasChromium ? '' : 
   let browser: Browser;
   let pageUrl = '';
   // The server's own account (how each HTTP/3 session ended), shown when the page's call was lost.
-  const logLines: string[] = [];
-  const keep = (level: string) => (message: string, fields?: Record<string, unknown>): void => void logLines.push(`${level} ${message} ${JSON.stringify(fields ?? {})}`);
-  const serverLog: Logger = { debug: keep('debug'), info: keep('info'), warn: keep('warn'), error: keep('error') };
+  const serverLog = recordingLogger();
 
   beforeAll(async () => {
     const served = await servePage(PAGE_SCRIPT, await bundleClient());
     page = served.server;
     pageUrl = served.url;
-    await fx.start({ ...(hasHttp3 ? { http3: true, keepaliveMs: 2000 } : {}), allowOrigins: [new URL(pageUrl).origin], logger: serverLog });
+    await fx.start({ ...(hasHttp3 ? { http3: true, keepaliveMs: 2000 } : {}), allowOrigins: [new URL(pageUrl).origin], logger: serverLog.logger });
     browser = await launchChromium();
   });
   afterAll(async () => {
@@ -82,7 +80,7 @@ describe.skipIf(!hasChromium)(`resumable calls in a browser${hasChromium ? '' : 
   for (const c of cases) {
     it.skipIf(c.skip !== false)(`over ${c.name}: a subscription cut in its middle resumes, every item once, in order${c.skip ? ` (skipped: ${c.skip})` : ''}`, async () => {
       const relay = await c.relay(fx.server);
-      logLines.length = 0;
+      serverLog.lines.length = 0;
       let tab: Page | undefined;
       try {
         tab = await browser.newPage();
@@ -92,7 +90,7 @@ describe.skipIf(!hasChromium)(`resumable calls in a browser${hasChromium ? '' : 
         await tab.waitForFunction(() => (window as unknown as { result?: unknown }).result !== undefined, undefined, { timeout: 45_000 });
         const result = (await tab.evaluate(() => (window as unknown as { result: unknown }).result)) as Record<string, unknown>;
         // On a failure, how far the page got and what it heard say where the call was lost.
-        expect(result, `${JSON.stringify(result)}\nthe server's log:\n${logLines.join('\n')}`).not.toHaveProperty('error');
+        expect(result, `${JSON.stringify(result)}\nthe server's log:\n${serverLog.lines.map((line) => JSON.stringify(line)).join('\n')}`).not.toHaveProperty('error');
         expect(result['seen']).toEqual(Array.from({ length: COUNT }, (_, n) => n));
         expect(result['events']).toEqual(['reconnecting', 'resumed']);
         await until(() => fx.server.resumable.size === 0, 'the server forgot the call');

@@ -1,17 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { deriveContext, LiveCallContext } from '../../src/dispatcher/call-context.js';
-import type { Logger } from '../../src/dispatcher/index.js';
+import { recordingLogger } from '../support/recording-logger.js';
 import { liveCall, stream } from './support/fake-call.js';
 
 // What a handler is given of its call (src/dispatcher/call-context.ts), over a call of the
 // state machine's own tests: no transport, no server.
-
-function recordingLogger() {
-  const lines: unknown[] = [];
-  const log = (level: string) => (message: string, fields?: Record<string, unknown>) => void lines.push([level, message, fields]);
-  const logger: Logger = { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') };
-  return { logger, lines };
-}
 
 describe("a handler's context", () => {
   it("names its call, reads the call's signal, binds its logger to the call, and hands the call what it routes and requires", () => {
@@ -22,7 +15,7 @@ describe("a handler's context", () => {
     const ctx = new LiveCallContext(call, logger, null, 1234, undefined);
     expect([ctx.callId, ctx.operation, ctx.identity, ctx.deadlineAt, ctx.resumption]).toEqual(['c7', stream.name, null, 1234, undefined]);
     ctx.logger.info('hello', { n: 1 });
-    expect(lines).toEqual([['info', 'hello', { callId: 'c7', operation: stream.name, n: 1 }]]);
+    expect(lines).toEqual([{ level: 'info', message: 'hello', fields: { callId: 'c7', operation: stream.name, n: 1 } }]);
     ctx.routedTo('b');
     expect(routed).toEqual(['b']);
     const check = () => undefined;
@@ -56,7 +49,7 @@ describe("a handler's context", () => {
     expect(derived.input).toBe(input);
     expect([derived.callId, derived.operation, derived.identity]).toEqual(['c8', stream.name, { subject: 'alice', scopes: [] }]);
     derived.logger.warn('slow host');
-    expect(lines).toEqual([['warn', 'slow host', { callId: 'c8', operation: stream.name }]]);
+    expect(lines).toEqual([{ level: 'warn', message: 'slow host', fields: { callId: 'c8', operation: stream.name } }]);
     derived.routedTo?.('a');
     expect(routed).toEqual(['a']);
     derived.requireOnResume?.(() => undefined);

@@ -4,6 +4,7 @@ import { defineOperation, Registry, type Identity } from '../../src/dispatcher/i
 import { closeCodes, codecs, type Envelope } from '../../src/protocol/index.js';
 import { MemoryConnection } from '../../src/testing/index.js';
 import { nested } from '../support/nesting.js';
+import { recordingLogger } from '../support/recording-logger.js';
 import { sampleRegistry } from '../support/sample-ops.js';
 import { sleep, until } from '../support/wait.js';
 
@@ -246,8 +247,7 @@ describe('invalid and unexpected frames (spec §3.3, §3.4, §4.6)', () => {
 
 describe("a handler's context", () => {
   it("logs with the call's id and operation bound to every line", async () => {
-    const lines: { level: string; message: string; fields?: Record<string, unknown> }[] = [];
-    const record = (level: string) => (message: string, fields?: Record<string, unknown>) => void lines.push({ level, message, ...(fields ? { fields } : {}) });
+    const { logger, lines } = recordingLogger();
     const registry = new Registry();
     registry.register(
       defineOperation({
@@ -262,7 +262,7 @@ describe("a handler's context", () => {
         },
       }),
     );
-    const conn = new MemoryConnection({ registry, logger: { debug: record('debug'), info: record('info'), warn: record('warn'), error: record('error') } });
+    const conn = new MemoryConnection({ registry, logger });
     conn.client.request('log-1', 'test/logs', null);
     expect((await conn.client.nextFor('log-1')).type).toBe('call.responded');
     expect(lines).toEqual([
