@@ -20,8 +20,6 @@ LOGS="${CALLWIRE_FLEET_LOGS:-/tmp/callwire-fleet-logs}"
 DOCKER_BIN=/usr/bin/docker
 IMAGE="${CALLWIRE_TEST_IMAGE:-callwire-test:busybox}"
 CLI=(node dist/bin/callwire.js)
-# The flags of a long-lived process that moves large streams (src/cli/node-flags.ts).
-SERVING=(node --initial-old-space-size=128 dist/bin/callwire.js)
 
 say() { printf '[npm run fleet] %s\n' "$*" >&2; }
 
@@ -82,6 +80,9 @@ trap 'cleanup; exit 143' TERM HUP
 trap cleanup EXIT
 
 [ -f dist/bin/callwire.js ] || { say "no dist/: run npm run build first (npm run fleet does)"; exit 1; }
+# The flags of a long-lived process that moves large streams, from their one home (src/cli/node-flags.ts).
+read -ra LONG_LIVED <<< "$(node --input-type=module -e "import { longLivedNodeFlags } from './dist/cli/node-flags.js'; console.log(longLivedNodeFlags.join(' '))")"
+SERVING=(node "${LONG_LIVED[@]}" dist/bin/callwire.js)
 mkdir -p "$LOGS"
 
 # NATS: the cluster with a user per host; a running one is used and left running.

@@ -12,8 +12,17 @@ import { setFlagsFromString } from 'node:v8';
  * per byte of exec output. With this floor the limit stays above that churn, for up to
  * 128 MB of uncollected old generation (bench/PROFILE.md). V8 reads it at startup only,
  * and NODE_OPTIONS refuses it, so it is on the command line of the process that serves.
+ *
+ * `--no-allocation-site-pretenuring`: V8 may decide, from what survived a few young
+ * collections, that an allocation site's objects are long-lived and allocate them in the
+ * old generation from then on. Where such old objects point to frames, the frames outlive
+ * the young collections too and are freed only by a full one: a server streaming 64 KiB
+ * items then ran a mark-compact about every 100 ms, at 1.6× its CPU per item, turn after
+ * turn. Whether a site tips over depends on what the process did before: in
+ * the bench, 9 of 34 servers that had streamed small items first fell into it, and none
+ * of 20 with the flag (bench/PROFILE.md).
  */
-export const longLivedNodeFlags: readonly string[] = ['--initial-old-space-size=128'];
+export const longLivedNodeFlags: readonly string[] = ['--initial-old-space-size=128', '--no-allocation-site-pretenuring'];
 
 /**
  * For a CLI process that is a client (exec, cp, subscribe, call): V8's incremental marking

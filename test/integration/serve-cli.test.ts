@@ -17,7 +17,7 @@ describe('callwire serve (what npm start runs)', () => {
       expect(lab).toBe(wsUrl.replace(/^ws:/, 'http:').replace(/callwire$/, ''));
       expect(await (await fetch(lab!)).text()).toMatch(/<title>callwire Lab<\/title>/);
       // Started without npm start's Node flags, it says which are missing and why they matter.
-      expect(run.stdout).toMatch(/^ {2}node {10}without --initial-old-space-size=128: large outputs cost more CPU/m);
+      expect(run.stdout).toMatch(/^ {2}node {10}without --initial-old-space-size=128 --no-allocation-site-pretenuring: large outputs cost more CPU/m);
       const viaWs = await connect(wsUrl);
       expect((await viaWs.listOperations()).map((o) => o.name)).toContain('services/list');
       // HTTP/2 always; HTTP/3 (which needs Deno) has its own test below.
