@@ -44,6 +44,10 @@ const SERIAL_FILES = [
   // A wall-clock bound (a signal, a cancellation or an idle close within N ms).
   'test/docker/exec-behaviour.test.ts',
   'test/docker/keepalive.test.ts',
+  // Pure code, but its rule is "no bytes taken in a whole interval" at 100 ms, with the slow
+  // reader and the server in one process: a worker starved for an interval stalls both, and
+  // the keepalive counts a drop (a fresh clone's CI at 5942887: all 512 messages read, 1 drop).
+  'test/unit/keepalive.test.ts',
   'test/cli/subscribe.test.ts',
   'test/cli/signals.test.ts',
   'test/cli/exec.test.ts',
