@@ -37,7 +37,7 @@ import { join } from 'node:path';
 const SERIAL_MARKS: RegExp[] = [/support\/netns-host\.js|bench\/netns\.js/, /\biptables\b/];
 
 /** Marks of a bound on the file's own process's heap, which `serial`'s shared process would spoil. */
-export const OWN_HEAP_MARKS: RegExp[] = [/process\.memoryUsage\(\)/];
+export const OWN_HEAP_MARKS: RegExp[] = [/process\.memoryUsage\(\)/, /\bliveBytes\(\)/];
 
 /** Serial for a reason its source does not show by a mark. */
 const SERIAL_FILES = [

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { bytesSchema, defineOperation, Registry } from '../../src/dispatcher/index.js';
 import { limits } from '../../src/protocol/index.js';
 import { MemoryConnection } from '../../src/testing/index.js';
+import { liveBytes } from '../support/live-bytes.js';
 import { sleep, until } from '../support/wait.js';
 
 const CHUNK = 64 * 1024;
@@ -11,11 +12,6 @@ const GIB = 1024 * 1024 * 1024;
 const MIB = 1024 * 1024;
 const SLACK = 4 * MIB; // the "small constant": codec buffers, closures, bookkeeping
 
-function memory(): number {
-  (globalThis as { gc?: () => void }).gc?.();
-  const m = process.memoryUsage();
-  return m.heapUsed + m.arrayBuffers;
-}
 
 function firehose() {
   const state = { produced: 0 };
@@ -57,10 +53,10 @@ describe('backpressure towards a slow transport (spec §8)', () => {
     const { registry, state } = firehose();
     const conn = new MemoryConnection({ registry });
     conn.pause();
-    const before = memory();
+    const before = liveBytes();
     conn.client.request('big', 'fire/iterable', null);
     await sleep(2000);
-    const during = memory();
+    const during = liveBytes();
     const extra = during - before;
     // The producer was not pulled past the buffer: at most the bound plus one chunk in flight.
     expect(state.produced).toBeLessThanOrEqual(limits.maxBufferedBytesPerCall + 2 * CHUNK);
@@ -78,10 +74,10 @@ describe('backpressure towards a slow transport (spec §8)', () => {
     const { registry, state } = firehose();
     const conn = new MemoryConnection({ registry, limits: { maxBufferedBytesPerCall: 2 * MIB } });
     conn.pause();
-    const before = memory();
+    const before = liveBytes();
     conn.client.request('push', 'fire/observable', null);
     await sleep(2000);
-    const extra = memory() - before;
+    const extra = liveBytes() - before;
     expect(state.produced).toBeLessThan(2 * MIB + 2 * CHUNK);
     expect(extra).toBeLessThan(2 * MIB + SLACK);
     expect(conn.server.stats.liveCalls).toBe(0);

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { execFrames } from '../../src/client/index.js';
+import { liveBytes } from '../support/live-bytes.js';
 import { cliPath } from '../support/cli.js';
 import { useExecServer } from '../support/exec-server.js';
 import { childPids, commandLine, rssOf } from '../support/proc.js';
@@ -11,11 +12,6 @@ import { sleep } from '../support/wait.js';
 const MIB = 1024 * 1024;
 const GIB = 1024 * MIB;
 
-function heap(): number {
-  (globalThis as { gc?: () => void }).gc?.();
-  const m = process.memoryUsage();
-  return m.heapUsed + m.arrayBuffers;
-}
 
 /**
  * A slow reader slows the container's command down, end to end (spec §4.8): the
@@ -33,7 +29,7 @@ describe('end-to-end backpressure: a reader that pauses', () => {
     const child = spawn('bash', ['-c', `'${process.execPath}' '${cliPath}' --url ${fx.server.wsUrl} exec ${containerId} -- dd if=/dev/zero bs=1M count=1024 2>/dev/null | (sleep 10; wc -c)`]);
     let stdout = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    const before = heap();
+    const before = liveBytes();
     await sleep(1500);
     // The CLI is the node process under bash: on a loaded machine bash may not have started it yet.
     const cliUnderBash = (): number | undefined => childPids(child.pid!).find((pid) => commandLine(pid).some((arg) => arg === cliPath));
@@ -45,7 +41,7 @@ describe('end-to-end backpressure: a reader that pauses', () => {
     for (let t = 0; t < 14; t++) {
       await sleep(500);
       cliPeak = Math.max(cliPeak, rssOf(cli));
-      serverPeak = Math.max(serverPeak, heap() - before);
+      serverPeak = Math.max(serverPeak, liveBytes() - before);
     }
     console.log(`paused reader: CLI RSS peak ${(cliPeak / MIB).toFixed(1)} MiB, server heap growth ${(serverPeak / MIB).toFixed(1)} MiB`);
     expect(cliPeak).toBeLessThan(120 * MIB);
@@ -62,9 +58,9 @@ describe('end-to-end backpressure: a reader that pauses', () => {
       let received = 0;
       const first = await frames.next();
       received += !first.done && 'data' in first.value && first.value.stream === 'stdout' ? first.value.data.byteLength : 0;
-      const before = heap();
+      const before = liveBytes();
       await sleep(2000); // not pulling
-      const growth = heap() - before;
+      const growth = liveBytes() - before;
       console.log(`${transport.name}: ${(growth / MIB).toFixed(1)} MiB more while the loop did not pull`);
       expect(growth).toBeLessThan(24 * MIB);
       // dd is blocked on its pipe, not done.

@@ -4,6 +4,7 @@ import { exec, type Client } from '../../src/client/index.js';
 import { Registry } from '../../src/dispatcher/index.js';
 import { dockerOperations } from '../../src/operations/index.js';
 import { MemoryConnection } from '../../src/testing/index.js';
+import { liveBytes } from '../support/live-bytes.js';
 import { useExecServer } from '../support/exec-server.js';
 import { carrierCases } from '../support/server-fixture.js';
 import { skipTitle } from '../support/skip.js';
@@ -63,17 +64,12 @@ for (const transport of carrierCases) {
     it('a slow client slows the exec down: backpressure reaches the engine and memory stays bounded', async () => {
       const registry = new Registry().register(...dockerOperations(docker.engine));
       const conn = new MemoryConnection({ registry, identity: { subject: 'local', scopes: ['*'] } });
-      const memory = (): number => {
-        (globalThis as { gc?: () => void }).gc?.();
-        const m = process.memoryUsage();
-        return m.heapUsed + m.arrayBuffers;
-      };
       conn.pause();
-      const before = memory();
+      const before = liveBytes();
       // 400 MB that would take well under a second to produce if nothing held it back.
       conn.client.request('slow', 'docker/container/exec', { containerId, cmd: ['sh', '-c', 'yes slowpoke | head -c 400000000'], encoding: 'binary' });
       await sleep(2000);
-      const extra = memory() - before;
+      const extra = liveBytes() - before;
       // Still running: the engine is blocked on writes.
       const running = await docker.processes(containerId);
       expect(running.filter((p) => p.includes('slowpoke')).length, running.join(' | ')).toBeGreaterThan(0);
