@@ -12,7 +12,6 @@ const GIB = 1024 * 1024 * 1024;
 const MIB = 1024 * 1024;
 const SLACK = 4 * MIB; // the "small constant": codec buffers, closures, bookkeeping
 
-
 function firehose() {
   const state = { produced: 0 };
   const output = z.object({ data: bytesSchema });

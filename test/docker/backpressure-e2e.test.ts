@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { execFrames } from '../../src/client/index.js';
-import { liveBytes } from '../support/live-bytes.js';
 import { cliPath } from '../support/cli.js';
 import { useExecServer } from '../support/exec-server.js';
+import { liveBytes } from '../support/live-bytes.js';
 import { childPids, commandLine, rssOf } from '../support/proc.js';
 import { carrierCases } from '../support/server-fixture.js';
 import { skipTitle } from '../support/skip.js';
@@ -11,7 +11,6 @@ import { sleep } from '../support/wait.js';
 
 const MIB = 1024 * 1024;
 const GIB = 1024 * MIB;
-
 
 /**
  * A slow reader slows the container's command down, end to end (spec §4.8): the

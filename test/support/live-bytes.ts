@@ -4,10 +4,8 @@
  *
  * Two collections, not one: V8 frees dead ArrayBuffers' memory on a background thread
  * after a collection, and `process.memoryUsage().arrayBuffers` counts them until it has.
- * The next collection first waits for that sweep. After one, a reading could still hold
- * megabytes just freed: the replay test in resume-hostile read 1.79× its kept bytes once
- * in four runs (its bound is 1.25× and 6 MiB), and a second reading taken at once after
- * it differed by up to 25 MB from one run to the next.
+ * The next collection first waits for that sweep, so the second reading no longer holds
+ * megabytes just freed.
  */
 export function liveBytes(): number {
   const gc = (globalThis as { gc?: () => void }).gc;
