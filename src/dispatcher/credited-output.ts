@@ -126,7 +126,7 @@ export class CreditedOutput implements CallOutput {
 
   /** What waits for credit is never sent (ABT-2). */
   dropHeld(): void {
-    for (const held of this.held.splice(0)) this.count(-held.frame.byteLength);
+    for (const held of this.held.splice(0)) this.countForCredit(-held.frame.byteLength);
   }
 
   /** Adds `bytes` of credit without sending what waits (a wrapper sends in its own order). */
@@ -143,7 +143,10 @@ export class CreditedOutput implements CallOutput {
   /** The call goes on another outlet, with a fresh output window: bytes in flight on the old one no longer count. */
   moveTo(outlet: CallOutlet, credit: number, lose: (error: unknown) => void): void {
     this.epoch++;
-    this.count(-this.pendingBytes);
+    // What waits for credit stays counted; what went to the old outlet no longer does.
+    let waiting = 0;
+    for (const held of this.held) waiting += held.frame.byteLength;
+    this.countSent(-(this.pendingBytes - waiting));
     this.outlet = outlet;
     this.lose = lose;
     this.sendCredit = new SendCredit(credit);
@@ -155,7 +158,7 @@ export class CreditedOutput implements CallOutput {
       this.sendCharged(frame, final);
     } else {
       this.held.push({ frame, final });
-      this.count(frame.byteLength);
+      this.countForCredit(frame.byteLength);
       this.flush();
     }
   }
@@ -165,7 +168,7 @@ export class CreditedOutput implements CallOutput {
       const head = this.held[0]!;
       if (!head.final && !this.hasCredit) break;
       this.held.shift();
-      this.count(-head.frame.byteLength);
+      this.countForCredit(-head.frame.byteLength);
       this.sendCharged(head.frame, head.final);
     }
     this.owner.flushed();
@@ -174,7 +177,7 @@ export class CreditedOutput implements CallOutput {
   /** Hands one frame to the outlet, counting its bytes against the call until taken (BP-1). */
   private send(frame: Sized, final: boolean): void {
     const size = frame.byteLength;
-    this.count(size);
+    this.countSent(size);
     // A send that fails tells the connection it was on, which may no longer be the call's (§4.9).
     const lose = this.lose;
     const epoch = this.epoch;
@@ -189,12 +192,17 @@ export class CreditedOutput implements CallOutput {
 
   private released(bytes: number, epoch: number): void {
     if (epoch !== this.epoch) return;
-    this.count(-bytes);
+    this.countSent(-bytes);
     this.owner.released();
   }
 
-  private count(bytes: number): void {
+  private countSent(bytes: number): void {
     this.pendingBytes += bytes;
-    this.account.add(bytes);
+    this.account.addSent(bytes);
+  }
+
+  private countForCredit(bytes: number): void {
+    this.pendingBytes += bytes;
+    this.account.addForCredit(bytes);
   }
 }

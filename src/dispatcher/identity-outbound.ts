@@ -3,8 +3,11 @@ import { describeCaller, type Identity } from './identity.js';
 import type { RoomWaiter } from './replay-budget.js';
 
 interface Held {
-  bytes: number;
-  /** Its sources wait: set at half the bound, cleared at a quarter. */
+  /** Frames handed to a transport and not yet taken. */
+  sent: number;
+  /** Frames waiting for the caller's credit (CR-5). */
+  forCredit: number;
+  /** Its sources wait: set when `sent` reaches half the bound, cleared at a quarter. */
   congested: boolean;
   readonly waiters: Set<RoomWaiter>;
 }
@@ -13,13 +16,18 @@ interface Held {
  * The output each identity's calls hold for their readers, over all its connections and
  * transports (spec/PROTOCOL.md §8, `maxOutboundBytesPerIdentity`): frames a transport has
  * not yet taken, and frames waiting for credit. One connection's bound (BP-4) does not
- * bound a caller who opens many, each slow but alive. The identity is LIM-3's: its
- * subject, or every anonymous caller together.
+ * bound a caller who opens many, each slow but alive, nor a call's credit bound one who
+ * opens many calls and grants none. The identity is LIM-3's: its subject, or every
+ * anonymous caller together.
  *
- * From half the bound the identity's pull sources wait, until it drains to a quarter: a
- * wake at every frame taken would run thousands of waiting sources for one frame's room.
- * The half above is room for what they had under way; what comes once the whole bound
- * is held is dropped, and its call ends (`OutboundAccount.over`).
+ * From half the bound of sent frames the identity's pull sources wait, until they drain
+ * to a quarter: a wake at every frame taken would run thousands of waiting sources for
+ * one frame's room. Frames waiting for credit do not make sources wait: only the caller's
+ * credit drains them, so waiting would hold its other streams until it read these (a
+ * caller that reads one stream to its end before the next would never get there), and a
+ * fan-out's own targets, whose credit its waiting source grants, never. What comes once
+ * the identity holds the whole bound, both kinds together, is dropped, and its call ends
+ * (`OutboundAccount.over`).
  */
 export class IdentityOutbound {
   /** Identities that hold bytes or have sources waiting; the others have no entry. */
@@ -32,30 +40,34 @@ export class IdentityOutbound {
     return new OutboundAccount(this, identity?.subject ?? null);
   }
 
-  /** Bytes `subject` holds now. */
+  /** Bytes `subject` holds now, of both kinds. */
   bytesOf(subject: string | null): number {
-    return this.held.get(subject)?.bytes ?? 0;
+    const held = this.held.get(subject);
+    return held === undefined ? 0 : held.sent + held.forCredit;
   }
 
-  /** `bytes` more (or, negative, fewer) wait for `subject`'s readers. */
-  add(subject: string | null, bytes: number): void {
-    let held = this.held.get(subject);
-    if (held === undefined) {
-      held = { bytes: 0, congested: false, waiters: new Set() };
-      this.held.set(subject, held);
-    }
-    held.bytes += bytes;
+  /** `bytes` more (or, negative, fewer) handed to a transport for `subject`'s readers. */
+  addSent(subject: string | null, bytes: number): void {
+    const held = this.entry(subject);
+    held.sent += bytes;
     if (bytes > 0) {
-      if (!held.congested && held.bytes >= this.bound / 2) held.congested = true;
+      if (!held.congested && held.sent >= this.bound / 2) held.congested = true;
       return;
     }
-    if (held.congested && held.bytes <= this.bound / 4) {
+    if (held.congested && held.sent <= this.bound / 4) {
       held.congested = false;
       const waiters = [...held.waiters];
       held.waiters.clear();
       for (const waiter of waiters) waiter.roomOnConnection();
     }
-    if (held.bytes <= 0 && held.waiters.size === 0 && !held.congested) this.held.delete(subject);
+    this.prune(subject, held);
+  }
+
+  /** `bytes` more (or, negative, fewer) wait for `subject`'s credit. */
+  addForCredit(subject: string | null, bytes: number): void {
+    const held = this.entry(subject);
+    held.forCredit += bytes;
+    if (bytes < 0) this.prune(subject, held);
   }
 
   congested(subject: string | null): boolean {
@@ -66,7 +78,7 @@ export class IdentityOutbound {
     return this.bytesOf(subject) >= this.bound;
   }
 
-  /** `waiter` hears once when `subject` drains to a quarter of the bound. */
+  /** `waiter` hears once when `subject`'s sent frames drain to a quarter of the bound. */
   wait(subject: string | null, waiter: RoomWaiter): void {
     const held = this.held.get(subject);
     if (held?.congested) held.waiters.add(waiter);
@@ -74,8 +86,20 @@ export class IdentityOutbound {
 
   forget(subject: string | null, waiter: RoomWaiter): void {
     const held = this.held.get(subject);
-    if (held === undefined || !held.waiters.delete(waiter)) return;
-    if (held.bytes <= 0 && held.waiters.size === 0 && !held.congested) this.held.delete(subject);
+    if (held?.waiters.delete(waiter)) this.prune(subject, held);
+  }
+
+  private entry(subject: string | null): Held {
+    let held = this.held.get(subject);
+    if (held === undefined) {
+      held = { sent: 0, forCredit: 0, congested: false, waiters: new Set() };
+      this.held.set(subject, held);
+    }
+    return held;
+  }
+
+  private prune(subject: string | null, held: Held): void {
+    if (held.sent <= 0 && held.forCredit <= 0 && held.waiters.size === 0 && !held.congested) this.held.delete(subject);
   }
 }
 
@@ -91,11 +115,15 @@ export class OutboundAccount {
     return new OutboundAccount(undefined, null);
   }
 
-  add(bytes: number): void {
-    this.outbound?.add(this.subject, bytes);
+  addSent(bytes: number): void {
+    this.outbound?.addSent(this.subject, bytes);
   }
 
-  /** The identity holds half its bound or more: its pull sources wait. */
+  addForCredit(bytes: number): void {
+    this.outbound?.addForCredit(this.subject, bytes);
+  }
+
+  /** The identity's transports hold half its bound or more: its pull sources wait. */
   get congested(): boolean {
     return this.outbound?.congested(this.subject) ?? false;
   }

@@ -11,7 +11,7 @@ export interface DispatcherLimits {
   readonly maxBufferedBytesPerCall: number;
   /** Bytes waiting for one connection's socket; above it the transport stops reading the peer (BP-3). */
   readonly maxOutboundBytesPerConnection: number;
-  /** Output one identity's readers have not taken, all its connections together: from half its sources wait, at it an output ends its call (§8). */
+  /** Output one identity's readers have not taken, all its connections together: at it an output ends its call; from half of it waiting for transports, its sources wait (§8). */
   readonly maxOutboundBytesPerIdentity: number;
   readonly maxDeadlineMs: number;
   /** Live calls of one identity over every connection of the dispatcher (LIM-3). */

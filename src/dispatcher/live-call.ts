@@ -103,7 +103,7 @@ export class LiveCall implements OutputOwner {
 
   /**
    * A pull source waits while this call's buffer is full or its connection's is (BP-1,
-   * BP-4), or its replay is (§4.9), or its identity holds half its output bound (§8).
+   * BP-4), or its replay is (§4.9), or its identity's transports hold half its output bound (§8).
    */
   get mustWait(): boolean {
     return this.output.overflowing || (this.host?.congested ?? false) || this.account.congested;

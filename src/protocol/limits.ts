@@ -25,8 +25,9 @@ export const limits = {
   maxOutboundBytesPerConnection: 8 * 1024 * 1024,
   /**
    * Encoded bytes of one identity's output its readers have not taken (waiting for a
-   * transport or for credit), over all its connections; from half, its sources are not
-   * pulled, and at the bound an output ends its call with SLOW_CONSUMER (§8).
+   * transport or for credit), over all its connections: at the bound an output ends its
+   * call with SLOW_CONSUMER; from half of it waiting for transports, its sources are not
+   * pulled (§8).
    */
   maxOutboundBytesPerIdentity: 256 * 1024 * 1024,
   /** WebSocket ping interval; a peer silent for a whole interval after a ping is gone (§5.5). */

@@ -1,7 +1,7 @@
 import { Observable } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { bytesSchema, createDispatcher, defineOperation, Registry, type Identity } from '../../src/dispatcher/index.js';
+import { bytesSchema, createDispatcher, defineOperation, Registry, type DispatcherLimits, type Identity } from '../../src/dispatcher/index.js';
 import { envelopes, type Envelope } from '../../src/protocol/index.js';
 import { MemoryConnection } from '../../src/testing/index.js';
 import { sleep, until } from '../support/wait.js';
@@ -12,7 +12,7 @@ const BOUND = 1024 * KIB;
 const IDENTITIES: Record<string, Identity> = { alice: { subject: 'alice', scopes: ['*'] }, 'alice-2': { subject: 'alice', scopes: [] }, bob: { subject: 'bob', scopes: ['*'] } };
 
 /** A dispatcher whose identities share a 1 MiB output bound (spec §8), and operations whose pulls it counts. */
-function server() {
+function server(limits: Partial<DispatcherLimits> = {}) {
   const pulled = new Map<string, number>();
   const item = () => ({ data: new Uint8Array(ITEM_BYTES) });
   const registry = new Registry().register(
@@ -46,7 +46,7 @@ function server() {
     registry,
     authenticate: (token) => IDENTITIES[token],
     // The connection's own bound (BP-4) far above the identity's, so only the identity's holds.
-    limits: { maxOutboundBytesPerIdentity: BOUND, maxOutboundBytesPerConnection: 64 * BOUND },
+    limits: { maxOutboundBytesPerIdentity: BOUND, maxOutboundBytesPerConnection: 64 * BOUND, ...limits },
   });
   const connection = (token: string | null): MemoryConnection =>
     new MemoryConnection({ registry, dispatcher, identity: token === null ? null : IDENTITIES[token]! });
@@ -94,6 +94,23 @@ describe("one identity's output over all its connections (spec §8, maxOutboundB
     await until(() => (pulled.get('alice') ?? 0) > 64, "alice's stream flowing again");
     expect(end(a1, 'pull')).toBeUndefined();
     for (const [conn, id] of [[a1, 'pull'], [bob, 'pull']] as const) conn.client.abort(id);
+  });
+
+  it('frames waiting for credit count toward the bound but make no source wait: a stream its caller reads flows on beside six it does not', async () => {
+    // Each call holds at most 128 KiB: six hold three quarters of the bound between them.
+    const { pulled, connection } = server({ maxBufferedBytesPerCall: 128 * KIB });
+    const alice = connection('alice');
+    for (let i = 0; i < 6; i++) alice.client.request(`unread${i}`, 'out/pull', { tag: `unread${i}` }, { credit: 1 });
+    await until(() => [0, 1, 2, 3, 4, 5].every((i) => pulled.get(`unread${i}`) === 3), 'six streams full of what waits for credit');
+    alice.client.request('read', 'out/pull', { tag: 'read' });
+    await until(() => items(alice, 'read') >= 64, 'the stream she reads, 4 MiB of it', 5000);
+    // Past the bound, though, what waits for credit stops the next output: one more held stream's worth is too much.
+    for (let i = 6; i < 10; i++) alice.client.request(`unread${i}`, 'out/pull', { tag: `unread${i}` }, { credit: 1 });
+    await until(() => [6, 7, 8, 9].some((i) => end(alice, `unread${i}`) !== undefined), 'a stream ended past the bound');
+    const ended = [6, 7, 8, 9].map((i) => end(alice, `unread${i}`)).find((e) => e !== undefined)!;
+    expect(ended.payload).toMatchObject({ code: 'SLOW_CONSUMER', message: expect.stringMatching(EXCESS('identity "alice"')) });
+    for (let i = 0; i < 10; i++) alice.client.abort(`unread${i}`);
+    alice.client.abort('read');
   });
 
   it('anonymous callers are one identity: what one holds makes the others wait and drop', async () => {

@@ -22,8 +22,8 @@ const EXCESS = /^identity "alice" holds \d+ bytes of output its readers have not
  * token held the server at +170 MiB (each connection within its own bound, BP-4, and
  * alive by the keepalive's rule). What the server holds for one identity's readers is
  * bounded over all its connections (spec §8, maxOutboundBytesPerIdentity): from half of
- * it the identity's iterators wait, and an output that comes once it holds the whole
- * bound ends its call with SLOW_CONSUMER. A reader that takes nothing stands for a slow
+ * it waiting for sockets the identity's iterators wait, and an output that comes once it
+ * holds the whole bound (what waits for credit included) ends its call with SLOW_CONSUMER. A reader that takes nothing stands for a slow
  * one here (the keepalive, which would drop it after a minute, is off).
  */
 describe('output held for one identity over many connections (spec §8, maxOutboundBytesPerIdentity)', () => {
