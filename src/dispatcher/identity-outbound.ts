@@ -2,15 +2,27 @@ import { RpcError } from '../protocol/index.js';
 import { describeCaller, type Identity } from './identity.js';
 import type { RoomWaiter } from './replay-budget.js';
 
+/** What one identity holds for its readers. */
 interface Held {
+  readonly subject: string | null;
   /** Frames handed to a transport and not yet taken. */
   sent: number;
   /** Frames waiting for the caller's credit (CR-5). */
   forCredit: number;
   /** Its sources wait: set when `sent` reaches half the bound, cleared at a quarter. */
   congested: boolean;
-  readonly waiters: Set<RoomWaiter>;
+  /** Made when a source first waits: most identities never fill half their bound. */
+  waiters: Set<RoomWaiter> | undefined;
+  /** Dropped from the table: an account that holds it takes the identity's current one. */
+  dropped: boolean;
 }
+
+/**
+ * Identities whose entry stays while they hold nothing: one caller's calls would otherwise
+ * make and drop its entry at every frame. Past this many, an emptied entry is dropped, so
+ * a server whose callers come and go (any subject an `authenticate` may give) keeps no more.
+ */
+const IDLE_ENTRIES = 1024;
 
 /**
  * The output each identity's calls hold for their readers, over all its connections and
@@ -30,7 +42,6 @@ interface Held {
  * (`OutboundAccount.over`).
  */
 export class IdentityOutbound {
-  /** Identities that hold bytes or have sources waiting; the others have no entry. */
   private readonly held = new Map<string | null, Held>();
 
   constructor(readonly bound: number) {}
@@ -40,15 +51,29 @@ export class IdentityOutbound {
     return new OutboundAccount(this, identity?.subject ?? null);
   }
 
+  /** Identities with an entry: those holding output, and up to IDLE_ENTRIES more. */
+  get identities(): number {
+    return this.held.size;
+  }
+
   /** Bytes `subject` holds now, of both kinds. */
   bytesOf(subject: string | null): number {
     const held = this.held.get(subject);
     return held === undefined ? 0 : held.sent + held.forCredit;
   }
 
-  /** `bytes` more (or, negative, fewer) handed to a transport for `subject`'s readers. */
-  addSent(subject: string | null, bytes: number): void {
-    const held = this.entry(subject);
+  /** `subject`'s entry, made when it has none. */
+  entry(subject: string | null): Held {
+    let held = this.held.get(subject);
+    if (held === undefined) {
+      held = { subject, sent: 0, forCredit: 0, congested: false, waiters: undefined, dropped: false };
+      this.held.set(subject, held);
+    }
+    return held;
+  }
+
+  /** `bytes` more (or, negative, fewer) handed to a transport for `held`'s readers. */
+  addSent(held: Held, bytes: number): void {
     held.sent += bytes;
     if (bytes > 0) {
       if (!held.congested && held.sent >= this.bound / 2) held.congested = true;
@@ -56,55 +81,43 @@ export class IdentityOutbound {
     }
     if (held.congested && held.sent <= this.bound / 4) {
       held.congested = false;
-      const waiters = [...held.waiters];
-      held.waiters.clear();
-      for (const waiter of waiters) waiter.roomOnConnection();
+      const waiters = held.waiters;
+      held.waiters = undefined;
+      for (const waiter of waiters ?? []) waiter.roomOnConnection();
     }
-    this.prune(subject, held);
+    this.prune(held);
   }
 
-  /** `bytes` more (or, negative, fewer) wait for `subject`'s credit. */
-  addForCredit(subject: string | null, bytes: number): void {
-    const held = this.entry(subject);
+  /** `bytes` more (or, negative, fewer) wait for the credit of `held`'s caller. */
+  addForCredit(held: Held, bytes: number): void {
     held.forCredit += bytes;
-    if (bytes < 0) this.prune(subject, held);
+    if (bytes < 0) this.prune(held);
   }
 
-  congested(subject: string | null): boolean {
-    return this.held.get(subject)?.congested ?? false;
+  over(held: Held): boolean {
+    return held.sent + held.forCredit >= this.bound;
   }
 
-  over(subject: string | null): boolean {
-    return this.bytesOf(subject) >= this.bound;
+  /** `waiter` hears once when `held`'s sent frames drain to a quarter of the bound. */
+  wait(held: Held, waiter: RoomWaiter): void {
+    if (held.congested) (held.waiters ??= new Set()).add(waiter);
   }
 
-  /** `waiter` hears once when `subject`'s sent frames drain to a quarter of the bound. */
-  wait(subject: string | null, waiter: RoomWaiter): void {
-    const held = this.held.get(subject);
-    if (held?.congested) held.waiters.add(waiter);
+  forget(held: Held, waiter: RoomWaiter): void {
+    if (held.waiters?.delete(waiter)) this.prune(held);
   }
 
-  forget(subject: string | null, waiter: RoomWaiter): void {
-    const held = this.held.get(subject);
-    if (held?.waiters.delete(waiter)) this.prune(subject, held);
-  }
-
-  private entry(subject: string | null): Held {
-    let held = this.held.get(subject);
-    if (held === undefined) {
-      held = { sent: 0, forCredit: 0, congested: false, waiters: new Set() };
-      this.held.set(subject, held);
-    }
-    return held;
-  }
-
-  private prune(subject: string | null, held: Held): void {
-    if (held.sent <= 0 && held.forCredit <= 0 && held.waiters.size === 0 && !held.congested) this.held.delete(subject);
+  private prune(held: Held): void {
+    if (this.held.size <= IDLE_ENTRIES || held.sent > 0 || held.forCredit > 0 || held.congested || held.waiters?.size) return;
+    held.dropped = true;
+    this.held.delete(held.subject);
   }
 }
 
 /** One call's view of its identity's output (IdentityOutbound): what it adds, and whether it must wait or stop. */
 export class OutboundAccount {
+  private current: Held | undefined;
+
   constructor(
     private readonly outbound: IdentityOutbound | undefined,
     private readonly subject: string | null,
@@ -116,29 +129,29 @@ export class OutboundAccount {
   }
 
   addSent(bytes: number): void {
-    this.outbound?.addSent(this.subject, bytes);
+    if (this.outbound) this.outbound.addSent(this.held(this.outbound), bytes);
   }
 
   addForCredit(bytes: number): void {
-    this.outbound?.addForCredit(this.subject, bytes);
+    if (this.outbound) this.outbound.addForCredit(this.held(this.outbound), bytes);
   }
 
   /** The identity's transports hold half its bound or more: its pull sources wait. */
   get congested(): boolean {
-    return this.outbound?.congested(this.subject) ?? false;
+    return this.outbound !== undefined && this.held(this.outbound).congested;
   }
 
   /** The identity holds its whole bound: a new output is dropped, and its call ends with `excess()`. */
   get over(): boolean {
-    return this.outbound?.over(this.subject) ?? false;
+    return this.outbound !== undefined && this.outbound.over(this.held(this.outbound));
   }
 
   wait(waiter: RoomWaiter): void {
-    this.outbound?.wait(this.subject, waiter);
+    if (this.outbound) this.outbound.wait(this.held(this.outbound), waiter);
   }
 
   forget(waiter: RoomWaiter): void {
-    this.outbound?.forget(this.subject, waiter);
+    if (this.outbound) this.outbound.forget(this.held(this.outbound), waiter);
   }
 
   /** Why a call's newest output was dropped. */
@@ -148,5 +161,10 @@ export class OutboundAccount {
       'SLOW_CONSUMER',
       `${describeCaller(this.subject)} holds ${outbound.bytesOf(this.subject)} bytes of output its readers have not taken, its bound of ${outbound.bound} (maxOutboundBytesPerIdentity): this call's newest output was dropped`,
     );
+  }
+
+  private held(outbound: IdentityOutbound): Held {
+    if (this.current === undefined || this.current.dropped) this.current = outbound.entry(this.subject);
+    return this.current;
   }
 }

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { bytesSchema, createDispatcher, defineOperation, Registry, type DispatcherLimits, type Identity } from '../../src/dispatcher/index.js';
 import { envelopes, type Envelope } from '../../src/protocol/index.js';
+import { IdentityOutbound } from '../../src/dispatcher/identity-outbound.js';
 import { MemoryConnection } from '../../src/testing/index.js';
 import { sleep, until } from '../support/wait.js';
 
@@ -127,5 +128,24 @@ describe("one identity's output over all its connections (spec §8, maxOutboundB
     expect(pulled.get('second') ?? 0).toBeLessThanOrEqual(1);
     first.client.abort('pull');
     second.client.abort('pull');
+  });
+});
+
+describe('the table of identities behind the bound', () => {
+  it('keeps no more than 1,024 that hold nothing, however many callers come and go, and counts on for an account whose entry was dropped', () => {
+    const outbound = new IdentityOutbound(BOUND);
+    const accounts = Array.from({ length: 5000 }, (_, i) => outbound.account({ subject: `caller-${i}`, scopes: [] }));
+    for (const account of accounts) {
+      account.addSent(100);
+      account.addForCredit(50);
+      account.addForCredit(-50);
+      account.addSent(-100);
+    }
+    expect(outbound.identities).toBeLessThanOrEqual(1024);
+    // The last caller's entry was dropped as it emptied: its account counts in the identity's entry now.
+    const last = accounts.at(-1)!;
+    last.addForCredit(BOUND);
+    expect(outbound.bytesOf('caller-4999')).toBe(BOUND);
+    expect(outbound.account({ subject: 'caller-4999', scopes: [] }).over).toBe(true);
   });
 });
