@@ -29,6 +29,7 @@ export function serveOptions(flags: ServeFlags, sources: ServeSources): ServerOp
       ...(flags.maxInputBytes ? { maxInputBytes: positive(flags.maxInputBytes, '--max-input-bytes') } : {}),
       ...(flags.maxCallsPerIdentity ? { maxCallsPerIdentity: positive(flags.maxCallsPerIdentity, '--max-calls-per-identity') } : {}),
       ...(flags.maxExecSessionsPerIdentity ? { maxExecSessionsPerIdentity: positive(flags.maxExecSessionsPerIdentity, '--max-exec-sessions-per-identity') } : {}),
+      ...(flags.maxOutboundBytesPerIdentity ? { maxOutboundBytesPerIdentity: positive(flags.maxOutboundBytesPerIdentity, '--max-outbound-bytes-per-identity') } : {}),
       maxResumeMs: seconds(flags.maxResume, '--max-resume') * 1000,
     },
     ...(flags.maxConnections ? { maxConnections: positive(flags.maxConnections, '--max-connections') } : {}),

@@ -103,10 +103,11 @@ export async function connectWebTransport(
       if (info && isServerShutdown(info.closeCode ?? 0, info.reason ?? '')) {
         shutdown = new RpcError('UNAVAILABLE', `the server at ${redact(url)} is shutting down (it closed the session with ${info.closeCode} ${info.reason})`);
       }
-      const error = shutdown ?? new RpcError('UNAVAILABLE', 'connection closed');
-      for (const sink of [...sinks]) sink.lost(error, shutdown !== undefined);
+      for (const sink of [...sinks]) sessionEnded(sink);
       sinks.clear();
     });
+  /** Tells `sink` how the session ended: the server shutting down, or a lost connection its call may outlive. */
+  const sessionEnded = (sink: CallSink): void => sink.lost(shutdown ?? new RpcError('UNAVAILABLE', 'connection closed'), shutdown !== undefined);
   /**
    * A call stream's failure, told a turn later: a session's close errors its streams just
    * before it settles `closed`, and a stream that ended with its session ends as the session did.
@@ -137,6 +138,12 @@ export async function connectWebTransport(
     ));
 
   function streamPerCall(request: Envelope, sink: CallSink): CallChannel {
+    if (!open) {
+      // The session ended while the call waited for the callee's answer about a shared stream (WTS-2):
+      // `closed` told the calls it knew of, not this one, which hears it now.
+      nextTurn(() => sessionEnded(sink));
+      return { abort: () => undefined, done: () => undefined, send: (envelope) => codec.encode(envelope).byteLength };
+    }
     let delivering = true;
     let writer: WritableStreamDefaultWriter<Uint8Array> | undefined;
     let finished = false;
@@ -151,7 +158,6 @@ export async function connectWebTransport(
     };
     sinks.add(sink);
     void (async () => {
-      if (!open) throw new RpcError('UNAVAILABLE', 'connection is closed');
       // Past the stream limit, wait for a slot rather than fail the call.
       const stream = await wt.createBidirectionalStream({ waitUntilAvailable: true });
       writer = stream.writable.getWriter();

@@ -12,6 +12,8 @@ export const serverLimits = z.object({
   maxCallsInFlight: count,
   maxBufferedBytesPerCall: count,
   maxOutboundBytesPerConnection: count,
+  /** §8: optional, as a server before the bound does not say. */
+  maxOutboundBytesPerIdentity: count.optional(),
   maxDeadlineMs: count,
   keepaliveMs: count,
   maxCallsPerIdentity: count,

@@ -2,6 +2,7 @@ import { describeZodError, RpcError, type RequestedPayload } from '../protocol/i
 import { checkAccess } from './access.js';
 import type { Identity } from './identity.js';
 import type { IdentityLedger } from './identity-ledger.js';
+import type { IdentityOutbound } from './identity-outbound.js';
 import type { DispatcherLimits } from './limits.js';
 import { isUnary, type Operation } from './operation.js';
 import type { Registry } from './registry.js';
@@ -21,6 +22,8 @@ export interface AdmissionRules {
   readonly limits: DispatcherLimits;
   readonly authenticate: ((token: string) => Identity | undefined) | undefined;
   readonly ledger: IdentityLedger;
+  /** Each identity's output its readers have not taken (§8), which its calls add to. */
+  readonly outbound: IdentityOutbound;
 }
 
 export interface Admitted {

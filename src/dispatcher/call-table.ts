@@ -91,7 +91,7 @@ export class CallTable implements CallHost {
     if (admitted instanceof RpcError) return this.refused(request, identity, admitted);
     const { op } = admitted;
     const window = limits.maxBufferedBytesPerCall;
-    const call = new LiveCall(id, op, window, outlet, this, request.payload.credit, this.options, new AdmissionSlot(admitted.release));
+    const call = new LiveCall(id, op, window, outlet, this, request.payload.credit, this.options, new AdmissionSlot(admitted.release), this.options.rules.outbound.account(admitted.identity));
     // An observer's `end` may come from inside its own hooks: the call ends in a later turn, not under them.
     const end = (error: RpcError): void => nextTurn(() => call.terminate(error));
     call.observer = this.options.observe?.({ id, operation: op, identity: admitted.identity, input: admitted.input, requestBytes: request.sizeBytes, ...this.parent, end });
@@ -206,7 +206,7 @@ export class CallTable implements CallHost {
     const op = stream && this.options.rules.registry.lookup(stream.operation);
     if (!stream || !op || isUnary(op) || op.resumeSeam !== seam) return undefined;
     const window = this.options.rules.limits.maxBufferedBytesPerCall;
-    const call = new LiveCall(id, op, window, outlet, this, payload.credit, this.options);
+    const call = new LiveCall(id, op, window, outlet, this, payload.credit, this.options, AdmissionSlot.none(), this.options.rules.outbound.account(identity));
     this.place(call);
     call.openInput(window);
     // Its caller hears `call.resumed` once upstream has the call, not an admission.

@@ -2,6 +2,7 @@ import { SendCredit } from '../flow/index.js';
 import type { RpcError } from '../protocol/index.js';
 import type { CallEvent, CallOutlet, Sized } from './call-outlet.js';
 import { cannotEncode, type CallOutput, type OutputOwner } from './call-output.js';
+import type { OutboundAccount } from './identity-outbound.js';
 
 interface Held {
   readonly frame: Sized;
@@ -12,7 +13,8 @@ interface Held {
  * A call's frames on their way to its outlet, under the flow rules (§4.8, §8): a
  * non-terminal output frame needs positive credit and is charged its size; a terminal
  * one needs none but waits behind the frames before it; every byte counts against the
- * call's buffer until the transport has taken it (BP-1).
+ * call's buffer until the transport has taken it (BP-1), and against its identity's
+ * output as well (§8, maxOutboundBytesPerIdentity).
  */
 export class CreditedOutput implements CallOutput {
   /** Bytes handed to the outlet and not yet taken, plus those held for credit. */
@@ -32,6 +34,8 @@ export class CreditedOutput implements CallOutput {
     private readonly owner: OutputOwner,
     /** Told when a send fails: the connection the frame went to is gone. */
     private lose: (error: unknown) => void,
+    /** The call's identity's output, over all its connections. */
+    private readonly account: OutboundAccount,
   ) {
     this.sendCredit = credit === undefined ? undefined : new SendCredit(credit);
   }
@@ -122,7 +126,7 @@ export class CreditedOutput implements CallOutput {
 
   /** What waits for credit is never sent (ABT-2). */
   dropHeld(): void {
-    for (const held of this.held.splice(0)) this.pendingBytes -= held.frame.byteLength;
+    for (const held of this.held.splice(0)) this.countForCredit(-held.frame.byteLength);
   }
 
   /** Adds `bytes` of credit without sending what waits (a wrapper sends in its own order). */
@@ -139,7 +143,10 @@ export class CreditedOutput implements CallOutput {
   /** The call goes on another outlet, with a fresh output window: bytes in flight on the old one no longer count. */
   moveTo(outlet: CallOutlet, credit: number, lose: (error: unknown) => void): void {
     this.epoch++;
-    this.pendingBytes = 0;
+    // What waits for credit stays counted; what went to the old outlet no longer does.
+    let waiting = 0;
+    for (const held of this.held) waiting += held.frame.byteLength;
+    this.countSent(-(this.pendingBytes - waiting));
     this.outlet = outlet;
     this.lose = lose;
     this.sendCredit = new SendCredit(credit);
@@ -151,7 +158,7 @@ export class CreditedOutput implements CallOutput {
       this.sendCharged(frame, final);
     } else {
       this.held.push({ frame, final });
-      this.pendingBytes += frame.byteLength;
+      this.countForCredit(frame.byteLength);
       this.flush();
     }
   }
@@ -161,7 +168,7 @@ export class CreditedOutput implements CallOutput {
       const head = this.held[0]!;
       if (!head.final && !this.hasCredit) break;
       this.held.shift();
-      this.pendingBytes -= head.frame.byteLength;
+      this.countForCredit(-head.frame.byteLength);
       this.sendCharged(head.frame, head.final);
     }
     this.owner.flushed();
@@ -170,7 +177,7 @@ export class CreditedOutput implements CallOutput {
   /** Hands one frame to the outlet, counting its bytes against the call until taken (BP-1). */
   private send(frame: Sized, final: boolean): void {
     const size = frame.byteLength;
-    this.pendingBytes += size;
+    this.countSent(size);
     // A send that fails tells the connection it was on, which may no longer be the call's (§4.9).
     const lose = this.lose;
     const epoch = this.epoch;
@@ -185,7 +192,17 @@ export class CreditedOutput implements CallOutput {
 
   private released(bytes: number, epoch: number): void {
     if (epoch !== this.epoch) return;
-    this.pendingBytes -= bytes;
+    this.countSent(-bytes);
     this.owner.released();
+  }
+
+  private countSent(bytes: number): void {
+    this.pendingBytes += bytes;
+    this.account.addSent(bytes);
+  }
+
+  private countForCredit(bytes: number): void {
+    this.pendingBytes += bytes;
+    this.account.addForCredit(bytes);
   }
 }

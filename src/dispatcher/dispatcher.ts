@@ -4,6 +4,7 @@ import type { ObserveCalls, ObserveRefusals } from './call-observer.js';
 import { CallTable } from './call-table.js';
 import { silentLogger, type Identity, type Logger } from './identity.js';
 import { IdentityLedger } from './identity-ledger.js';
+import { IdentityOutbound } from './identity-outbound.js';
 import { resolveLimits, type DispatcherLimits } from './limits.js';
 import { OutboundGauge } from './outbound-gauge.js';
 import { ResumeRegistry } from './resume-registry.js';
@@ -88,6 +89,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     limits,
     authenticate: options.authenticate,
     ledger: new IdentityLedger(limits),
+    outbound: new IdentityOutbound(limits.maxOutboundBytesPerIdentity),
   };
   const resumable = new ResumeRegistry(limits, logger, options.resumeSeam);
   let accepting = true;

@@ -1,5 +1,5 @@
 import { RpcError } from '../protocol/index.js';
-import type { Identity } from './identity.js';
+import { describeCaller, type Identity } from './identity.js';
 import type { DispatcherLimits } from './limits.js';
 
 interface Held {
@@ -26,7 +26,7 @@ export class IdentityLedger {
   take(identity: Identity | null, exec: boolean): (() => void) | RpcError {
     const key = identity?.subject ?? null;
     const held = this.held.get(key) ?? { calls: 0, execs: 0 };
-    const who = key === null ? 'anonymous callers' : `identity "${key}"`;
+    const who = describeCaller(key);
     if (held.calls >= this.limits.maxCallsPerIdentity) {
       return RpcError.of('LIMIT_EXCEEDED', `${who} already has ${this.limits.maxCallsPerIdentity} calls live (maxCallsPerIdentity)`);
     }

@@ -4,6 +4,11 @@ export interface Identity {
   readonly scopes: readonly string[];
 }
 
+/** How a message names the callers of one identity (LIM-3): its subject, or every anonymous caller together. */
+export function describeCaller(subject: string | null): string {
+  return subject === null ? 'anonymous callers' : `identity "${subject}"`;
+}
+
 /** Structured logging; the library itself never writes to the console. */
 export interface Logger {
   debug(message: string, fields?: Record<string, unknown>): void;

@@ -11,6 +11,8 @@ export interface DispatcherLimits {
   readonly maxBufferedBytesPerCall: number;
   /** Bytes waiting for one connection's socket; above it the transport stops reading the peer (BP-3). */
   readonly maxOutboundBytesPerConnection: number;
+  /** Output one identity's readers have not taken, all its connections together: at it an output ends its call; from half of it waiting for transports, its sources wait (§8). */
+  readonly maxOutboundBytesPerIdentity: number;
   readonly maxDeadlineMs: number;
   /** Live calls of one identity over every connection of the dispatcher (LIM-3). */
   readonly maxCallsPerIdentity: number;
@@ -33,6 +35,7 @@ export function resolveLimits(given: Partial<DispatcherLimits> = {}): Dispatcher
     maxCallsInFlight: given.maxCallsInFlight ?? defaults.maxCallsInFlight,
     maxBufferedBytesPerCall: given.maxBufferedBytesPerCall ?? defaults.maxBufferedBytesPerCall,
     maxOutboundBytesPerConnection: given.maxOutboundBytesPerConnection ?? defaults.maxOutboundBytesPerConnection,
+    maxOutboundBytesPerIdentity: given.maxOutboundBytesPerIdentity ?? defaults.maxOutboundBytesPerIdentity,
     maxDeadlineMs: given.maxDeadlineMs ?? defaults.maxDeadlineMs,
     maxCallsPerIdentity: given.maxCallsPerIdentity ?? defaults.maxCallsPerIdentity,
     maxExecSessionsPerIdentity: given.maxExecSessionsPerIdentity ?? defaults.maxExecSessionsPerIdentity,

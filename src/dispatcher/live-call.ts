@@ -6,6 +6,7 @@ import type { CallObserver, CallOutcome } from './call-observer.js';
 import type { CallEvent, CallOutlet, Sized } from './call-outlet.js';
 import type { CallOutput, OutputOwner } from './call-output.js';
 import { CreditedOutput } from './credited-output.js';
+import { OutboundAccount } from './identity-outbound.js';
 import type { CallHost, CallLife, CallSettings } from './call-host.js';
 import { InputStream } from './input-stream.js';
 import { isUnary, type Operation } from './operation.js';
@@ -45,9 +46,11 @@ export class LiveCall implements OutputOwner {
     private readonly settings: CallSettings,
     /** Its place under its identity's caps (LIM-3), given back when it ends unless handed over. */
     private readonly admission: AdmissionSlot = AdmissionSlot.none(),
+    /** Its identity's output over all its connections (§8, maxOutboundBytesPerIdentity). */
+    private readonly account: OutboundAccount = OutboundAccount.none(),
   ) {
     // Output credit applies to streams; a unary call's one answer is never held (§4.8).
-    this.flow = new CreditedOutput(outlet, isUnary(op) ? undefined : credit, maxBufferedBytes, this, (error) => host?.lost(error));
+    this.flow = new CreditedOutput(outlet, isUnary(op) ? undefined : credit, maxBufferedBytes, this, (error) => host?.lost(error), account);
     this.output = this.flow;
   }
 
@@ -98,9 +101,12 @@ export class LiveCall implements OutputOwner {
     return this.output.overflowing;
   }
 
-  /** A pull source waits while this call's buffer is full or its connection's is (BP-1, BP-4), or its replay is (§4.9). */
+  /**
+   * A pull source waits while this call's buffer is full or its connection's is (BP-1,
+   * BP-4), or its replay is (§4.9), or its identity's transports hold half its output bound (§8).
+   */
   get mustWait(): boolean {
-    return this.output.overflowing || (this.host?.congested ?? false);
+    return this.output.overflowing || (this.host?.congested ?? false) || this.account.congested;
   }
 
   /**
@@ -151,6 +157,7 @@ export class LiveCall implements OutputOwner {
   /** One item of a subscription (RES-3). */
   next(output: unknown): void {
     if (this.ended) return;
+    if (this.account.over) return this.dropExcess();
     const frame = this.encode(output, false);
     if (frame instanceof RpcError) return this.terminate(frame);
     this.observer?.output?.(output, frame.byteLength);
@@ -160,6 +167,7 @@ export class LiveCall implements OutputOwner {
   /** The one answer of a unary call: terminal (RES-1). */
   answer(output: unknown): void {
     if (this.ended) return;
+    if (this.account.over) return this.dropExcess();
     const frame = this.encode(output, true);
     if (frame instanceof RpcError) return this.terminate(frame);
     this.observer?.output?.(output, frame.byteLength);
@@ -190,6 +198,16 @@ export class LiveCall implements OutputOwner {
    */
   terminate(error: RpcError): void {
     this.finish('cancelled', { kind: 'error', error }, { type: 'error', error });
+  }
+
+  /**
+   * An output came while the call's identity holds its whole output bound (§8): it is
+   * dropped, the handler is cancelled, and the caller hears SLOW_CONSUMER after what the
+   * call had queued, which is within the bound and so is not dropped with it.
+   */
+  private dropExcess(): void {
+    const error = this.account.excess();
+    this.finish('cancelled', { kind: 'error', error }, { type: 'error', error }, 'keep');
   }
 
   /** Abort, disconnect: the handler is cancelled and nothing more is sent (ABT-1, ABT-2). */
@@ -259,7 +277,7 @@ export class LiveCall implements OutputOwner {
     return this.room.wait();
   }
 
-  /** The connection drained below its bound (BP-4), or the replay budget has room (§4.9). */
+  /** The connection drained below its bound (BP-4), or its identity's output did (§8), or the replay budget has room (§4.9). */
   roomOnConnection(): void {
     if (this.ended) return;
     if (!this.mustWait) this.room.wake();
@@ -268,8 +286,8 @@ export class LiveCall implements OutputOwner {
 
   released(): void {
     if (!this.mustWait) this.room.wake();
-    // A source that waited for its own buffer now waits for the connection's: it must hear when that drains.
-    else if (!this.full && this.room.waiting) this.host?.waitUncongested(this);
+    // A source that waited for its own buffer now waits for the connection's or its identity's: it must hear when that drains.
+    else if (!this.full && this.room.waiting) this.listenBeyondOwnBuffer();
   }
 
   flushed(): void {
@@ -282,8 +300,13 @@ export class LiveCall implements OutputOwner {
 
   /** Asks to hear when what holds the call back may have cleared; its own buffer clears by itself. */
   private listenForRoom(): void {
-    if (!this.full && this.host?.congested) this.host.waitUncongested(this);
+    if (!this.full) this.listenBeyondOwnBuffer();
     this.output.listenForRoom();
+  }
+
+  private listenBeyondOwnBuffer(): void {
+    if (this.host?.congested) this.host.waitUncongested(this);
+    if (this.account.congested) this.account.wait(this);
   }
 
   private encode(output: unknown, final: boolean): Sized | RpcError {
@@ -297,10 +320,10 @@ export class LiveCall implements OutputOwner {
   }
 
   /** The terminal event: a call its caller has not yet heard admitted hears that first (CR-1). */
-  private finish(life: 'ended' | 'cancelled', outcome: CallOutcome, event: CallEvent): void {
+  private finish(life: 'ended' | 'cancelled', outcome: CallOutcome, event: CallEvent, queued: 'keep' | 'drop' = 'drop'): void {
     if (this.ended) return;
     if (this.life === 'admitted') this.announce(this.maxBufferedBytes);
-    this.end(life);
+    this.end(life, queued);
     this.observed(outcome);
     this.output.finish(event);
     this.host?.ended(this);
@@ -310,15 +333,16 @@ export class LiveCall implements OutputOwner {
    * No frame may follow except the terminal one being sent. Fires the AbortSignal
    * and tears the source down in this same turn (ABT-1).
    */
-  private end(life: 'ended' | 'cancelled'): void {
+  private end(life: 'ended' | 'cancelled', queued: 'keep' | 'drop' = 'drop'): void {
     this.life = life;
     if (this.deadlineTimer !== undefined) clearTimeout(this.deadlineTimer);
     if (life === 'cancelled') {
       this.controller?.abort(new DOMException('call cancelled', 'AbortError'));
-      // Cancelled: what waited for credit is not sent (ABT-2).
-      this.flow.dropHeld();
+      // Cancelled: what waited for credit is not sent (ABT-2), unless the call's end is to follow it.
+      if (queued === 'drop') this.flow.dropHeld();
     }
     this.inputStream?.close();
+    this.account.forget(this);
     this.admission.release();
     this.runTeardown();
     this.room.wake();

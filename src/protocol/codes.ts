@@ -19,7 +19,7 @@ export const protocolCodes = {
   PAYLOAD_TOO_LARGE: { retryable: false, meaning: 'The call.requested frame is larger than the input size limit.' },
   INVALID_FRAME: { retryable: false, meaning: 'The frame decoded but is not a valid envelope; sent for the frame id when it is readable.' },
   CREDIT_EXCEEDED: { retryable: false, meaning: 'The caller sent more input than the callee granted (§4.7), or the callee more output than the caller granted (§4.8, CR-7: client side).' },
-  SLOW_CONSUMER: { retryable: true, meaning: 'A push-based stream outran the per-call buffer towards a slow peer.' },
+  SLOW_CONSUMER: { retryable: true, meaning: "A push-based stream outran the per-call buffer towards a slow peer, or a call's output came while its identity held maxOutboundBytesPerIdentity of output its readers had not taken (§8)." },
   UNAVAILABLE: { retryable: true, meaning: 'The server is shutting down or out of a resource of its own (descriptors, memory) for the call, or the connection was lost (client side).' },
   CANCELLED: { retryable: false, meaning: 'The caller cancelled the call (client side only; a server never sends it).' },
   RESUMED_ELSEWHERE: { retryable: false, meaning: 'A resume on another connection took the call from this one (§4.9, RSM-10): it runs on there, and this connection gets nothing more of it.' },

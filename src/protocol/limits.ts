@@ -23,6 +23,13 @@ export const limits = {
    * reading that peer's frames until half of it has drained (§8, BP-3).
    */
   maxOutboundBytesPerConnection: 8 * 1024 * 1024,
+  /**
+   * Encoded bytes of one identity's output its readers have not taken (waiting for a
+   * transport or for credit), over all its connections: at the bound an output ends its
+   * call with SLOW_CONSUMER; from half of it waiting for transports, its sources are not
+   * pulled (§8).
+   */
+  maxOutboundBytesPerIdentity: 256 * 1024 * 1024,
   /** WebSocket ping interval; a peer silent for a whole interval after a ping is gone (§5.5). */
   keepaliveMs: 30_000,
   /** Live calls of one identity over all its connections; more get LIMIT_EXCEEDED (§9, LIM-3). */

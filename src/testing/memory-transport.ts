@@ -1,4 +1,4 @@
-import { createDispatcher, OutboundGauge, type Identity, type Logger, type Registry, type FrameConnection, type DispatcherLimits, type FrameTransport } from '../dispatcher/index.js';
+import { createDispatcher, OutboundGauge, type Dispatcher, type Identity, type Logger, type Registry, type FrameConnection, type DispatcherLimits, type FrameTransport } from '../dispatcher/index.js';
 import { decodedEvent, EventQueue, RawPeer } from '../conformance/index.js';
 import { nextTurn } from '../flow/index.js';
 import { codecs, type Codec } from '../protocol/index.js';
@@ -10,6 +10,8 @@ export interface MemoryConnectionOptions {
   readonly authenticate?: (token: string) => Identity | undefined;
   readonly limits?: Partial<DispatcherLimits>;
   readonly logger?: Logger;
+  /** The server's dispatcher, for a connection beside others (its registry, tokens and limits then count, not these). */
+  readonly dispatcher?: Dispatcher;
 }
 
 /**
@@ -29,12 +31,14 @@ export class MemoryConnection implements FrameTransport {
 
   constructor(options: MemoryConnectionOptions) {
     this.codec = options.codec ?? codecs.msgpack;
-    const dispatcher = createDispatcher({
-      registry: options.registry,
-      ...(options.authenticate ? { authenticate: options.authenticate } : {}),
-      ...(options.limits ? { limits: options.limits } : {}),
-      ...(options.logger ? { logger: options.logger } : {}),
-    });
+    const dispatcher =
+      options.dispatcher ??
+      createDispatcher({
+        registry: options.registry,
+        ...(options.authenticate ? { authenticate: options.authenticate } : {}),
+        ...(options.limits ? { limits: options.limits } : {}),
+        ...(options.logger ? { logger: options.logger } : {}),
+      });
     this.outbound = new OutboundGauge(dispatcher.limits.maxOutboundBytesPerConnection, () => this.server.drained());
     this.server = dispatcher.open(this, options.identity ?? null);
     // Each hop waits a turn of the event loop, as socket I/O would; order is kept.

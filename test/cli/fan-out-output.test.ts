@@ -25,6 +25,15 @@ describe('TargetLines', () => {
     expect(lines.push('t', 'stdout', b('abcd\n')).toString()).toBe('t: abcd\n');
   });
 
+  it('by default the bound is 64 KiB (docs/cli.md): 64 KiB less a byte is kept whole, a longer line leaves in 64 KiB pieces', () => {
+    const lines = new TargetLines();
+    expect(lines.push('t', 'stdout', Buffer.alloc(64 * 1024 - 1, 'x')).toString()).toBe('');
+    expect(lines.push('t', 'stdout', b('x')).toString()).toBe(`t: ${'x'.repeat(64 * 1024)}\n`);
+    const out = lines.push('t', 'stdout', Buffer.alloc(3 * 64 * 1024 + 10, 'y')).toString();
+    expect(out).toBe(`t: ${'y'.repeat(64 * 1024)}\n`.repeat(3));
+    expect(lines.flush('t', 'stdout').toString()).toBe(`t: ${'y'.repeat(10)}\n`);
+  });
+
   it('keeps bytes that are not UTF-8 as they are', () => {
     const lines = new TargetLines();
     const out = lines.push('t', 'stdout', Uint8Array.from([0xff, 0xfe, 0x0a]));

@@ -243,11 +243,19 @@ describe('callwire serve --audit: stdout, and a file that cannot be written', ()
     runs.push(run);
     return { run, url: (await run.waitFor(/ws:\/\/127\.0\.0\.1:\d+\/callwire/, undefined, 15_000)).trim() };
   };
-  /** A server that should stop before it serves; killed after the tests should it serve all the same. */
-  const refusedAtStart = (audit: string): CliRun => {
+  /**
+   * A server that should stop before it serves (killed after the tests should it serve all
+   * the same): its exit, or a failure as soon as it serves, or 15 s after its start.
+   */
+  const refusedAtStart = async (audit: string): Promise<{ run: CliRun; code: number | null }> => {
     const run = runCli(['serve', '--port', '0', '--no-webtransport', '--audit', audit], { stdin: 'ignore', env: { CALLWIRE_TOKENS: '', CALLWIRE_TOKENS_FILE: '' } });
     runs.push(run);
-    return run;
+    const serving = run.waitFor(/callwire is serving/, undefined, 15_000).then(
+      () => Promise.reject(new Error(`the server started serving with --audit ${audit}; stderr: ${run.stderr.slice(-500)}`)),
+      () => Promise.reject(new Error(`the server neither exited nor served within 15 s; stderr: ${run.stderr.slice(-500)}`)),
+    );
+    const { code } = await Promise.race([run.exited, serving]);
+    return { run, code };
   };
 
   it('--audit -: stdout carries the audit lines and nothing else (the banner goes to stderr)', async () => {
@@ -280,8 +288,8 @@ describe('callwire serve --audit: stdout, and a file that cannot be written', ()
     writeFileSync(target, 'untouched\n', { mode: 0o644 });
     const link = join(dir, 'audit.jsonl');
     symlinkSync(target, link);
-    const run = refusedAtStart(link);
-    expect((await run.exited).code).not.toBe(0);
+    const { run, code } = await refusedAtStart(link);
+    expect(code).not.toBe(0);
     expect(run.stderr).toMatch(/audit\.jsonl is a symbolic link/);
     expect(run.stdout).not.toMatch(/callwire is serving/);
     expect(readFileSync(target, 'utf8')).toBe('untouched\n');
@@ -294,16 +302,16 @@ describe('callwire serve --audit: stdout, and a file that cannot be written', ()
     const path = join(dir, 'audit.jsonl');
     writeFileSync(path, '', { mode: 0o666 });
     chownSync(path, 65534, 65534);
-    const run = refusedAtStart(path);
-    expect((await run.exited).code).not.toBe(0);
+    const { run, code } = await refusedAtStart(path);
+    expect(code).not.toBe(0);
     expect(run.stderr).toMatch(/belongs to uid 65534/);
     expect(run.stdout).not.toMatch(/callwire is serving/);
     expect(readFileSync(path, 'utf8')).toBe('');
   });
 
   it('an audit file that cannot be opened stops the server before it serves', async () => {
-    const run = refusedAtStart('/nonexistent-dir/audit.jsonl');
-    expect((await run.exited).code).not.toBe(0);
+    const { run, code } = await refusedAtStart('/nonexistent-dir/audit.jsonl');
+    expect(code).not.toBe(0);
     expect(run.stderr).toMatch(/audit\.jsonl/);
     expect(run.stdout).not.toMatch(/callwire is serving/);
   });

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, exec } from '../../src/client-node/index.js';
 import { runCli, type CliRun } from '../support/cli.js';
 import { DockerFixture, dockerHost } from '../support/docker.js';
+import { within } from '../support/wait.js';
 
 /**
  * Issue 31, finding 9: a recording is held to a cap and says where it stopped, keeps
@@ -171,7 +172,8 @@ describe('serve --record: caps, bursts and --record-strict (issue 31, finding 9)
     const audit = join(dir, 'strict.jsonl');
     const { url } = await started(['--record', casts, '--record-max-bytes', '65536', '--record-strict', '--audit', audit]);
     const run = runCli(['--url', url, 'exec', '-t', c, '--', 'sh', '-c', `echo started; ${CONTROL_BYTES(100_000)}; sleep 120; echo never`], { stdin: 'ignore' });
-    const ended = await run.exited;
+    // Ended by the server at the cap, long before the command's 120 s would end it.
+    const ended = await within(run.exited, 20_000, 'the session ended at its recording cap');
     expect(ended.code).not.toBe(0);
     expect(run.stdout).not.toContain('never');
     expect(run.stdout + run.stderr).toMatch(/LIMIT_EXCEEDED|recording stopped/);

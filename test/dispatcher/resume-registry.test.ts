@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { CallTable, defineOperation, Registry, resolveLimits, silentLogger, type Identity, type ResumeSeam } from '../../src/dispatcher/index.js';
 import { AdmissionSlot } from '../../src/dispatcher/admission-slot.js';
 import { IdentityLedger } from '../../src/dispatcher/identity-ledger.js';
+import { IdentityOutbound } from '../../src/dispatcher/identity-outbound.js';
 import { ResumeRegistry } from '../../src/dispatcher/resume-registry.js';
 import { RpcError } from '../../src/protocol/index.js';
 import { liveCall, RecordingHost, RecordingOutlet, stream } from './support/fake-call.js';
@@ -132,7 +133,7 @@ describe('the resume seam (ResumeSeam)', () => {
     });
     const registry = new Registry().register(relayed);
     const resume = new ResumeRegistry(limits, silentLogger, seam);
-    const calls = new CallTable({ rules: { registry, limits, authenticate: undefined, ledger: new IdentityLedger(limits) }, logger: silentLogger, validateOutput: true, accepting: () => true, resume });
+    const calls = new CallTable({ rules: { registry, limits, authenticate: undefined, ledger: new IdentityLedger(limits), outbound: new IdentityOutbound(limits.maxOutboundBytesPerIdentity) }, logger: silentLogger, validateOutput: true, accepting: () => true, resume });
     return { calls, resume };
   }
 

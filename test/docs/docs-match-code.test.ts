@@ -153,7 +153,7 @@ describe('every limit default the docs state is the one in src/protocol/limits.t
       expect(valueAt(said!)! * (seconds ? 1000 : 1), `--${flag}: ${description}`).toBe(limits[name]);
       checked.push(name);
     }
-    expect(checked.sort()).toEqual(['handshakeTimeoutMs', 'keepaliveMs', 'maxCallsInFlight', 'maxCallsPerIdentity', 'maxConnections', 'maxExecSessionsPerIdentity', 'maxInputBytes', 'maxResumeMs']);
+    expect(checked.sort()).toEqual(['handshakeTimeoutMs', 'keepaliveMs', 'maxCallsInFlight', 'maxCallsPerIdentity', 'maxConnections', 'maxExecSessionsPerIdentity', 'maxInputBytes', 'maxOutboundBytesPerIdentity', 'maxResumeMs']);
   }, 60_000);
 });
 

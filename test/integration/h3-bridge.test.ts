@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { childPids, commandLine } from '../support/proc.js';
 import { hasHttp3, http3Missing, ServerFixture, transportCases } from '../support/server-fixture.js';
 import { skipTitle } from '../support/skip.js';
-import { until } from '../support/wait.js';
+import { sleep, until } from '../support/wait.js';
 
 // The bridge between Node and a Deno HTTP/3 edge (src/webtransport/bridge-protocol.ts; its
 // frames after a session's opening line: test/integration/h3-bridge-mux.test.ts), spoken here by hand to each side's listener: the server's bridge socket (Node) and the
@@ -89,6 +89,21 @@ describe.skipIf(!hasHttp3)(skipTitle('the HTTP/3 bridge: one schema, one secret 
     await until(() => accepted.lines.length > 0, 'an answer to the right secret');
     expect(JSON.parse(accepted.lines[0]!)).toMatchObject({ type: 'accepted', id: expect.any(String) });
     accepted.close();
+    await serves();
+  });
+
+  it('the server\'s side (Node) keeps at most 64 KiB of an opening line without its newline: one byte more and the connection is closed, unanswered', async () => {
+    const { socket: path } = serverBridge();
+    const socket = connectUnix(path);
+    socket.on('error', () => undefined);
+    let isClosed = false;
+    socket.once('close', () => (isClosed = true));
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    socket.write(Buffer.alloc(64 * 1024, 'x'));
+    await sleep(500);
+    expect(isClosed, 'closed at 64 KiB').toBe(false);
+    socket.write('x');
+    await until(() => isClosed, 'the connection closed one byte past 64 KiB', 5000);
     await serves();
   });
 

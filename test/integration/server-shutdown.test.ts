@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { RpcError } from '../../src/client/index.js';
 import { connect } from '../../src/client-node/index.js';
 import { startServer, type RunningServer } from '../../src/server/index.js';
+import { within } from '../support/wait.js';
 
 /**
  * A server that is going away says so (spec §4.9): it closes each connection with 1001
@@ -29,9 +30,14 @@ describe('a server shutting down under a resumable call', () => {
         // The server fills the window while the caller reads nothing more.
         await new Promise((resolve) => setTimeout(resolve, 200));
         await server.close(0);
-        const ended = await (async () => {
-          for (;;) if ((await items.next()).done) return undefined;
-        })().catch((error: unknown) => error);
+        // At once: far sooner than the grace, which a client that did not know the close would wait out.
+        const ended = await within(
+          (async () => {
+            for (;;) if ((await items.next()).done) return undefined;
+          })().catch((error: unknown) => error),
+          5000,
+          'the call ending with the server',
+        );
         expect(ended).toBeInstanceOf(RpcError);
         expect((ended as RpcError).code).toBe('UNAVAILABLE');
         expect((ended as RpcError).message).toContain(`the server at ${url} is shutting down`);

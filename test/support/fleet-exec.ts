@@ -4,6 +4,7 @@ import { execFrames, RpcError, type Client } from '../../src/client/index.js';
 import type { CliRun } from './cli.js';
 import { dockerCli, type DockerFixture } from './docker.js';
 import type { Fleet } from './fleet.js';
+import { within } from './wait.js';
 
 /** The exec the failure tests run through the fleet: 14.9 MB of output, then exit 7. */
 export const LONG_EXEC = 'seq 1 2000000; exit 7';
@@ -19,12 +20,8 @@ export async function longExecReference(docker: DockerFixture): Promise<{ name: 
 
 export const sha256 = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex');
 
-/** Resolves with `promise`, or fails once `ms` pass: every wait of a failure test is bounded. */
-export function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms)));
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
+// The fleet's failure tests take it from here too; its home is wait.ts.
+export { within };
 
 /**
  * An exec (`LONG_EXEC` through the CLI) that met a failure its call outlives (a lost

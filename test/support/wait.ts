@@ -8,3 +8,10 @@ export async function until(check: () => boolean, what: string, timeoutMs = 5000
     await sleep(5);
   }
 }
+
+/** Resolves with `promise`, or fails once `ms` pass: a wait bounded by an assertion, not by the test's timeout. */
+export function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms)));
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

@@ -2,9 +2,11 @@ import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
 import { Keepalive } from '../../src/transports/keepalive.js';
-import { until } from '../support/wait.js';
+import { until, within } from '../support/wait.js';
 
 const INTERVAL_MS = 100;
+/** How soon a connection the keepalive dropped must be closed: two intervals (§5.5), with slack for a loaded machine. */
+const DROPPED_WITHIN_MS = 2000;
 
 /** A server whose every connection the keepalive watches, and how many it dropped. */
 async function watchedServer(): Promise<{ url: string; server: WebSocketServer; dropped: () => number; connected: Promise<WebSocket> }> {
@@ -56,7 +58,11 @@ function pump(ws: WebSocket, chunk: Buffer, more: (sent: number) => boolean): vo
 describe('WebSocket keepalive (§5.5, KA-1)', () => {
   const servers: WebSocketServer[] = [];
   afterEach(async () => {
-    for (const s of servers.splice(0)) await new Promise((resolve) => s.close(resolve));
+    // A connection a failed test left open would hold close() until the hook's timeout.
+    for (const s of servers.splice(0)) {
+      for (const ws of s.clients) ws.terminate();
+      await new Promise((resolve) => s.close(resolve));
+    }
   });
 
   it('keeps a slow reader of a large stream to the end, though its pongs wait behind megabytes for many intervals', async () => {
@@ -81,7 +87,7 @@ describe('WebSocket keepalive (§5.5, KA-1)', () => {
       throw new Error(`closed ${code} after ${received} of ${FLOOD_MESSAGES} messages`);
     });
     try {
-      await Promise.race([all, dropEnds]);
+      await within(Promise.race([all, dropEnds]), 30_000, `the slow reader's ${FLOOD_MESSAGES} messages`);
     } finally {
       clearInterval(reader);
     }
@@ -106,7 +112,7 @@ describe('WebSocket keepalive (§5.5, KA-1)', () => {
     clientSocket(client).pause();
     await expect.poll(() => dropped(), { timeout: 10_000, interval: 10 }).toBe(1);
     clientSocket(client).resume();
-    expect(await end).toBe(1006);
+    expect(await within(end, DROPPED_WITHIN_MS, 'the dropped reader closed')).toBe(1006);
   });
 
   it('drops a frozen peer that the server goes on writing to (a push stream): bytes waiting in the server are not bytes taken', async () => {
@@ -126,7 +132,7 @@ describe('WebSocket keepalive (§5.5, KA-1)', () => {
       clearInterval(pusher);
     }
     clientSocket(client).resume();
-    expect(await end).toBe(1006);
+    expect(await within(end, DROPPED_WITHIN_MS, 'the dropped peer closed')).toBe(1006);
   });
 
   it('drops an idle peer that never answers a ping, and keeps an idle one that answers', async () => {
@@ -144,7 +150,8 @@ describe('WebSocket keepalive (§5.5, KA-1)', () => {
     const mute = new WebSocket(second.url, { autoPong: false });
     const end = closed(mute);
     await second.connected;
-    expect(await end).toBe(1006);
+    // A ping, an interval with no pong, and the round after it: two intervals.
+    expect(await within(end, DROPPED_WITHIN_MS, 'the peer that answers no ping dropped')).toBe(1006);
     expect(second.dropped()).toBe(1);
   });
 });

@@ -22,6 +22,7 @@ export interface ServeFlags extends GatewayFlags {
   maxInputBytes?: string;
   maxCallsPerIdentity?: string;
   maxExecSessionsPerIdentity?: string;
+  maxOutboundBytesPerIdentity?: string;
   maxConnections?: string;
   handshakeTimeout: string;
   allowOrigin: string[];
@@ -58,6 +59,7 @@ export function registerServe(program: Command): void {
     .option('--max-input-bytes <n>', 'largest call.requested frame in bytes (spec §9; default 4 MiB)')
     .option('--max-calls-per-identity <n>', 'live calls of one identity over all its connections (spec §9; default 16384)')
     .option('--max-exec-sessions-per-identity <n>', 'live execs of one identity (spec §9; default 256)')
+    .option('--max-outbound-bytes-per-identity <n>', 'output one identity\'s readers have not taken, all its connections together: at it a new output ends its call SLOW_CONSUMER, and from half of it waiting for sockets its streams wait (spec §8; default 256 MiB)')
     .option('--max-connections <n>', 'open connections on all listeners together; more are closed unread (spec §9; default 10000)')
     .option('--handshake-timeout <seconds>', 'a connection that completes no request or upgrade this long after it opens is closed (0: never)', '10')
     .option('--allow-origin <origin>', 'a web page origin allowed to connect besides the server\'s own, e.g. https://app.example (repeatable; "*" only with tokens)', collect, [])
