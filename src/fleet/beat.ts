@@ -35,6 +35,9 @@ export type RoutedContainer = z.output<typeof routedContainer>;
  * `version` grows with every change of the table; `startedAt` tells a restarted agent.
  * A table larger than one NATS message comes as `parts` beats, each with its `part`
  * (from 0) of the table of that `version`; without them the beat holds the whole table.
+ * `withheld` says the agent has no table of that version to send: its engine did not
+ * answer its list, or the table is over a table's bounds. Not having listed is not having
+ * nothing: the gateway keeps the names it holds for the host, and does not ask.
  */
 export const beatSchema = z.strictObject({
   startedAt: z.number(),
@@ -43,6 +46,7 @@ export const beatSchema = z.strictObject({
   containers: z.array(routedContainer).max(MAX_TABLE_ENTRIES).optional(),
   part: z.number().int().min(0).max(MAX_TABLE_PARTS - 1).optional(),
   parts: z.number().int().min(1).max(MAX_TABLE_PARTS).optional(),
+  withheld: z.enum(['engine-down', 'too-large']).optional(),
 });
 export type Beat = z.output<typeof beatSchema>;
 

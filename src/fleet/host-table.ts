@@ -24,6 +24,8 @@ interface HostEntry {
   version: number;
   /** The table as of `tableVersion`; behind `version` until the agent sends it. */
   tableVersion: number;
+  /** The newest version whose table the agent said it withholds (its engine unlisted, or the table too large): not asked for. */
+  withheldVersion: number;
   containers: RoutedContainer[];
   engine: 'up' | 'down';
   lastBeat: number;
@@ -74,7 +76,8 @@ export interface HostTableOptions {
  * which containers each holds, so that a call naming a container goes to its host.
  * A host's NATS credentials let it announce any name, so a name never moves to another
  * host by announcement alone (docs/fleet.md "Security"): a down host keeps its names
- * reserved until it is forgotten, and a pinned name resolves to its pinned host only.
+ * reserved until it is forgotten, a restarted one until its agent's first table replaces
+ * them, and a pinned name resolves to its pinned host only.
  */
 export class HostTable {
   private readonly hosts = new Map<string, HostEntry>();
@@ -104,11 +107,12 @@ export class HostTable {
     let entry = this.hosts.get(host);
     if (entry && entry.startedAt !== beat.startedAt) {
       this.events.gone(host, new RpcError('UNAVAILABLE', `host ${host} restarted: its calls are gone`));
-      entry = undefined;
+      // Its calls are gone, not its names: they stay reserved under the table it had until the new agent's first
+      // table replaces them (one that cannot list its engine yet, after a reboot say, has not found it empty).
+      Object.assign(entry, { startedAt: beat.startedAt, version: beat.version, tableVersion: -1, withheldVersion: -1, askedAt: 0, listable: false });
     }
     if (!entry) {
-      this.index.remove(host);
-      entry = { startedAt: beat.startedAt, version: beat.version, tableVersion: -1, containers: [], engine: beat.engine, lastBeat: now, up: true, askedAt: 0, listable: false };
+      entry = { startedAt: beat.startedAt, version: beat.version, tableVersion: -1, withheldVersion: -1, containers: [], engine: beat.engine, lastBeat: now, up: true, askedAt: 0, listable: false };
       this.hosts.set(host, entry);
     }
     entry.up = true;
@@ -122,7 +126,8 @@ export class HostTable {
       entry.listable = entry.containers.every(hasRow);
       this.index.set(host, entry.containers);
     }
-    if (entry.tableVersion < entry.version && now - entry.askedAt > BEAT_MS) {
+    if (beat.withheld !== undefined) entry.withheldVersion = Math.max(entry.withheldVersion, beat.version);
+    if (entry.tableVersion < entry.version && entry.withheldVersion < entry.version && now - entry.askedAt > BEAT_MS) {
       entry.askedAt = now;
       this.events.ask(host);
     }

@@ -113,4 +113,19 @@ describe('an agent\'s table: labels within bounds, parts under max_payload', () 
     expect(offered.at(-1)).toEqual({ kind: 'table', containers: table });
     expect(tableMessages({ startedAt: 1, version: 1, engine: 'up' }, table.slice(0, 2), 64 * 1024)).toHaveLength(1);
   });
+
+  it('a table a gateway would drop (over its containers, parts or bytes) is not made into messages: the agent withholds it', () => {
+    const row = (i: number): RoutedContainer => ({ id: `${i}`.padStart(64, 'f'), names: [`n-${i}`] });
+    const beat = { startedAt: 1, version: 1, engine: 'up' as const };
+    expect(tableMessages(beat, Array.from({ length: MAX_TABLE_ENTRIES }, (_, i) => row(i)), 1024 * 1024)).toBeDefined();
+    expect(tableMessages(beat, Array.from({ length: MAX_TABLE_ENTRIES + 1 }, (_, i) => row(i)), 1024 * 1024)).toBeUndefined();
+    // 64 parts of 4 KiB hold about 2,600 of these rows; and 64 parts of 1 MiB more than the 16 MiB a table may have.
+    expect(tableMessages(beat, Array.from({ length: 2000 }, (_, i) => row(i)), 4096)).toBeDefined();
+    expect(tableMessages(beat, Array.from({ length: 3000 }, (_, i) => row(i)), 4096)).toBeUndefined();
+    const labelled = (i: number): RoutedContainer => ({ ...row(i), names: Array.from({ length: 16 }, (_, n) => `${n}-${i}`.padEnd(256, 'x')), image: 'i'.repeat(1024), status: 's'.repeat(256) });
+    const heavy = Array.from({ length: 4000 }, (_, i) => labelled(i));
+    expect(Buffer.byteLength(JSON.stringify(heavy))).toBeGreaterThan(MAX_TABLE_BYTES);
+    expect(tableMessages(beat, heavy, 1024 * 1024)).toBeUndefined();
+    expect(tableMessages(beat, heavy.slice(0, 2500), 1024 * 1024)).toBeDefined();
+  });
 });
