@@ -3,6 +3,7 @@ import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { Logger } from '../dispatcher/index.js';
 import { engineList, engineStream, type DockerEngine } from '../operations/index.js';
 import { BEAT_MS, helloSchema, type Beat, type RoutedContainer } from './beat.js';
+import type { AgentSelf } from './host-claim.js';
 import { guarded } from './nats-settings.js';
 import { beatOf, HELLO } from './subjects.js';
 import { PartPacer, tableMessages, tableOf, type EngineRow } from './table-announce.js';
@@ -16,7 +17,6 @@ const TABLE_EVENTS = new Set(['create', 'destroy', 'rename', 'start', 'die', 'pa
  * whenever it changed or a gateway asked for it.
  */
 export class AgentBeacon {
-  private readonly startedAt = Date.now();
   private version = 0;
   /** The engine's containers as last listed; undefined while it does not answer the list (not listed is not empty). */
   private containers: RoutedContainer[] | undefined;
@@ -37,6 +37,7 @@ export class AgentBeacon {
     private readonly host: string,
     private readonly engine: DockerEngine,
     private readonly logger: Logger,
+    private readonly self: AgentSelf,
   ) {
     this.pacer = new PartPacer((message) => this.publish(message));
   }
@@ -69,7 +70,7 @@ export class AgentBeacon {
 
   private beat(withTable: boolean): void {
     if (this.nc.isClosed()) return;
-    const beat: Beat = { startedAt: this.startedAt, version: this.version, engine: this.engineUp ? 'up' : 'down' };
+    const beat: Beat = { startedAt: this.self.startedAt, version: this.version, engine: this.engineUp ? 'up' : 'down', pid: this.self.pid, hostname: this.self.hostname };
     // An ask for the table whose parts are going out now is answered by them.
     if (!withTable || (this.pacer.busy && this.sendingVersion === this.version)) return this.publish(JSON.stringify(beat));
     const messages = this.containers && tableMessages(beat, this.containers, this.nc.info?.max_payload ?? 1024 * 1024);

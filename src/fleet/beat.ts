@@ -38,6 +38,8 @@ export type RoutedContainer = z.output<typeof routedContainer>;
  * `withheld` says the agent has no table of that version to send: its engine did not
  * answer its list, or the table is over a table's bounds. Not having listed is not having
  * nothing: the gateway keeps the names it holds for the host, and does not ask.
+ * `pid` and `hostname` say which process the agent is, for a second agent of the same
+ * host id to name it (src/fleet/host-claim.ts), and a gateway that hears two.
  */
 export const beatSchema = z.strictObject({
   startedAt: z.number(),
@@ -47,6 +49,8 @@ export const beatSchema = z.strictObject({
   part: z.number().int().min(0).max(MAX_TABLE_PARTS - 1).optional(),
   parts: z.number().int().min(1).max(MAX_TABLE_PARTS).optional(),
   withheld: z.enum(['engine-down', 'too-large']).optional(),
+  pid: z.number().int().min(0).optional(),
+  hostname: z.string().max(255).optional(),
 });
 export type Beat = z.output<typeof beatSchema>;
 

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { outcomes } from '../../outcome/index.js';
 import { stderrLogger, type LogLevel } from '../logger.js';
 import { INSECURE_NATS, natsOptions, natsSettings, type NatsFlags } from '../nats-flags.js';
 import { onShutdownSignals } from '../signals.js';
@@ -57,6 +58,11 @@ export function registerAgent(program: Command): void {
         ].join('\n'),
       );
       const graceMs = Number(flags.grace) * 1000;
+      // Another agent of this host id that started first serves it too (two started together): it keeps the id.
+      agent.onDisplaced((message) => {
+        process.stderr.write(`Error: ${message}\n`);
+        Promise.all([agent.close(0), listener?.close()]).finally(() => process.exit(outcomes.infrastructure_failure.exit));
+      });
       onShutdownSignals(
         (signal) => {
           process.stderr.write(`[callwire] ${signal}: leaving the fleet; live calls have ${graceMs / 1000}s to finish\n`);
