@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { outcomes } from '../../outcome/index.js';
 import { stderrLogger, type LogLevel } from '../logger.js';
 import { INSECURE_NATS, natsOptions, natsSettings, type NatsFlags } from '../nats-flags.js';
+import { missingLongLivedFlags } from '../node-flags.js';
 import { onShutdownSignals } from '../signals.js';
 
 interface AgentFlags extends NatsFlags {
@@ -46,6 +47,7 @@ export function registerAgent(program: Command): void {
           : {}),
       });
       const listener = metrics && metricsAt ? await serveMetrics(metrics, metricsAt.host, metricsAt.port, { logger }) : undefined;
+      const missing = missingLongLivedFlags();
       process.stdout.write(
         [
           'callwire agent is serving',
@@ -54,6 +56,7 @@ export function registerAgent(program: Command): void {
           ...(settings.insecure ? [`  nats          ${INSECURE_NATS}`] : []),
           `  docker        ${agent.engine.ok ? 'on' : 'not answering'}: ${agent.engine.reason}`,
           ...(listener ? [`  metrics       ${listener.url}`] : []),
+          ...(missing.length > 0 ? [`  node          without ${missing.join(' ')}: large outputs cost more CPU in a long-lived agent (docs/cli.md)`] : []),
           '',
         ].join('\n'),
       );
