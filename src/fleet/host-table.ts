@@ -52,6 +52,9 @@ export interface ListedRow {
   readonly created: number;
 }
 
+/** The agent a beat names. */
+const agentOf = (beat: Beat): Partial<AgentSelf> => ({ startedAt: beat.startedAt, ...(beat.pid === undefined ? {} : { pid: beat.pid }), ...(beat.hostname === undefined ? {} : { hostname: beat.hostname }) });
+
 /** Whether the table holds the container's list row, labels and all. */
 const hasRow = (c: RoutedContainer): boolean => c.labels !== undefined && c.labelsOmitted !== true && c.state !== undefined && c.image !== undefined && c.status !== undefined && c.created !== undefined;
 
@@ -114,8 +117,8 @@ export class HostTable {
 
   heard(host: string, beat: Beat, now = Date.now()): void {
     let entry = this.hosts.get(host);
-    const agent = { startedAt: beat.startedAt, ...(beat.pid === undefined ? {} : { pid: beat.pid }), ...(beat.hostname === undefined ? {} : { hostname: beat.hostname }) };
     if (entry && entry.startedAt !== beat.startedAt) {
+      const agent = agentOf(beat);
       // An agent that restarted does not come back as the one before it: this is a second agent of the host id.
       if (entry.before?.startedAt === beat.startedAt && now - (this.twoAgentsLogged.get(host) ?? 0) > TWO_AGENTS_LOG_MS) {
         this.twoAgentsLogged.set(host, now);
@@ -129,7 +132,7 @@ export class HostTable {
       Object.assign(entry, { startedAt: beat.startedAt, version: beat.version, tableVersion: -1, withheldVersion: -1, askedAt: 0, listable: false });
     }
     if (!entry) {
-      entry = { startedAt: beat.startedAt, agent, version: beat.version, tableVersion: -1, withheldVersion: -1, containers: [], engine: beat.engine, lastBeat: now, up: true, askedAt: 0, listable: false };
+      entry = { startedAt: beat.startedAt, agent: agentOf(beat), version: beat.version, tableVersion: -1, withheldVersion: -1, containers: [], engine: beat.engine, lastBeat: now, up: true, askedAt: 0, listable: false };
       this.hosts.set(host, entry);
     }
     entry.up = true;
