@@ -5,15 +5,15 @@
 #                                   one under $CALLWIRE_FLEET_ENGINE_B (its own socket and state)
 #   a container `demo` on each      so a/demo and b/demo show HOST/NAME
 #   two agents                      callwire agent --host-id a (engine 1) and --host-id b (engine 2)
-#   a gateway                       callwire serve --nats on $CALLWIRE_FLEET_PORT (7070): the Lab
-#                                   at http://127.0.0.1:7070/ shows both hosts
+#   a gateway                       callwire serve --nats on $CALLWIRE_FLEET_PORT (7080; npm start
+#                                   holds 7070): the Lab at http://127.0.0.1:7080/ shows both hosts
 # Ctrl-C stops what it started, in reverse: the gateway, the agents, the demo containers it
 # created, the engines and the NATS cluster it started. What was already running stays.
 # Needs root when an engine or the cluster has to be started (as npm start does).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PORT="${CALLWIRE_FLEET_PORT:-7070}"
+PORT="${CALLWIRE_FLEET_PORT:-7080}"
 ENGINE_A="${CALLWIRE_DOCKER_ROOT:-/tmp/callwire-docker}"
 ENGINE_B="${CALLWIRE_FLEET_ENGINE_B:-/tmp/callwire-docker-b}"
 LOGS="${CALLWIRE_FLEET_LOGS:-/tmp/callwire-fleet-logs}"
@@ -80,6 +80,11 @@ trap 'cleanup; exit 143' TERM HUP
 trap cleanup EXIT
 
 [ -f dist/bin/callwire.js ] || { say "no dist/: run npm run build first (npm run fleet does)"; exit 1; }
+# The gateway's port, before anything is started: taken, the gateway would fail last, after the engines and the cluster.
+if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then
+  say "port $PORT is in use (another gateway, or a callwire serve): give the fleet's gateway another one, e.g.  CALLWIRE_FLEET_PORT=$((PORT + 10)) npm run fleet"
+  exit 1
+fi
 # The flags of a long-lived process that moves large streams, from their one home (src/cli/node-flags.ts).
 read -ra LONG_LIVED <<< "$(node --input-type=module -e "import { longLivedNodeFlags } from './dist/cli/node-flags.js'; console.log(longLivedNodeFlags.join(' '))")"
 SERVING=(node "${LONG_LIVED[@]}" dist/bin/callwire.js)

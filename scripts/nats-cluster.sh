@@ -28,7 +28,8 @@
 #   gateway   publish callwire.host.*.to, callwire.fleet.hello;
 #             subscribe callwire.host.*.from.*, callwire.host.*.beat, _INBOX.>
 #   <host>    publish callwire.host.<host>.beat, callwire.host.<host>.from.*;
-#             subscribe callwire.host.<host>.to, callwire.fleet.hello, _INBOX_<host>.>
+#             subscribe callwire.host.<host>.to, callwire.host.<host>.beat, callwire.fleet.hello,
+#             _INBOX_<host>.>  (its own beats: a second agent of the id hears the first's)
 # So the gateway is the only user that may publish on a host's `to` (an agent trusts the caller
 # a gateway names there), and on callwire.fleet.hello.
 # Passwords are generated once into $ROOT/credentials (mode 600) and kept across "up"s.
@@ -145,7 +146,7 @@ auth_config() {
     var_id "$host"
     user_entry "$host" "${CREDENTIAL[CALLWIRE_NATS_HOST_${VAR_ID}_PASS]}" \
       "\"callwire.host.$host.beat\", \"callwire.host.$host.from.*\"" \
-      "\"callwire.host.$host.to\", \"callwire.fleet.hello\", \"_INBOX_$host.>\""
+      "\"callwire.host.$host.to\", \"callwire.host.$host.beat\", \"callwire.fleet.hello\", \"_INBOX_$host.>\""
   done
   echo "  ]"
   echo "}"

@@ -24,6 +24,11 @@ import { setFlagsFromString } from 'node:v8';
  */
 export const longLivedNodeFlags: readonly string[] = ['--initial-old-space-size=128', '--no-allocation-site-pretenuring'];
 
+/** The flags of `longLivedNodeFlags` this process was started without: a long-lived command's banner names them. */
+export function missingLongLivedFlags(): string[] {
+  return longLivedNodeFlags.filter((flag) => !process.execArgv.some((given) => given.split('=')[0] === flag.split('=')[0]));
+}
+
 /**
  * For a CLI process that is a client (exec, cp, subscribe, call): V8's incremental marking
  * off. Such a process keeps a small heap (~10 MB) while a stream's frames pass through it as

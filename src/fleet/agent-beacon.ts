@@ -3,6 +3,7 @@ import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { Logger } from '../dispatcher/index.js';
 import { engineList, engineStream, type DockerEngine } from '../operations/index.js';
 import { BEAT_MS, helloSchema, type Beat, type RoutedContainer } from './beat.js';
+import type { AgentSelf } from './host-claim.js';
 import { guarded } from './nats-settings.js';
 import { beatOf, HELLO } from './subjects.js';
 import { PartPacer, tableMessages, tableOf, type EngineRow } from './table-announce.js';
@@ -16,9 +17,9 @@ const TABLE_EVENTS = new Set(['create', 'destroy', 'rename', 'start', 'die', 'pa
  * whenever it changed or a gateway asked for it.
  */
 export class AgentBeacon {
-  private readonly startedAt = Date.now();
   private version = 0;
-  private containers: RoutedContainer[] = [];
+  /** The engine's containers as last listed; undefined while it does not answer the list (not listed is not empty). */
+  private containers: RoutedContainer[] | undefined;
   private engineUp = false;
   private events: Readable | undefined;
   private timer: ReturnType<typeof setInterval> | undefined;
@@ -36,6 +37,7 @@ export class AgentBeacon {
     private readonly host: string,
     private readonly engine: DockerEngine,
     private readonly logger: Logger,
+    private readonly self: AgentSelf,
   ) {
     this.pacer = new PartPacer((message) => this.publish(message));
   }
@@ -68,18 +70,18 @@ export class AgentBeacon {
 
   private beat(withTable: boolean): void {
     if (this.nc.isClosed()) return;
-    const beat: Beat = { startedAt: this.startedAt, version: this.version, engine: this.engineUp ? 'up' : 'down' };
+    const beat: Beat = { startedAt: this.self.startedAt, version: this.version, engine: this.engineUp ? 'up' : 'down', pid: this.self.pid, hostname: this.self.hostname };
     // An ask for the table whose parts are going out now is answered by them.
     if (!withTable || (this.pacer.busy && this.sendingVersion === this.version)) return this.publish(JSON.stringify(beat));
-    let messages = tableMessages(beat, this.containers, this.nc.info?.max_payload ?? 1024 * 1024);
-    if (!messages) {
+    const messages = this.containers && tableMessages(beat, this.containers, this.nc.info?.max_payload ?? 1024 * 1024);
+    if (this.containers && !messages && !this.tooLargeWarned) {
       // More than a table may hold: HOST/NAME still reaches them all; a bare name or id does not.
-      if (!this.tooLargeWarned) this.logger.warn('the container table is larger than a table may be (docs/fleet.md "Limits"): callers must name containers as HOST/NAME', { containers: this.containers.length });
+      this.logger.warn('the container table is larger than a table may be (docs/fleet.md "Limits"): callers must name containers as HOST/NAME', { containers: this.containers.length });
       this.tooLargeWarned = true;
-      messages = [JSON.stringify({ ...beat, containers: [] })];
     }
     this.sendingVersion = this.version;
-    this.pacer.send(messages);
+    // A table not listed, or not sendable, is said to be withheld, never sent empty: an empty table frees this host's names for another host to take.
+    this.pacer.send(messages || [JSON.stringify({ ...beat, withheld: this.containers ? 'too-large' : 'engine-down' })]);
   }
 
   private publish(message: string): void {
@@ -100,9 +102,10 @@ export class AgentBeacon {
     this.refreshing = (async () => {
       do {
         this.again = false;
+        let listed: RoutedContainer[] | undefined;
         try {
           // Row by row, keeping what the table holds: 10,000 containers of big labels are never one buffer (spec §12, DOCKER-2).
-          this.containers = tableOf(await engineList(this.engine, { path: '/containers/json', query: { all: true } }, 'the container list', (c: EngineRow): EngineRow => ({
+          listed = tableOf(await engineList(this.engine, { path: '/containers/json', query: { all: true } }, 'the container list', (c: EngineRow): EngineRow => ({
             Id: c.Id,
             ...(c.Names ? { Names: c.Names } : {}),
             ...(c.Image === undefined ? {} : { Image: c.Image }),
@@ -116,7 +119,9 @@ export class AgentBeacon {
           this.engineUp = false;
           this.logger.warn('cannot list the engine\'s containers', { error: (error as Error).message });
         }
-        this.version++;
+        // A version for each table listed, and one for a table known until now that no longer is.
+        if (listed || this.containers) this.version++;
+        this.containers = listed;
         this.beat(true);
       } while (this.again && !this.stopped);
     })().finally(() => (this.refreshing = undefined));

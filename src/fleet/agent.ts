@@ -2,6 +2,7 @@ import { createDispatcher, Registry, type Logger, type ObserveCalls, type Observ
 import { discoveryOperations, dockerOperations, probeDocker, type DockerEngine } from '../operations/index.js';
 import { AgentBeacon } from './agent-beacon.js';
 import { AgentLink } from './agent-link.js';
+import { agentSelf, HostClaim } from './host-claim.js';
 import { connectNats, type NatsCounters, type NatsSettings } from './nats-settings.js';
 import { isHostId } from './subjects.js';
 
@@ -29,6 +30,8 @@ export interface RunningAgent {
   readonly engine: { readonly ok: boolean; readonly reason: string };
   readonly nats: NatsCounters;
   readonly openConnections: () => number;
+  /** Told once if another agent of this host id, started first, turns out to serve it too: this one should close. */
+  onDisplaced(listener: (message: string) => void): void;
   close(graceMs?: number): Promise<void>;
 }
 
@@ -55,22 +58,30 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     ...(instruments.observe ? { observe: instruments.observe } : {}),
     ...(instruments.observeRefusals ? { observeRefusals: instruments.observeRefusals } : {}),
   });
-  const connected = await connectNats(options.nats, `callwire-agent-${options.hostId}`, options.logger);
+  const self = agentSelf();
+  const connected = await connectNats(options.nats, `callwire-agent-${options.hostId}`, options.logger, { noEcho: true });
   const nc = connected.nc;
   made.counters = connected.counters;
+  // Before it takes a single message meant for its host: another agent may already serve it.
+  const claim = await HostClaim.take(nc, options.hostId, self, options.logger).catch(async (error: unknown) => {
+    await Promise.all([nc.close().catch(() => undefined), dispatcher.shutdown(0)]);
+    throw error;
+  });
   const agentLink = new AgentLink({ nc, host: options.hostId, dispatcher, logger: options.logger });
   made.link = agentLink;
   await agentLink.start();
   // What the agent sent while its NATS connection was down is lost: its connections end now, as lost.
   connected.onDisconnect(() => agentLink.loseAll());
-  const beacon = new AgentBeacon(nc, options.hostId, options.engine, options.logger);
+  const beacon = new AgentBeacon(nc, options.hostId, options.engine, options.logger, self);
   await beacon.start();
   return {
     hostId: options.hostId,
     engine,
     nats: connected.counters,
     openConnections: () => agentLink.openConnections,
+    onDisplaced: (listener) => claim.onDisplaced(listener),
     async close(graceMs = 0) {
+      claim.close();
       beacon.stop();
       await dispatcher.shutdown(graceMs);
       agentLink.stop();

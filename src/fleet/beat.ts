@@ -35,6 +35,11 @@ export type RoutedContainer = z.output<typeof routedContainer>;
  * `version` grows with every change of the table; `startedAt` tells a restarted agent.
  * A table larger than one NATS message comes as `parts` beats, each with its `part`
  * (from 0) of the table of that `version`; without them the beat holds the whole table.
+ * `withheld` says the agent has no table of that version to send: its engine did not
+ * answer its list, or the table is over a table's bounds. Not having listed is not having
+ * nothing: the gateway keeps the names it holds for the host, and does not ask.
+ * `pid` and `hostname` say which process the agent is, for a second agent of the same
+ * host id to name it (src/fleet/host-claim.ts), and a gateway that hears two.
  */
 export const beatSchema = z.strictObject({
   startedAt: z.number(),
@@ -43,6 +48,9 @@ export const beatSchema = z.strictObject({
   containers: z.array(routedContainer).max(MAX_TABLE_ENTRIES).optional(),
   part: z.number().int().min(0).max(MAX_TABLE_PARTS - 1).optional(),
   parts: z.number().int().min(1).max(MAX_TABLE_PARTS).optional(),
+  withheld: z.enum(['engine-down', 'too-large']).optional(),
+  pid: z.number().int().min(0).optional(),
+  hostname: z.string().max(255).optional(),
 });
 export type Beat = z.output<typeof beatSchema>;
 

@@ -57,6 +57,7 @@ export async function startGateway(settings: GatewaySettings, maxFrameBytes: num
       },
       ask: (host) => publishHello(beats.nc, [host]),
       ignored: (host, name, pinnedTo) => logger.warn('ignored a host announcing a name pinned to another host', { host, name, pinnedTo }),
+      twoAgents: (host, agents) => logger.error('two agents beat as one host: every call to it fails until one of them stops', { host, agents }),
     },
     { pins, ...(settings.forgetAfterMs === undefined ? {} : { forgetAfterMs: settings.forgetAfterMs }) },
   );

@@ -1,6 +1,7 @@
 import { RpcError } from '../protocol/index.js';
 import { BEAT_MS, DOWN_AFTER_BEATS, type Beat, type RoutedContainer } from './beat.js';
 import { ContainerIndex } from './container-index.js';
+import { describeAgent, type AgentSelf } from './host-claim.js';
 import { NamePins } from './name-pins.js';
 
 export interface HostState {
@@ -16,14 +17,21 @@ export interface HostState {
 const MAX_CANDIDATES_NAMED = 20;
 /** How long a down host's names stay reserved for it before the gateway forgets the host (`--fleet-forget-after`). */
 export const FORGET_DOWN_HOST_MS = 24 * 60 * 60 * 1000;
+/** How often a gateway says again that two agents beat as one host. */
+const TWO_AGENTS_LOG_MS = 60_000;
 /** A bound on the (host, name) pairs whose ignored announcement was logged: each is logged once. */
 const MAX_IGNORED_LOGGED = 1000;
 
 interface HostEntry {
   startedAt: number;
+  /** Who beats as this host, as its beats say; and who did before its last restart. */
+  agent: Partial<AgentSelf>;
+  before?: Partial<AgentSelf>;
   version: number;
   /** The table as of `tableVersion`; behind `version` until the agent sends it. */
   tableVersion: number;
+  /** The newest version whose table the agent said it withholds (its engine unlisted, or the table too large): not asked for. */
+  withheldVersion: number;
   containers: RoutedContainer[];
   engine: 'up' | 'down';
   lastBeat: number;
@@ -44,6 +52,9 @@ export interface ListedRow {
   readonly created: number;
 }
 
+/** The agent a beat names. */
+const agentOf = (beat: Beat): Partial<AgentSelf> => ({ startedAt: beat.startedAt, ...(beat.pid === undefined ? {} : { pid: beat.pid }), ...(beat.hostname === undefined ? {} : { hostname: beat.hostname }) });
+
 /** Whether the table holds the container's list row, labels and all. */
 const hasRow = (c: RoutedContainer): boolean => c.labels !== undefined && c.labelsOmitted !== true && c.state !== undefined && c.image !== undefined && c.status !== undefined && c.created !== undefined;
 
@@ -60,6 +71,8 @@ export interface HostTableEvents {
   readonly ask: (host: string) => void;
   /** A host announced a name pinned to another host: the name is left out of its table (told once per host and name). */
   readonly ignored?: (host: string, name: string, pinnedTo: string) => void;
+  /** Two agents beat as one host (its restarts go back and forth): every call to it fails until one stops (told once a minute). */
+  readonly twoAgents?: (host: string, agents: [string, string]) => void;
 }
 
 export interface HostTableOptions {
@@ -74,7 +87,8 @@ export interface HostTableOptions {
  * which containers each holds, so that a call naming a container goes to its host.
  * A host's NATS credentials let it announce any name, so a name never moves to another
  * host by announcement alone (docs/fleet.md "Security"): a down host keeps its names
- * reserved until it is forgotten, and a pinned name resolves to its pinned host only.
+ * reserved until it is forgotten, a restarted one until its agent's first table replaces
+ * them, and a pinned name resolves to its pinned host only.
  */
 export class HostTable {
   private readonly hosts = new Map<string, HostEntry>();
@@ -83,6 +97,7 @@ export class HostTable {
   private readonly pins: NamePins;
   private readonly forgetAfterMs: number;
   private readonly ignoredLogged = new Set<string>();
+  private readonly twoAgentsLogged = new Map<string, number>();
   /** Why the gateway cannot hear beats now (their connection is down, or it is behind on them): silence says nothing of a host. */
   private readonly deafFor = new Set<string>();
 
@@ -103,12 +118,21 @@ export class HostTable {
   heard(host: string, beat: Beat, now = Date.now()): void {
     let entry = this.hosts.get(host);
     if (entry && entry.startedAt !== beat.startedAt) {
+      const agent = agentOf(beat);
+      // An agent that restarted does not come back as the one before it: this is a second agent of the host id.
+      if (entry.before?.startedAt === beat.startedAt && now - (this.twoAgentsLogged.get(host) ?? 0) > TWO_AGENTS_LOG_MS) {
+        this.twoAgentsLogged.set(host, now);
+        this.events.twoAgents?.(host, [describeAgent(entry.agent), describeAgent(agent)]);
+      }
+      entry.before = entry.agent;
+      entry.agent = agent;
       this.events.gone(host, new RpcError('UNAVAILABLE', `host ${host} restarted: its calls are gone`));
-      entry = undefined;
+      // Its calls are gone, not its names: they stay reserved under the table it had until the new agent's first
+      // table replaces them (one that cannot list its engine yet, after a reboot say, has not found it empty).
+      Object.assign(entry, { startedAt: beat.startedAt, version: beat.version, tableVersion: -1, withheldVersion: -1, askedAt: 0, listable: false });
     }
     if (!entry) {
-      this.index.remove(host);
-      entry = { startedAt: beat.startedAt, version: beat.version, tableVersion: -1, containers: [], engine: beat.engine, lastBeat: now, up: true, askedAt: 0, listable: false };
+      entry = { startedAt: beat.startedAt, agent: agentOf(beat), version: beat.version, tableVersion: -1, withheldVersion: -1, containers: [], engine: beat.engine, lastBeat: now, up: true, askedAt: 0, listable: false };
       this.hosts.set(host, entry);
     }
     entry.up = true;
@@ -122,7 +146,8 @@ export class HostTable {
       entry.listable = entry.containers.every(hasRow);
       this.index.set(host, entry.containers);
     }
-    if (entry.tableVersion < entry.version && now - entry.askedAt > BEAT_MS) {
+    if (beat.withheld !== undefined) entry.withheldVersion = Math.max(entry.withheldVersion, beat.version);
+    if (entry.tableVersion < entry.version && entry.withheldVersion < entry.version && now - entry.askedAt > BEAT_MS) {
       entry.askedAt = now;
       this.events.ask(host);
     }
@@ -254,6 +279,7 @@ export class HostTable {
       if (!entry.up && now - entry.lastBeat > this.forgetAfterMs) {
         this.hosts.delete(host);
         this.index.remove(host);
+        this.twoAgentsLogged.delete(host);
         continue;
       }
       if (entry.up && now - entry.lastBeat > BEAT_MS * DOWN_AFTER_BEATS) {

@@ -35,7 +35,8 @@ export interface NatsLink {
   onReconnect(listener: () => void): void;
 }
 
-export async function connectNats(settings: NatsSettings, name: string, logger: Logger): Promise<NatsLink> {
+/** `noEcho`: the connection hears no message it published itself (an agent hears its own host's beats, for another agent's). */
+export async function connectNats(settings: NatsSettings, name: string, logger: Logger, { noEcho = false } = {}): Promise<NatsLink> {
   if ((settings.user === undefined || settings.pass === undefined) && !settings.insecure) {
     throw new Error('no NATS credentials: give --nats-user and the password (CALLWIRE_NATS_PASS or --nats-pass-file); without them anyone who reaches NATS can pose as a gateway (--nats-insecure runs so anyway)');
   }
@@ -48,6 +49,7 @@ export async function connectNats(settings: NatsSettings, name: string, logger: 
     pingInterval: 2000,
     maxPingOut: 2,
     waitOnFirstConnect: false,
+    noEcho,
     ...(settings.user !== undefined ? { user: settings.user } : {}),
     ...(settings.pass !== undefined ? { pass: settings.pass } : {}),
   };

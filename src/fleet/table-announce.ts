@@ -1,4 +1,4 @@
-import { BEAT_BYTES_PER_SECOND, MAX_BEAT_BYTES, MAX_LABEL_BYTES_PER_CONTAINER, MAX_LABEL_BYTES_PER_HOST, MAX_TABLE_PARTS } from './beat-gate.js';
+import { BEAT_BYTES_PER_SECOND, MAX_BEAT_BYTES, MAX_LABEL_BYTES_PER_CONTAINER, MAX_LABEL_BYTES_PER_HOST, MAX_TABLE_BYTES, MAX_TABLE_ENTRIES, MAX_TABLE_PARTS } from './beat-gate.js';
 import { labelBytes, type Beat, type RoutedContainer } from './beat.js';
 
 /** What the engine's list says of a container (`GET /containers/json`), as far as the table keeps it. */
@@ -41,10 +41,11 @@ const ENVELOPE_BYTES = 256;
 
 /**
  * The beats that carry `containers`: one when the table fits one message of `maxPayload`
- * bytes, else parts of the same `version` each under it; undefined when it needs more
- * than a table may have.
+ * bytes, else parts of the same `version` each under it; undefined when it is more than a
+ * gateway takes (containers, parts or bytes: src/fleet/beat-gate.ts), which it would drop.
  */
-export function tableMessages(beat: Omit<Beat, 'containers' | 'part' | 'parts'>, containers: readonly RoutedContainer[], maxPayload: number): string[] | undefined {
+export function tableMessages(beat: Omit<Beat, 'containers' | 'part' | 'parts' | 'withheld'>, containers: readonly RoutedContainer[], maxPayload: number): string[] | undefined {
+  if (containers.length > MAX_TABLE_ENTRIES) return undefined;
   const whole = JSON.stringify({ ...beat, containers });
   const budget = Math.min(maxPayload, MAX_BEAT_BYTES) - ENVELOPE_BYTES;
   if (Buffer.byteLength(whole) <= budget) return [whole];
@@ -63,7 +64,8 @@ export function tableMessages(beat: Omit<Beat, 'containers' | 'part' | 'parts'>,
   }
   if (chunks.length > MAX_TABLE_PARTS) return undefined;
   const head = JSON.stringify(beat).slice(0, -1);
-  return chunks.map((chunk, part) => `${head},"part":${part},"parts":${chunks.length},"containers":[${chunk.join(',')}]}`);
+  const messages = chunks.map((chunk, part) => `${head},"part":${part},"parts":${chunks.length},"containers":[${chunk.join(',')}]}`);
+  return messages.reduce((sum, m) => sum + Buffer.byteLength(m), 0) > MAX_TABLE_BYTES ? undefined : messages;
 }
 
 /**

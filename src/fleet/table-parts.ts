@@ -24,7 +24,8 @@ export type Offered =
  * The gateway's tables in parts (docs/fleet.md "Security"): a host's table of several
  * beats is applied only whole, its parts kept by number until then, within bounds per
  * host and for all hosts together, so that a partial table never replaces the last
- * complete one and a host that never completes its table holds nothing for long.
+ * complete one, a host that never completes its table holds nothing for long, and hosts
+ * that fill the room for all leave each other host an equal share of it.
  */
 export class TableParts {
   private readonly hosts = new Map<string, Assembling>();
@@ -63,7 +64,7 @@ export class TableParts {
     if (assembling.parts !== parts) return { kind: 'refused', why: `a part of ${parts} in a table of ${assembling.parts}` };
     if (assembling.got.has(part)) return { kind: 'waiting' };
     const labels = containers.reduce((sum, c) => sum + (c.labels ? labelBytes(c.labels) : 0), 0);
-    const over = this.overBound(assembling, containers.length, bytes, labels, now);
+    const over = this.overBound(host, assembling, containers.length, bytes, labels, now);
     if (over) {
       if (over.lasting) {
         this.drop(host, assembling);
@@ -83,14 +84,27 @@ export class TableParts {
     return { kind: 'table', containers: whole };
   }
 
-  /** Why this part may not be kept; `lasting` when its whole table is over a bound (not just the room now). */
-  private overBound(assembling: Assembling, entries: number, bytes: number, labels: number, now: number): { why: string; lasting: boolean } | undefined {
+  /** Why this part of `host`'s may not be kept; `lasting` when its whole table is over a bound (not just the room now). */
+  private overBound(host: string, assembling: Assembling, entries: number, bytes: number, labels: number, now: number): { why: string; lasting: boolean } | undefined {
     if (assembling.entries + entries > MAX_TABLE_ENTRIES) return { why: `over ${MAX_TABLE_ENTRIES} containers`, lasting: true };
     if (assembling.bytes + bytes > MAX_TABLE_BYTES) return { why: `over ${MAX_TABLE_BYTES} bytes`, lasting: true };
     if (assembling.labelBytes + labels > MAX_LABEL_BYTES_PER_HOST) return { why: `labels over ${MAX_LABEL_BYTES_PER_HOST} bytes`, lasting: true };
     if (this.assemblingBytes + bytes > MAX_ASSEMBLING_BYTES) this.evictStale(now);
-    if (this.assemblingBytes + bytes > MAX_ASSEMBLING_BYTES) return { why: `the tables in assembly are at their ${MAX_ASSEMBLING_BYTES} bytes`, lasting: false };
+    // Room is made by the host holding the most, and only when it holds more than this one would: each host
+    // assembling may count on an equal share of the room, however many others (colluding, say) fill it.
+    while (this.assemblingBytes + bytes > MAX_ASSEMBLING_BYTES) {
+      const largest = this.largestBesides(host);
+      if (!largest || largest.assembling.bytes <= assembling.bytes + bytes) return { why: `the tables in assembly are at their ${MAX_ASSEMBLING_BYTES} bytes`, lasting: false };
+      this.drop(largest.host, largest.assembling);
+    }
     return undefined;
+  }
+
+  /** The table in assembly of the most bytes, another host's than `host`. */
+  private largestBesides(host: string): { host: string; assembling: Assembling } | undefined {
+    let largest: { host: string; assembling: Assembling } | undefined;
+    for (const [other, assembling] of this.hosts) if (other !== host && assembling.bytes > (largest?.assembling.bytes ?? 0)) largest = { host: other, assembling };
+    return largest;
   }
 
   /** A host gone or restarted: its table in assembly with it. */

@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { fencedBlocks } from '../support/markdown.js';
 import { freePorts } from '../support/ports.js';
 import { isRunning } from '../support/proc.js';
+import { DEFAULT_URL } from '../../src/cli/defaults.js';
 import { cliPath } from '../support/cli.js';
 import { until } from '../support/wait.js';
 
@@ -49,8 +50,8 @@ function byHandCommands(): { cluster: string; clusterEnv: string; container: str
     cluster: theOne(codes, /nats-cluster\.sh up/),
     clusterEnv: theOne(codes, /nats-cluster\.sh env/),
     container: theOne(codes, /^docker run /),
-    agent: theOne(blocks, /callwire agent /),
-    gateway: theOne(blocks, /callwire serve /),
+    agent: theOne(blocks, /callwire(\.js)? +(\\\n\s*)?agent /),
+    gateway: theOne(blocks, /callwire(\.js)? +(\\\n\s*)?serve /),
     exec: theOne(codes, /callwire exec /),
   };
 }
@@ -138,7 +139,7 @@ function listening(port: number): Promise<boolean> {
 /**
  * docs/fleet.md "By hand" as a newcomer follows it (issue 33): its commands read from the doc
  * itself and run as written, through bash, each in a terminal (process group) of its own,
- * with the real CLI as `npx callwire` in this clone. The machine's own settings stay outside
+ * with the real CLI as `npx callwire` (and `dist/bin/callwire.js` under `node`) in this clone. The machine's own settings stay outside
  * the commands, in each terminal's environment: the cluster's state directory and ports
  * (scripts/nats-cluster.sh's header lists them; the shared cluster holds the defaults), the
  * shared engine's DOCKER_HOST (never a second engine: step 2's `docker-engine.sh up` is the
@@ -146,7 +147,8 @@ function listening(port: number): Promise<boolean> {
  * terminal has only what the doc tells it to get. Two substitutions, both of a name: the
  * container is one of this test's own rather than `demo` (the shared engine's, which other
  * tests use), and `serve` gets `--port 0 --wt-port 0` appended (the doc invites "every flag
- * of serve"; 7070 may be anyone's), its WebSocket URL given to `exec` as CALLWIRE_URL.
+ * of serve"; its port may be anyone's), its WebSocket URL given to `exec` in place of the
+ * doc's, which must name the doc's gateway port.
  */
 describe('docs/fleet.md "By hand"', () => {
   const scratch = mkdtempSync(join(tmpdir(), 'callwire-by-hand-'));
@@ -204,17 +206,25 @@ describe('docs/fleet.md "By hand"', () => {
 
     // 4. A gateway, on a port of its own.
     const gateway = terminal(inNewTerminal(`${doc.gateway} --port 0 --wt-port 0`));
-    await gateway.waitFor(/WebSocket\s+ws:\/\/\S+/, 'the gateway\'s banner');
+    await gateway.waitFor(/WebSocket\s+ws:\/\/\S+[\s\S]*\n\s+operations /, 'the gateway\'s banner');
     const url = /WebSocket\s+(ws:\/\/\S+)/.exec(gateway.output)![1]!;
     expect(gateway.output).toMatch(/fleet\s+gateway \w+ over NATS/);
+    // Run as the doc says, the agent and the gateway have the Node flags their banners ask for.
+    expect(gateway.output).not.toMatch(/^\s+node\s+without/m);
+    expect(agent.output).not.toMatch(/^\s+node\s+without/m);
+    // The doc's gateway is not on npm start's port, and its exec and Lab name the gateway's.
+    const docPort = /--port (\d+)/.exec(doc.gateway)?.[1];
+    expect(docPort, 'the doc\'s gateway names its port').toBeDefined();
+    expect(docPort).not.toBe(new URL(DEFAULT_URL).port);
+    expect(doc.exec).toContain(`--url ws://127.0.0.1:${docPort}/callwire`);
     ports.push(Number(new URL(url).port));
 
     // Then the exec, as a newcomer types it: a second or two later, which on a loaded machine the
     // agent's table may need to reach the gateway (it waits FIRST_TABLES_MS for them, src/fleet/gateway.ts).
     await until(() => hostUp(url), 'host a up in the gateway\'s services/info', 20_000);
-    const exec = doc.exec.replace(/\ba\/demo\b/, `a/${container}`);
-    expect(exec, 'the doc\'s exec names a/demo').not.toBe(doc.exec);
-    const execed = terminal(exec, { ...machine, CALLWIRE_URL: url });
+    const exec = doc.exec.replace(/\ba\/demo\b/, `a/${container}`).replace(/--url \S+/, `--url ${url}`);
+    expect(exec, 'the doc\'s exec names a/demo').not.toContain('a/demo');
+    const execed = terminal(exec, machine);
     expect(await execed.exited, execed.output).toBe(0);
     const engineSays = execFileSync('docker', ['exec', container, 'uname', '-a'], { env: dockerEnv, encoding: 'utf8' });
     expect(execed.stdout).toBe(engineSays);

@@ -69,9 +69,12 @@ describe('the fleet\'s container index: names to hosts, ids sorted per host', ()
       expect(table.route('api')).toEqual({ host: 'a', ref: 'api' });
       table.learn('a', { id: 'cccc', names: ['made'] });
       expect(table.route('made')).toEqual({ host: 'a', ref: 'made' });
-      // A restarted agent's old table is forgotten with it.
+      // A restarted agent's old table holds its names until the new agent's first table replaces it.
       table.heard('a', { startedAt: 2, version: 1, engine: 'up' });
+      expect(table.route('api')).toEqual({ host: 'a', ref: 'api' });
+      table.heard('a', { startedAt: 2, version: 1, engine: 'up', containers: [{ id: 'dddd', names: ['new'] }] });
       expect(table.route('api')).toMatchObject({ code: 'CONTAINER_NOT_FOUND' });
+      expect(table.route('new')).toEqual({ host: 'a', ref: 'new' });
     } finally {
       table.close();
     }

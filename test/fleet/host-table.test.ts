@@ -100,6 +100,29 @@ describe('the gateway\'s host table: where a container reference leads', () => {
     expect(gone).toContain('a');
   });
 
+  it('a restarted host keeps its names until its new agent sends a table: one withheld (engine down, too large) neither frees them nor is asked for', () => {
+    const t = make();
+    const now = Date.now();
+    t.heard('a', beat(7, [{ id: 'aaaa1111', names: ['demo'] }]), now);
+    t.heard('b', beat(1, [{ id: 'bbbb2222', names: ['demo'] }]), now);
+    const askedBefore = asked.length;
+    // A new agent whose engine does not answer: its calls are gone, its names are not.
+    t.heard('a', { startedAt: 2, version: 0, engine: 'down', withheld: 'engine-down' }, now + 1);
+    expect(gone).toContain('a');
+    expect((t.route('demo') as RpcError).details).toEqual({ candidates: ['a/demo', 'b/demo'], matches: 2 });
+    expect(t.runningRows('a')).toBeUndefined();
+    t.heard('a', { startedAt: 2, version: 0, engine: 'down' }, now + 5000);
+    t.heard('a', { startedAt: 2, version: 1, engine: 'up', withheld: 'too-large' }, now + 10_000);
+    t.heard('a', { startedAt: 2, version: 1, engine: 'up' }, now + 15_000);
+    expect((t.route('demo') as RpcError).code).toBe('INVALID_INPUT');
+    expect(asked.slice(askedBefore)).toEqual([]);
+    // A version ahead of what it withheld is asked for; its table, once it comes, replaces the old one.
+    t.heard('a', { startedAt: 2, version: 2, engine: 'up' }, now + 20_000);
+    expect(asked.slice(askedBefore)).toEqual(['a']);
+    t.heard('a', { startedAt: 2, version: 2, engine: 'up', containers: [] }, now + 21_000);
+    expect(t.route('demo')).toEqual({ host: 'b', ref: 'demo' });
+  });
+
   it('a table older than the one held (delivered late) is not applied: the newer table routes', () => {
     const t = make();
     const askedBefore = asked.length;

@@ -85,6 +85,25 @@ class HostileAgent {
     return sent;
   }
 
+  /**
+   * Publishes b's own small beat for `ms`, ten at a time without a pause: the beat count a
+   * host may send, not its bytes, and no gap in which another host's beat would find a
+   * bucket they shared refilled. How many went.
+   */
+  async floodSmallBeats(ms: number): Promise<number> {
+    const beat = Buffer.from(JSON.stringify({ startedAt: this.startedAt, version: 1, engine: 'up' }));
+    const end = Date.now() + ms;
+    let sent = 0;
+    while (Date.now() < end) {
+      for (let i = 0; i < 10; i++) this.nc.publish(beatOf('b'), beat);
+      sent += 10;
+      if (sent % 1000 === 0) await this.nc.flush();
+      else await new Promise((resolve) => setImmediate(resolve));
+    }
+    await this.nc.flush();
+    return sent;
+  }
+
   /** Publishes 1 MB messages of garbage on the link subject to `gateway` for `ms`, as fast as NATS takes them. */
   async floodLink(gateway: string, ms: number): Promise<number> {
     const junk = new Uint8Array(1_000_000).fill(7);
@@ -245,6 +264,38 @@ describe('a hostile host floods its heartbeats and ignores credit; another host\
     else if (refused.code === 'UNAVAILABLE') expect(refused.message).toMatch(/^host b /);
     else expect([refused.code, refused.message]).toEqual(['CONTAINER_NOT_FOUND', `no such container in the fleet: ${bogus}`]);
   }, 120_000);
+
+  it('b\'s small beats, thousands a second (its beat count, not its bytes): a\'s own beats still get through, so a stays up and a container made on a during the flood routes by its bare name', async () => {
+    let flooding = true;
+    const downs: string[] = [];
+    const watching = (async () => {
+      const watcher = await fleet.client(gateway);
+      while (flooding) {
+        const info = await watcher.call<{ fleet: { hosts: { id: string; state: string }[] } }>('services/info', null);
+        if (info.fleet.hosts.find((h) => h.id === 'a')?.state !== 'up') downs.push(JSON.stringify(info.fleet.hosts));
+        await sleep(200);
+      }
+    })();
+    const flood = hostile.floodSmallBeats(10_000);
+    await sleep(2000);
+    // a's table changes mid-flood: only a beat of a's that the gateway reads brings it.
+    const made = await docker.engine.docker.getContainer(await docker.container()).inspect();
+    const madeAt = Date.now();
+    const bare = made.Name.replace(/^\//, '');
+    let routedMs = -1;
+    while (routedMs < 0 && Date.now() - madeAt < 3000) {
+      const found = await client.call<{ Id: string }>('docker/container/inspect', { containerId: bare }).catch(() => undefined);
+      if (found?.Id === made.Id) routedMs = Date.now() - madeAt;
+      else await sleep(100);
+    }
+    const sent = await flood;
+    flooding = false;
+    await watching;
+    console.log(`small-beat flood: ${sent} beats of b in 10 s; a's new container routable by name after ${routedMs} ms`);
+    expect(sent, 'a flood: 400 times the 5 beats a second a host may send').toBeGreaterThan(10_000);
+    expect(routedMs, 'a\'s new container routable by its bare name within 3 s, mid-flood').toBeGreaterThanOrEqual(0);
+    expect(downs, 'host a was never down in services/info').toEqual([]);
+  }, 60_000);
 
   it('b answers a logs --follow nobody reads with output past every credit: the call ends CREDIT_EXCEEDED, the gateway\'s memory stays bounded, a\'s exec completes', async () => {
     const pid = gateway.run.child.pid!;

@@ -8,7 +8,7 @@ import { runCli } from '../support/cli.js';
 import { DockerFixture, RUN_LABEL, TEST_IMAGE } from '../support/docker.js';
 import { logFleetOnFailure, within } from '../support/fleet-exec.js';
 import { Fleet, type GatewayRun } from '../support/fleet.js';
-import { HostileAgent } from '../support/hostile-agent.js';
+import { HostileAgent, type Delivered } from '../support/hostile-agent.js';
 import { freePort } from '../support/ports.js';
 import { until } from '../support/wait.js';
 
@@ -127,11 +127,39 @@ describe('a hostile fleet host (b\'s credentials, a fake agent) against host a',
     expect((await within(back.exited, 30_000, 'the exec of the pinned name once a is back')).code, back.stderr).toBe(0);
   }, 90_000);
 
-  it('nothing meant for a\'s containers ever reached b', () => {
-    expect(hostile.deliveredFor(open)).toEqual([]);
-    expect(hostile.deliveredFor(pinned)).toEqual([]);
-    expect(hostile.delivered.filter((d) => d.operation === 'docker/container/exec')).toEqual([]);
-  });
+  it('nothing meant for a\'s containers reaches b: exec -i -e DB_PASSWORD and inspect, by bare name, pinned name and a/NAME, while a is up and while it is down', async () => {
+    const from = hostile.delivered.length;
+    const control = `control-${run8}`;
+    hostile.announce([open, pinned], pinned);
+    await bareNameIs(open, 'INVALID_INPUT');
+    const client = await fleet.client(gateway);
+    const callsMeantForA = async (): Promise<void> => {
+      for (const ref of [open, pinned, `a/${open}`, `a/${pinned}`]) {
+        const secret = runCli(['exec', '--url', gateway.wsUrl, '-i', '-e', 'DB_PASSWORD=hunter2', ref, '--', 'cat'], { stdin: 'pipe' });
+        secret.child.stdin.end('meant for a\n');
+        // One that went to b would wait for ever (b never answers): it is stopped, and the assertions below say where it went.
+        await within(secret.exited, 15_000, `exec ${ref}`).catch(() => secret.child.kill('SIGKILL'));
+        await client.call('docker/container/inspect', { containerId: ref }, { deadlineMs: 3000 }).catch(() => undefined);
+      }
+    };
+    await callsMeantForA();
+    fleet.agents.get('a')!.child.kill('SIGKILL');
+    await fleet.hostState(gateway, 'a', 'down');
+    await callsMeantForA();
+    // The recorder hears what is sent to b: a call that names b does reach it.
+    await client.call('docker/container/inspect', { containerId: `b/${control}` }, { deadlineMs: 1000 }).catch(() => undefined);
+    await until(() => hostile.deliveredFor(control).length > 0, 'the control call to b recorded', 5000);
+
+    const reachedB = hostile.delivered.slice(from);
+    const refs = (name: string): Delivered[] => reachedB.filter((d) => hostile.deliveredFor(name).includes(d));
+    expect(refs(open)).toEqual([]);
+    expect(refs(pinned)).toEqual([]);
+    expect(reachedB.filter((d) => d.operation === 'docker/container/exec')).toEqual([]);
+    expect(reachedB.filter((d) => JSON.stringify(d.input ?? null).includes('hunter2'))).toEqual([]);
+
+    await fleet.agent('a');
+    await fleet.hostState(gateway, 'a', 'up');
+  }, 120_000);
 });
 
 /**

@@ -155,6 +155,23 @@ describe('NATS permissions of the fleet (scripts/nats-cluster.sh)', () => {
     expect([(closedBy as PermissionViolationError).operation, (closedBy as PermissionViolationError).subject]).toEqual(['subscription', 'callwire.host.b.to']);
   });
 
+  it('an agent hears its own host\'s beats (another agent of its host id), never another host\'s', async () => {
+    const a = await dial(cluster.urls[0]!, cluster.users['a']!);
+    const a2 = await dial(cluster.urls[0]!, cluster.users['a']!);
+    const b = await dial(cluster.urls[0]!, cluster.users['b']!);
+    const others = a.subscribe('callwire.host.b.beat');
+    const othersSeen = received(others);
+    const own = a.subscribe('callwire.host.a.beat');
+    await a.flush();
+    b.publish('callwire.host.b.beat', 'b is up');
+    a2.publish('callwire.host.a.beat', 'a second agent of a');
+    await Promise.all([a2.flush(), b.flush()]);
+    expect((await nextMessage(own)).string()).toBe('a second agent of a');
+    expect(othersSeen).toEqual([]);
+    const closedBy = await within(others.closed, 'the refusal of the subscription');
+    expect([(closedBy as PermissionViolationError).operation, (closedBy as PermissionViolationError).subject]).toEqual(['subscription', 'callwire.host.b.beat']);
+  });
+
   it('a wrong password, another user\'s password and no credentials are refused', async () => {
     const url = cluster.urls[0]!;
     const refusals = await Promise.all(

@@ -78,14 +78,39 @@ describe('a host table in parts: applied whole, within bounds', () => {
     expect(parts.offer('d', { startedAt: 1, version: 1, engine: 'up', containers: labelled(perHost) }, 10).kind).toBe('table');
   });
 
-  it('tables never completed hold at most the bound for all hosts; one over its time is evicted to make room', () => {
+  it('tables never completed hold at most the bound for all hosts; a host holding as much as the others evicts none of them; one over its time is evicted to make room', () => {
     const parts = new TableParts();
     const share = MAX_ASSEMBLING_BYTES / 8;
-    for (let h = 0; h < 8; h++) expect(parts.offer(`h${h}`, part(1, 0, 2, []), share, 0).kind).toBe('waiting');
+    for (let h = 0; h < 8; h++) expect(parts.offer(`h${h}`, part(1, 0, 3, []), share, 0).kind).toBe('waiting');
     expect(parts.bytes).toBe(MAX_ASSEMBLING_BYTES);
-    expect(parts.offer('late', part(1, 0, 2, []), 1, 1000)).toMatchObject({ kind: 'refused', why: expect.stringMatching(/assembly/) as unknown });
+    // h0 would hold more than any other: no room is made for it.
+    expect(parts.offer('h0', part(1, 1, 3, []), 1, 1000)).toMatchObject({ kind: 'refused', why: expect.stringMatching(/assembly/) as unknown });
+    expect(parts.bytes).toBe(MAX_ASSEMBLING_BYTES);
     expect(parts.offer('late', part(1, 0, 2, []), 1, ASSEMBLY_MS + 1).kind).toBe('waiting');
     expect(parts.bytes).toBe(1);
+  });
+
+  it('four colluding hosts that fill the room for all leave another host room: its table assembles whole, and what they hold is evicted largest first', () => {
+    const parts = new TableParts();
+    const MiB = 1024 * 1024;
+    const colluding = [MAX_TABLE_BYTES, MAX_TABLE_BYTES, MAX_TABLE_BYTES - 2 * MiB];
+    expect(parts.offer('a', part(1, 0, 3, containers(0, 1)), 2 * MiB, 0).kind).toBe('waiting');
+    colluding.forEach((bytes, h) => expect(parts.offer(`evil${h}`, part(1, 0, 64, []), bytes, 0).kind).toBe('waiting'));
+    expect(parts.offer('evil3', part(1, 0, 64, []), MAX_TABLE_BYTES, 0).kind).toBe('waiting');
+    expect(parts.bytes).toBe(MAX_ASSEMBLING_BYTES);
+    // A fifth host's part takes the room of the one holding the most, not a's, which holds less than any of them.
+    expect(parts.offer('evil4', part(1, 0, 64, []), MiB, 10).kind).toBe('waiting');
+    expect(parts.offer('evil4', part(1, 1, 64, []), MAX_TABLE_BYTES - MiB, 10).kind).toBe('waiting');
+    expect(parts.bytes).toBe(MAX_ASSEMBLING_BYTES);
+    // a's other parts: room is made for them from the colluding hosts' tables, each larger than a's.
+    expect(parts.offer('a', part(1, 1, 3, containers(1, 1)), 2 * MiB, 20).kind).toBe('waiting');
+    expect(parts.bytes).toBeLessThanOrEqual(MAX_ASSEMBLING_BYTES);
+    expect(ids(parts.offer('a', part(1, 2, 3, containers(2, 1)), 2 * MiB, 30))).toEqual(['id0', 'id1', 'id2']);
+    // The colluding hosts' own parts refill the room, never past it, and never take it from a smaller table.
+    for (let i = 1; i < 40; i++) for (let h = 0; h < 5; h++) parts.offer(`evil${h}`, part(1, i % 64, 64, []), MiB, 40 + i);
+    expect(parts.bytes).toBeLessThanOrEqual(MAX_ASSEMBLING_BYTES);
+    expect(parts.offer('b', part(1, 0, 2, containers(7, 1)), MiB, 100).kind).toBe('waiting');
+    expect(ids(parts.offer('b', part(1, 1, 2, containers(8, 1)), MiB, 110))).toEqual(['id7', 'id8']);
   });
 });
 
@@ -112,5 +137,20 @@ describe('an agent\'s table: labels within bounds, parts under max_payload', () 
     const offered = messages.reverse().map((m) => parts.offer('a', beatSchema.parse(JSON.parse(m)), Buffer.byteLength(m)));
     expect(offered.at(-1)).toEqual({ kind: 'table', containers: table });
     expect(tableMessages({ startedAt: 1, version: 1, engine: 'up' }, table.slice(0, 2), 64 * 1024)).toHaveLength(1);
+  });
+
+  it('a table a gateway would drop (over its containers, parts or bytes) is not made into messages: the agent withholds it', () => {
+    const row = (i: number): RoutedContainer => ({ id: `${i}`.padStart(64, 'f'), names: [`n-${i}`] });
+    const beat = { startedAt: 1, version: 1, engine: 'up' as const };
+    expect(tableMessages(beat, Array.from({ length: MAX_TABLE_ENTRIES }, (_, i) => row(i)), 1024 * 1024)).toBeDefined();
+    expect(tableMessages(beat, Array.from({ length: MAX_TABLE_ENTRIES + 1 }, (_, i) => row(i)), 1024 * 1024)).toBeUndefined();
+    // 64 parts of 4 KiB hold about 2,600 of these rows; and 64 parts of 1 MiB more than the 16 MiB a table may have.
+    expect(tableMessages(beat, Array.from({ length: 2000 }, (_, i) => row(i)), 4096)).toBeDefined();
+    expect(tableMessages(beat, Array.from({ length: 3000 }, (_, i) => row(i)), 4096)).toBeUndefined();
+    const labelled = (i: number): RoutedContainer => ({ ...row(i), names: Array.from({ length: 16 }, (_, n) => `${n}-${i}`.padEnd(256, 'x')), image: 'i'.repeat(1024), status: 's'.repeat(256) });
+    const heavy = Array.from({ length: 4000 }, (_, i) => labelled(i));
+    expect(Buffer.byteLength(JSON.stringify(heavy))).toBeGreaterThan(MAX_TABLE_BYTES);
+    expect(tableMessages(beat, heavy, 1024 * 1024)).toBeUndefined();
+    expect(tableMessages(beat, heavy.slice(0, 2500), 1024 * 1024)).toBeDefined();
   });
 });

@@ -1,16 +1,17 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { connect as tcpConnect } from 'node:net';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, connect as tcpConnect, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import Docker from 'dockerode';
 import { afterAll, describe, expect, it } from 'vitest';
+import { DEFAULT_URL } from '../../src/cli/defaults.js';
 import { runCli } from '../support/cli.js';
 import { freePorts } from '../support/ports.js';
 import { PrivateEngine } from '../support/private-engine.js';
 import { childPids, isRunning } from '../support/proc.js';
 import { skipTitle } from '../support/skip.js';
-import { until } from '../support/wait.js';
+import { sleep, until } from '../support/wait.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const NATS_SCRIPT = join(ROOT, 'scripts/nats-cluster.sh');
@@ -108,4 +109,58 @@ describe.skipIf(demoMissing !== undefined)(skipTitle('npm run fleet', demoMissin
       }
     }
   }, 240_000);
+});
+
+/**
+ * `npm run fleet` beside `npm start` (issue 47, item 6): the demo's gateway has a port of its
+ * own by default, and a port already taken is said before anything is started, with the
+ * variable that moves it. Needs no root: nothing is started.
+ */
+describe('npm run fleet with its gateway\'s port taken', () => {
+  it('says so at once, naming CALLWIRE_FLEET_PORT, and starts nothing; its default port is not npm start\'s', async () => {
+    const script = readFileSync(join(ROOT, 'scripts/demo-fleet.sh'), 'utf8');
+    const fleetDefault = /^PORT="\$\{CALLWIRE_FLEET_PORT:-(\d+)\}"$/m.exec(script)?.[1];
+    expect(fleetDefault).toBeDefined();
+    expect(fleetDefault).not.toBe(new URL(DEFAULT_URL).port);
+
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const port = (holder.address() as AddressInfo).port;
+    const scratch = mkdtempSync(join(tmpdir(), 'callwire-fleet-port-'));
+    // Where the script would start what it starts, were it to go on: this test's own, never the shared ones.
+    const natsPorts = await freePorts('127.0.0.1', 9);
+    try {
+      const run = spawn('bash', ['scripts/demo-fleet.sh'], {
+        cwd: ROOT,
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: {
+          ...process.env,
+          CALLWIRE_FLEET_PORT: String(port),
+          CALLWIRE_FLEET_LOGS: join(scratch, 'logs'),
+          CALLWIRE_FLEET_ENGINE_B: join(scratch, 'engine-b'),
+          CALLWIRE_NATS_ROOT: join(scratch, 'nats'),
+          CALLWIRE_NATS_CLIENT_PORTS: natsPorts.slice(0, 3).join(' '),
+          CALLWIRE_NATS_CLUSTER_PORTS: natsPorts.slice(3, 6).join(' '),
+          CALLWIRE_NATS_HTTP_PORTS: natsPorts.slice(6, 9).join(' '),
+        },
+      });
+      let said = '';
+      run.stderr.on('data', (chunk: Buffer) => (said += chunk.toString()));
+      const exited = new Promise<number | null>((resolve) => run.on('exit', resolve));
+      const early = await Promise.race([exited, sleep(10_000).then(() => 'still running' as const)]);
+      if (early === 'still running') {
+        // It went on to start the fleet: Ctrl-C, as a terminal sends it, stops what it started.
+        process.kill(-run.pid!, 'SIGINT');
+        await exited;
+      }
+      expect(early, said).toBe(1);
+      expect(said).toContain(`[npm run fleet] port ${port} is in use (another gateway, or a callwire serve): give the fleet's gateway another one, e.g.  CALLWIRE_FLEET_PORT=${port + 10} npm run fleet`);
+      expect(said).toContain('[npm run fleet] stopped: nothing');
+      expect(existsSync(join(scratch, 'nats'))).toBe(false);
+    } finally {
+      holder.close();
+      rmSync(scratch, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

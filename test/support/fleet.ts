@@ -3,6 +3,13 @@ import { runCli, type CliRun } from './cli.js';
 import { dockerHost } from './docker.js';
 import { NatsCluster, type NatsClusterOptions } from './nats-cluster.js';
 
+export interface AgentRunOptions {
+  readonly urls?: string[];
+  readonly prefix?: string[];
+  readonly env?: NodeJS.ProcessEnv;
+  readonly extraArgs?: string[];
+}
+
 export interface GatewayRun {
   readonly run: CliRun;
   readonly wsUrl: string;
@@ -17,6 +24,7 @@ export class Fleet {
   readonly agents = new Map<string, CliRun>();
   readonly gateways: GatewayRun[] = [];
   private readonly clients: Client[] = [];
+  private readonly spawned: CliRun[] = [];
 
   private constructor(readonly cluster: NatsCluster) {}
 
@@ -25,7 +33,15 @@ export class Fleet {
   }
 
   /** `callwire agent --host-id host`, as its own NATS user; resolves once it serves. */
-  async agent(host: string, options: { urls?: string[]; prefix?: string[]; env?: NodeJS.ProcessEnv; extraArgs?: string[] } = {}): Promise<CliRun> {
+  async agent(host: string, options: AgentRunOptions = {}): Promise<CliRun> {
+    const run = this.spawnAgent(host, options);
+    await run.waitFor(/callwire agent is serving/, 'stdout', 20_000);
+    this.agents.set(host, run);
+    return run;
+  }
+
+  /** `callwire agent --host-id host` started, not waited for (it may refuse to serve): stopped with the fleet. */
+  spawnAgent(host: string, options: AgentRunOptions = {}): CliRun {
     const user = this.cluster.users[host];
     if (!user) throw new Error(`the cluster has no NATS user for host ${host}`);
     const run = runCli(['agent', '--nats', (options.urls ?? this.cluster.urls).join(','), '--host-id', host, '--nats-user', user.user, ...this.caFlag(), ...(options.extraArgs ?? [])], {
@@ -33,8 +49,7 @@ export class Fleet {
       env: { DOCKER_HOST: dockerHost, CALLWIRE_NATS_PASS: user.pass, ...options.env },
       prefix: options.prefix,
     });
-    await run.waitFor(/callwire agent is serving/, 'stdout', 20_000);
-    this.agents.set(host, run);
+    this.spawned.push(run);
     return run;
   }
 
@@ -74,7 +89,7 @@ export class Fleet {
 
   async stop(): Promise<void> {
     await Promise.all(this.clients.map((c) => c.close().catch(() => undefined)));
-    const runs = [...this.agents.values(), ...this.gateways.map((g) => g.run)];
+    const runs = [...new Set([...this.spawned, ...this.agents.values()]), ...this.gateways.map((g) => g.run)];
     for (const run of runs) if (run.child.exitCode === null && run.child.signalCode === null) run.child.kill('SIGKILL');
     await Promise.all(runs.map((r) => r.exited));
     await this.cluster.stop();

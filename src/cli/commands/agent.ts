@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
+import { outcomes } from '../../outcome/index.js';
 import { stderrLogger, type LogLevel } from '../logger.js';
 import { INSECURE_NATS, natsOptions, natsSettings, type NatsFlags } from '../nats-flags.js';
+import { missingLongLivedFlags } from '../node-flags.js';
 import { onShutdownSignals } from '../signals.js';
 
 interface AgentFlags extends NatsFlags {
@@ -45,6 +47,7 @@ export function registerAgent(program: Command): void {
           : {}),
       });
       const listener = metrics && metricsAt ? await serveMetrics(metrics, metricsAt.host, metricsAt.port, { logger }) : undefined;
+      const missing = missingLongLivedFlags();
       process.stdout.write(
         [
           'callwire agent is serving',
@@ -53,10 +56,16 @@ export function registerAgent(program: Command): void {
           ...(settings.insecure ? [`  nats          ${INSECURE_NATS}`] : []),
           `  docker        ${agent.engine.ok ? 'on' : 'not answering'}: ${agent.engine.reason}`,
           ...(listener ? [`  metrics       ${listener.url}`] : []),
+          ...(missing.length > 0 ? [`  node          without ${missing.join(' ')}: large outputs cost more CPU in a long-lived agent (docs/cli.md)`] : []),
           '',
         ].join('\n'),
       );
       const graceMs = Number(flags.grace) * 1000;
+      // Another agent of this host id that started first serves it too (two started together): it keeps the id.
+      agent.onDisplaced((message) => {
+        process.stderr.write(`Error: ${message}\n`);
+        Promise.all([agent.close(0), listener?.close()]).finally(() => process.exit(outcomes.infrastructure_failure.exit));
+      });
       onShutdownSignals(
         (signal) => {
           process.stderr.write(`[callwire] ${signal}: leaving the fleet; live calls have ${graceMs / 1000}s to finish\n`);

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import type { RunningServer } from '../../server/index.js';
 import type { LogLevel } from '../logger.js';
 import { gatewayOptions, gatewaySettings, INSECURE_NATS, natsOptions, type GatewayFlags } from '../nats-flags.js';
-import { longLivedNodeFlags } from '../node-flags.js';
+import { missingLongLivedFlags } from '../node-flags.js';
 import { serveOptions } from '../serve-options.js';
 import { onShutdownSignals } from '../signals.js';
 
@@ -112,7 +112,7 @@ function printBanner(server: RunningServer, tokenCount: number, flags: ServeFlag
   if (flags.audit) out(`  audit         ${flags.audit === '-' ? 'stdout' : flags.audit}  (one JSON line per call)`);
   if (flags.record) out(`  recording     ${flags.record}  (terminal sessions as asciicast v2${flags.recordStrict ? '; a session whose recording stops is ended' : ''})`);
   out(`  operations    ${server.registry.list().map((op) => op.name).join(', ')}`);
-  const missing = longLivedNodeFlags.filter((flag) => !process.execArgv.some((given) => given.split('=')[0] === flag.split('=')[0]));
+  const missing = missingLongLivedFlags();
   if (missing.length > 0) out(`  node          without ${missing.join(' ')}: large outputs cost more CPU in a long-lived server (docs/cli.md)`);
   // npx finds the CLI in a clone and in a project that depends on callwire; a bare `callwire` only when installed globally.
   out('connect:');
