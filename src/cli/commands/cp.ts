@@ -7,7 +7,7 @@ import { signalController } from '../signals.js';
 import { copyIn } from '../cp/copy-in.js';
 import { copyOut } from '../cp/copy-out.js';
 import type { CopyResult } from '../cp/copy-options.js';
-import { ArchiveRefused } from '../cp/entry-guard.js';
+import { ArchiveRefused } from '../cp/refusals.js';
 import { escapeControls, escapeName } from '../cp/names.js';
 import { copyDirection, parseEndpoint } from '../cp/operands.js';
 import { CopyError } from '../cp/rules.js';

@@ -1,5 +1,8 @@
 import { posix } from 'node:path';
 import { escapeName } from './names.js';
+import { ArchiveRefused } from './refusals.js';
+
+export { ArchiveRefused };
 
 /** An archive entry as node-tar reads it: what the guard looks at. */
 export interface ArchiveEntry {
@@ -8,11 +11,6 @@ export interface ArchiveEntry {
   readonly linkpath?: string | undefined;
   readonly size?: number | undefined;
   mode?: number | undefined;
-}
-
-/** An archive refused as hostile or out of bounds: nothing of it stays. */
-export class ArchiveRefused extends Error {
-  override readonly name = 'ArchiveRefused';
 }
 
 /** What a copy writes: files, directories and links. Devices, FIFOs, sparse files are refused. */
