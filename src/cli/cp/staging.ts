@@ -30,8 +30,12 @@ async function lstatOrNothing(path: string): Promise<Stats | undefined> {
  * file replaces it (atomically, by rename); a directory onto a non-directory or the
  * reverse is refused (docker's NoOverwriteDirNonDir). A symlink at the target is never
  * followed: it is a non-directory like any other.
+ *
+ * Every refusal is found before the first move: a merge is walked once to check it,
+ * then once to do it, so a refused merge leaves the destination as it was.
  */
 export async function moveInto(staged: string, target: string, keepRoot: boolean): Promise<void> {
+  await merge(staged, target, 'check', keepRoot);
   await merge(staged, target, 'move', keepRoot);
 }
 
