@@ -22,7 +22,7 @@ interface CpFlags {
   resume?: string | boolean;
 }
 
-/** What one copy out may take: enough for any single artefact people copy (docs/security.md "callwire cp"). */
+/** What one copy out may take: enough for any single artefact people copy (docs/security.md "Copies"). */
 const DEFAULT_MAX_BYTES = '64GiB';
 
 /**
