@@ -9,7 +9,7 @@ import { treeListing } from '../support/tree-listing.js';
 
 /**
  * callwire cp out of a real container whose own files are hostile (docs/security.md
- * "callwire cp"): what a container controls is its files' names, types and link
+ * "Copies"): what a container controls is its files' names, types and link
  * targets, and the engine's archive carries them as they are. Symlinks that point out
  * of the tree are copied as symlinks and never followed (as docker cp does); a name
  * with control characters lands as it is and is never printed raw; a device node or a

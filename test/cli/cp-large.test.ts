@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createReadStream, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, type CliRun } from '../support/cli.js';
 import { dockerCli, dockerHost, TEST_IMAGE } from '../support/docker.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
+import { peakRssSampler } from '../support/proc.js';
 
 /**
  * Large copies with the real CLI, server and engine: 1 GiB each way with the CLI's RSS
@@ -26,20 +27,8 @@ async function sha256File(path: string): Promise<string> {
   return hash.digest('hex');
 }
 
-/** The peak resident set size of a running process, as the kernel keeps it (VmHWM), sampled until it exits. */
-function peakRss(run: CliRun): () => number {
-  let peak = 0;
-  const timer = setInterval(() => {
-    try {
-      const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${run.child.pid}/status`, 'utf8'));
-      if (m) peak = Math.max(peak, Number(m[1]) * 1024);
-    } catch {
-      // exited
-    }
-  }, 100);
-  void run.exited.then(() => clearInterval(timer));
-  return () => peak;
-}
+/** The CLI's peak RSS while it runs. */
+const peakRss = (run: CliRun): (() => number) => peakRssSampler(run.child.pid!, run.exited);
 
 describe('callwire cp: large copies, bounded memory, across cut connections', () => {
   let server: CliRun;

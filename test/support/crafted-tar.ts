@@ -3,7 +3,7 @@ import { Header } from 'tar';
 /** One entry of a crafted archive: any name, type and link target, as a hostile sender writes them. */
 export interface CraftedEntry {
   readonly path: string;
-  readonly type: 'File' | 'Directory' | 'SymbolicLink' | 'Link' | 'CharacterDevice' | 'BlockDevice' | 'FIFO';
+  readonly type: 'File' | 'Directory' | 'SymbolicLink' | 'Link' | 'CharacterDevice' | 'BlockDevice' | 'FIFO' | 'SparseFile';
   readonly body?: string;
   /** The size the header claims, when it is not the body's. */
   readonly size?: number;

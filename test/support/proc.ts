@@ -20,6 +20,24 @@ export function rssGrowthSampler(pid: number): { stop(): number } {
   };
 }
 
+/**
+ * A process's peak resident set size as the kernel keeps it (VmHWM), read every 100 ms
+ * until `ended`: the result is the last reading, taken at most 100 ms before the exit.
+ */
+export function peakRssSampler(pid: number, ended: Promise<unknown>): () => number {
+  let peak = 0;
+  const timer = setInterval(() => {
+    try {
+      const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+      if (m) peak = Math.max(peak, Number(m[1]) * 1024);
+    } catch {
+      // exited
+    }
+  }, 100);
+  void ended.then(() => clearInterval(timer));
+  return () => peak;
+}
+
 /** Direct children. Throws when the process is gone. */
 export function childPids(pid: number): number[] {
   return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);

@@ -7,9 +7,10 @@ import { signalController } from '../signals.js';
 import { copyIn } from '../cp/copy-in.js';
 import { copyOut } from '../cp/copy-out.js';
 import type { CopyResult } from '../cp/copy-options.js';
-import { ArchiveRefused } from '../cp/entry-guard.js';
+import { ArchiveRefused } from '../cp/refusals.js';
 import { escapeControls, escapeName } from '../cp/names.js';
 import { copyDirection, parseEndpoint } from '../cp/operands.js';
+import { StatusLine } from '../cp/progress.js';
 import { CopyError } from '../cp/rules.js';
 import { humanSize, parseByteSize } from '../cp/sizes.js';
 
@@ -21,7 +22,7 @@ interface CpFlags {
   resume?: string | boolean;
 }
 
-/** What one copy out may take: enough for any single artefact people copy (docs/security.md "callwire cp"). */
+/** What one copy out may take: enough for any single artefact people copy (docs/security.md "Copies"). */
 const DEFAULT_MAX_BYTES = '64GiB';
 
 /**
@@ -52,9 +53,12 @@ export function registerCp(program: Command): void {
         const deadlineMs = flags.timeout ? parseDuration(flags.timeout, '--timeout') : undefined;
         const resume = resumeOf(opts.resume);
         client = await connectFrom(flags, stop.signal, resume);
+        const progress = new StatusLine(opts.quiet !== true && process.stderr.isTTY);
+        // Before the notice of a lost connection is written, on a line of its own.
+        client.on('reconnecting', () => progress.clear());
         if (resume) announceReconnects(client, resume, () => false);
         const call: CallOptions = { signal: stop.signal, ...(deadlineMs === undefined ? {} : { deadlineMs }) };
-        const options = { followLink: opts.followLink === true, copyUIDGID: opts.archive === true, progress: opts.quiet !== true && process.stderr.isTTY, maxBytes, call };
+        const options = { followLink: opts.followLink === true, copyUIDGID: opts.archive === true, progress, maxBytes, call };
         if (direction === 'out') {
           const from = src as { path: string };
           result = await copyOut(client, container, from.path, dst.kind === 'local' ? dst.path : undefined, options);

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { RpcError } from '../../client-node/index.js';
 import type { ArchiveTerminalFrame } from '../../contracts/index.js';
-import { ArchiveRefused } from './entry-guard.js';
+import { ArchiveRefused } from './refusals.js';
 
 /**
  * The tar bytes of one copy, counted and hashed as they go, checked against the terminal

@@ -2,6 +2,7 @@ import { stat as localStat } from 'node:fs/promises';
 import { posix } from 'node:path';
 import { RpcError, type Client } from '../../client-node/index.js';
 import { isDirectoryMode, isRegularMode, isSymlinkMode, archivePutContract, archiveStatContract, type ArchiveTerminalFrame, type PathStat } from '../../contracts/index.js';
+import { ArchiveOrder } from './archive-order.js';
 import { CheckedStream } from './checked-stream.js';
 import { localSource, packSource } from './pack.js';
 import { CopyError, placeCopy, splitDirEntry, type DestinationInfo } from './rules.js';
@@ -14,7 +15,7 @@ import type { CopyOptions, CopyResult } from './copy-options.js';
  * cp copies in (docker/cli copyToContainer): the destination is asked about first (a
  * symlink there followed once), the archive packed so that the engine, extracting it
  * into a directory, leaves what docker cp would; the engine's terminal frame must name
- * the very bytes sent.
+ * the very bytes sent, and must be the call's one and last item.
  */
 export async function copyIn(client: Client, container: string, src: string | undefined, dstPath: string, options: CopyOptions): Promise<CopyResult> {
   const destination = await containerDestination(client, container, dstPath, options);
@@ -42,9 +43,13 @@ export async function copyIn(client: Client, container: string, src: string | un
     }
   };
   let terminal: ArchiveTerminalFrame | undefined;
+  const order = ArchiveOrder.put();
   try {
     const input = { containerId: container, path: dir, noOverwriteDirNonDir: true, copyUIDGID: options.copyUIDGID };
-    for await (const item of client.iterate(archivePutContract, input, { ...options.call, input: items() })) terminal = item;
+    for await (const received of client.iterate(archivePutContract, input, { ...options.call, input: items() })) {
+      const item = order.next(received);
+      if (item.kind === 'end') terminal = item.end;
+    }
   } finally {
     progress.clear();
   }

@@ -1,4 +1,5 @@
 import type { CallOptions } from '../../client-node/index.js';
+import type { StatusLine } from './progress.js';
 
 /** What both directions of a copy take from the command line. */
 export interface CopyOptions {
@@ -6,8 +7,8 @@ export interface CopyOptions {
   readonly followLink: boolean;
   /** -a: keep the archive's owners (a copy into a container). */
   readonly copyUIDGID: boolean;
-  /** Progress on stderr (a terminal, without -q). */
-  readonly progress: boolean;
+  /** Where progress is drawn (shown on a terminal, without -q). */
+  readonly progress: StatusLine;
   /** The most tar bytes taken or entry bytes extracted (--max-bytes). */
   readonly maxBytes: number;
   /** The call's signal, resume and deadline. */

@@ -3,24 +3,42 @@ import { humanSize } from './sizes.js';
 const REDRAW_MS = 250;
 
 /**
- * The copy's progress on stderr, on a terminal only (a pipe or a file gets nothing, as
- * docker cp's): bytes, rate and, when the total is known, time left; redrawn in place.
+ * The line of stderr a copy's progress is drawn on, in place, on a terminal only (a pipe
+ * or a file gets nothing, as docker cp's). Whatever else is written to stderr clears it
+ * first: the last line, an error, a lost connection's notice.
  */
+export class StatusLine {
+  private drawn = false;
+
+  constructor(readonly shown: boolean) {}
+
+  draw(text: string): void {
+    if (!this.shown) return;
+    process.stderr.write(`\r\x1b[2K${text}`);
+    this.drawn = true;
+  }
+
+  clear(): void {
+    if (this.drawn) process.stderr.write('\r\x1b[2K');
+    this.drawn = false;
+  }
+}
+
+/** A copy's progress on its StatusLine: bytes, rate and, when the total is known, time left. */
 export class Progress {
   private bytes = 0;
   private readonly started = Date.now();
   private drawnAt = 0;
-  private drawn = false;
 
   constructor(
-    private readonly shown: boolean,
+    private readonly line: StatusLine,
     private readonly verb: string,
     private readonly total?: number,
   ) {}
 
   add(bytes: number): void {
     this.bytes += bytes;
-    if (!this.shown) return;
+    if (!this.line.shown) return;
     const now = Date.now();
     if (now - this.drawnAt < REDRAW_MS) return;
     this.drawnAt = now;
@@ -29,8 +47,7 @@ export class Progress {
 
   /** Clears the progress line, before the last line or an error. */
   clear(): void {
-    if (this.drawn) process.stderr.write('\r\x1b[2K');
-    this.drawn = false;
+    this.line.clear();
   }
 
   private draw(now: number): void {
@@ -40,8 +57,7 @@ export class Progress {
     if (this.total !== undefined && this.total > 0) line += ` of ${humanSize(this.total)}`;
     line += `  ${humanSize(rate)}/s`;
     if (this.total !== undefined && rate > 0 && this.total > this.bytes) line += `  ${clock((this.total - this.bytes) / rate)} left`;
-    process.stderr.write(`\r\x1b[2K${line}`);
-    this.drawn = true;
+    this.line.draw(line);
   }
 }
 

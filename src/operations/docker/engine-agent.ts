@@ -24,6 +24,9 @@ export function engineAgent(protocol: 'http' | 'https'): http.Agent {
   // callback (docker-modem's redirect follower); prepending puts this ahead of it.
   pooled.addRequest = (request, options) => {
     request.prependListener('response', ignoreLocation);
+    const started = Date.now();
+    // docker-modem ends a request past its timeout with a bare destroy ("socket hang up"): this says what ended it, first.
+    request.prependListener('timeout', () => request.destroy(new EngineTimeout(Date.now() - started)));
     addRequest(request, options);
   };
   // docker-modem formats every request's options, this pool with its live sockets among
@@ -31,6 +34,15 @@ export function engineAgent(protocol: 'http' | 'https'): http.Agent {
   // cost that grows with the engine streams open, until the event loop stalls.
   Object.defineProperty(agent, inspect.custom, { value: () => `[engine agent ${protocol}]` });
   return agent;
+}
+
+/** An engine request that got no answer within docker-modem's timeout: the engine is there, but busy or holding what was asked about. */
+export class EngineTimeout extends Error {
+  readonly code = 'ENGINE_TIMEOUT';
+
+  constructor(waitedMs: number) {
+    super(`the Docker engine did not answer within ${Math.round(waitedMs / 1000)} s (it answers nothing about a container while a copy into it runs)`);
+  }
 }
 
 function ignoreLocation(response: http.IncomingMessage): void {

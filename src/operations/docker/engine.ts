@@ -33,20 +33,27 @@ export interface DockerEngine {
 /** DOCKER-2's bound by default: what one output frame may carry (maxFrameBytes), which an inspect document must fit in anyway. */
 export const DEFAULT_MAX_ANSWER_BYTES = 16 * 1024 * 1024;
 
-/** Finds the engine through DOCKER_HOST, or the default socket (what the docker CLI does). */
-export function dockerEngine(dockerHost: string | undefined = process.env['DOCKER_HOST']): DockerEngine {
+/**
+ * How long the engine has to answer a request (docker-modem's timeout, an idle timeout
+ * on the socket): streams that may be quiet or wait for a caller lift it
+ * (engine-request.ts). The engine answers nothing about a container while a put into it
+ * runs (it holds the container), so a request that waits behind a slow copy ends here.
+ */
+export const ENGINE_TIMEOUT_MS = 60_000;
+
+/** Finds the engine through DOCKER_HOST, or the default socket (what the docker CLI does); `timeoutMs` for a test that waits less. */
+export function dockerEngine(dockerHost: string | undefined = process.env['DOCKER_HOST'], options: { timeoutMs?: number } = {}): DockerEngine {
+  const timeout = options.timeoutMs ?? ENGINE_TIMEOUT_MS;
   const address = dockerHost && dockerHost.length > 0 ? dockerHost : 'unix:///var/run/docker.sock';
   if (address.startsWith('unix://')) {
     const socketPath = address.slice('unix://'.length);
-    return engineOf({ socketPath, timeout: 60_000, agent: engineAgent('http') }, address, true);
+    return engineOf({ socketPath, timeout, agent: engineAgent('http') }, address, true);
   }
   const url = new URL(address.replace(/^tcp:/, 'http:'));
   const protocol = url.protocol === 'https:' ? 'https' : 'http';
-  return engineOf({ host: url.hostname, port: Number(url.port || 2375), protocol, timeout: 60_000, agent: engineAgent(protocol) }, address, false);
+  return engineOf({ host: url.hostname, port: Number(url.port || 2375), protocol, timeout, agent: engineAgent(protocol) }, address, false);
 }
 
-// docker-modem's timeout (60 s) is its socket's idle timeout, for a whole request and any stream it returns:
-// engine-request.ts lifts it off the streams that may be quiet or wait for a caller (spec §12, DOCKER-2).
 function engineOf(options: EngineOptions, address: string, local: boolean): DockerEngine {
   // dockerode (and its gRPC and SSH dependencies) is loaded by the first engine made, not by importing the operations.
   const Dockerode = createRequire(import.meta.url)('dockerode') as typeof Docker;

@@ -1,5 +1,6 @@
 import { RpcError } from '../../protocol/index.js';
 import { describeEngineError } from './engine.js';
+import { EngineTimeout } from './engine-agent.js';
 
 export { dockerErrors, imageErrors } from '../../contracts/index.js';
 
@@ -58,6 +59,7 @@ export function engineError(error: unknown): RpcError {
   if (e.statusCode === undefined && e.code !== undefined && EXHAUSTED.has(e.code)) {
     return RpcError.of('UNAVAILABLE', `the server is out of resources to reach the Docker engine (${e.code}); try again later`);
   }
+  if (error instanceof EngineTimeout) return new RpcError('DOCKER_ERROR', error.message, { retryable: true, details: {} });
   if (e.statusCode === undefined) {
     return new RpcError('DOCKER_ERROR', `Docker engine unreachable: ${describeEngineError(error)}`, { retryable: true, details: {} });
   }
