@@ -6,7 +6,7 @@ import { dockerErrors } from './docker-errors.js';
 
 /** The most a caller may ask for: one identity's exec sessions (`maxExecSessionsPerIdentity`) bound it anyway. */
 export const MAX_FAN_OUT_PARALLEL = 256;
-/** A larger selection is refused before any target runs (docs/security.md "Fan-out exec"). */
+/** A larger selection is refused before any target runs (docs/security.md "Fan-out"). */
 export const MAX_FAN_OUT_TARGETS = 10_000;
 /** An error message kept in a target's result is cut to this many characters, so a summary stays bounded. */
 export const MAX_RESULT_MESSAGE_CHARS = 200;

@@ -10,7 +10,7 @@ type FanOutInput = z.output<typeof execManyContract.input>;
 type FanOutItem = z.input<typeof execManyContract.output>;
 
 /**
- * `docker/container/exec-many` (docs/security.md "Fan-out exec"): the SDK's `execMany`
+ * `docker/container/exec-many` (docs/security.md "Fan-out"): the SDK's `execMany`
  * run here, over a connection to `dispatcher` as the caller. Each target is an exec
  * call of the caller's, so a fan-out can do nothing the caller could not do call by
  * call. On a fleet gateway those calls are the gateway's own fleet operations, so it

@@ -9,7 +9,7 @@ import { sleep, until } from '../support/wait.js';
 /**
  * `docker/container/exec-many` over a dispatcher whose list and exec are fakes: what the
  * fan-out does to the calls it makes (as whom, how many at once, how much ahead of its
- * reader), with no engine. docs/security.md "Fan-out exec" is the threat model tested.
+ * reader), with no engine. docs/security.md "Fan-out" is the threat model tested.
  */
 interface Engine {
   /** Subjects of every list and exec call the fakes served. */

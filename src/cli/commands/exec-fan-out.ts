@@ -21,7 +21,7 @@ export interface FanOutFlags {
   resume?: string | boolean;
 }
 
-/** Above this many targets the CLI refuses to run unless `--max-targets` says more (docs/security.md "Fan-out exec"). */
+/** Above this many targets the CLI refuses to run unless `--max-targets` says more (docs/security.md "Fan-out"). */
 export const DEFAULT_MAX_TARGETS = 1000;
 
 export function selectionOf(opts: Pick<FanOutFlags, 'label' | 'targets'>): TargetSelection | undefined {
