@@ -73,8 +73,8 @@ export interface ExecMany {
  * refused with LIMIT_EXCEEDED before any output (the identity's exec cap, spec §9) is run
  * again once another target of this fan-out ends, with the fan-out's parallelism lowered
  * to what was running, so a fan-out never needs more than the caller could run by hand;
- * refused with nothing else running, or with a streamed stdin it could not read from the
- * start, it is reported.
+ * refused with nothing else running, or with a streamed stdin, which cannot be given again
+ * from its start, it is reported (not run), never run again with less of its stdin.
  */
 export function execMany(client: Client, targets: TargetSelection | readonly string[], cmd: readonly string[], options: ExecManyOptions = {}): ExecMany {
   const fanIn = new FrameFanIn<TargetEvent>();
@@ -134,6 +134,8 @@ async function runAll(client: Client, targets: readonly string[], cmd: readonly 
     throw new RpcError('INVALID_INPUT', `a streamed stdin goes to every target at once: ${targets.length} targets need a parallelism of at least ${targets.length} (it is ${parallel})`);
   }
   const stdin = source ? new StdinFanOut(source, targets) : undefined;
+  // A run refused for the caps may be made again only with its whole stdin: none, or bytes given whole.
+  const rerunnable = source === undefined;
   const queue = [...targets];
   const results: TargetResult[] = [];
   const ended = new Wakeup();
@@ -168,12 +170,12 @@ async function runAll(client: Client, targets: readonly string[], cmd: readonly 
     }
     const target = queue.shift() as string;
     running++;
-    void runOne(client, target, cmd, options, fanIn, stdin).then((outcome) => settle(target, outcome));
+    void runOne(client, target, cmd, options, fanIn, stdin, rerunnable).then((outcome) => settle(target, outcome));
   }
   return results;
 }
 
-async function runOne(client: Client, target: string, cmd: readonly string[], options: ExecManyOptions, fanIn: FrameFanIn<TargetEvent>, stdin: StdinFanOut | undefined): Promise<Outcome> {
+async function runOne(client: Client, target: string, cmd: readonly string[], options: ExecManyOptions, fanIn: FrameFanIn<TargetEvent>, stdin: StdinFanOut | undefined, rerunnable: boolean): Promise<Outcome> {
   const counted = { stdout: 0, stderr: 0 };
   let output = false;
   const frames = execFrames(client, target, cmd, {
@@ -197,8 +199,8 @@ async function runOne(client: Client, target: string, cmd: readonly string[], op
     }
   } catch (error) {
     const rpc = RpcError.from(error);
-    // Another run needs the stdin from its start, which a shared source no longer has.
-    if (rpc.code === 'LIMIT_EXCEEDED' && !output && !stdin) return 'limited';
+    // Another run needs the stdin from its start, which a streamed source, read once, no longer has.
+    if (rpc.code === 'LIMIT_EXCEEDED' && !output && rerunnable) return 'limited';
     return { target, error: { code: rpc.code, message: rpc.message }, stdoutBytes: counted.stdout, stderrBytes: counted.stderr };
   } finally {
     stdin?.leave(target);
