@@ -33,6 +33,13 @@ export interface ExecManyOptions {
   readonly encoding?: 'utf8' | 'binary';
   /** Asks every target's stream to outlive a lost connection (spec §4.9), as `exec` does. */
   readonly resume?: ExecOptions['resume'];
+  /**
+   * Asked before each frame of a target is handed on: a promise holds that target's frames
+   * back (its call's credit then holds its command) until it settles. For a consumer that
+   * writes each target at a pace of its own (the CLI's turns, docs/security.md "Fan-out"),
+   * so that one target it cannot keep up with holds nobody else.
+   */
+  readonly pace?: (target: string) => Promise<void> | undefined;
 }
 
 /** One output frame of one target. */
@@ -88,7 +95,7 @@ export function execMany(client: Client, targets: TargetSelection | readonly str
     for (const u of selected.unavailable) {
       const result = notRun(`${u.host}/*`, 'UNAVAILABLE', `host ${u.host} did not answer the list: ${u.error}`);
       ran.push(result);
-      await fanIn.deliver({ target: result.target, result });
+      await fanIn.deliver(result.target, { target: result.target, result });
     }
     return ran;
   })();
@@ -143,7 +150,7 @@ async function runAll(client: Client, targets: readonly string[], cmd: readonly 
   let running = 0;
   const finish = async (result: TargetResult): Promise<void> => {
     results.push(result);
-    await fanIn.deliver({ target: result.target, result });
+    await fanIn.deliver(result.target, { target: result.target, result });
   };
   const settle = async (target: string, outcome: Outcome): Promise<void> => {
     if (outcome !== 'limited') await finish(outcome);
@@ -195,7 +202,9 @@ async function runOne(client: Client, target: string, cmd: readonly string[], op
       output = true;
       const frame = step.value;
       counted[frame.stream] += 'data' in frame ? frame.data.byteLength : utf8Length(frame.text);
-      await fanIn.deliver({ target, frame });
+      const paced = options.pace?.(target);
+      if (paced) await untilAborted(paced, options.signal);
+      await fanIn.deliver(target, { target, frame });
     }
   } catch (error) {
     const rpc = RpcError.from(error);
@@ -205,6 +214,23 @@ async function runOne(client: Client, target: string, cmd: readonly string[], op
   } finally {
     stdin?.leave(target);
   }
+}
+
+/** `promise`, or the abort of `signal`, whichever comes first: a cancelled fan-out does not wait on its consumer. */
+function untilAborted(promise: Promise<void>, signal: AbortSignal | undefined): Promise<void> {
+  if (!signal) return promise;
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const done = (): void => {
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    signal.addEventListener('abort', done, { once: true });
+    promise.then(done, (error: unknown) => {
+      signal.removeEventListener('abort', done);
+      reject(error as Error);
+    });
+  });
 }
 
 function notRun(target: string, code: string, message: string): TargetResult {

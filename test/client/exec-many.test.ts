@@ -169,6 +169,41 @@ describe('execMany', () => {
     await expect(fan.reader('t')[Symbol.asyncIterator]().next()).rejects.toThrow(/cannot be given twice/);
   });
 
+  it('one target that floods does not hold the others: their frames and ends come within a round of each', async () => {
+    let flooded = 0;
+    const client = fakeClient(async function* (target, _stdin, signal) {
+      if (target === 'h/t0') {
+        while (!signal?.aborted) {
+          flooded++;
+          yield { stream: 'stdout', text: 'y\n'.repeat(1000) };
+        }
+        throw new RpcError('CANCELLED', 'the call was cancelled by the caller');
+      }
+      await tick();
+      yield { stream: 'stdout', text: `${target} done\n` };
+      yield end(3);
+    });
+    const abort = new AbortController();
+    const { events, results } = execMany(client, targets(4), ['x'], { signal: abort.signal });
+    results.catch(() => undefined);
+    const ends: string[] = [];
+    let taken = 0;
+    // A slow reader: a turn of its own for every event.
+    for await (const event of events) {
+      taken++;
+      if (!('frame' in event) && event.target !== 'h/t0') ends.push(event.target);
+      if (ends.length === 3) break;
+      await tick();
+      if (taken > 200) break;
+    }
+    abort.abort();
+    expect(ends.sort()).toEqual(['h/t1', 'h/t2', 'h/t3']);
+    // Three frames and three ends, each waiting for at most one frame of the flooder per round, and the flooder's first frames.
+    expect(taken).toBeLessThan(20);
+    // The flooder is held by its reader, not run ahead: at most two of its frames wait beyond those taken.
+    expect(flooded - (taken - 6)).toBeLessThanOrEqual(3);
+  });
+
   it('every target reads the same stdin, read once', async () => {
     const chunks = Array.from({ length: 50 }, (_, i) => new Uint8Array([i, i, i]));
     let reads = 0;

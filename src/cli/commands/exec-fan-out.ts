@@ -3,7 +3,9 @@ import { classify, execResultRecord, fanOutSummaryRecord, outcomes, type Classif
 import { connectFrom, parseCount, parseDuration, toJsonLine, writeErr, type GlobalFlags } from '../context.js';
 import { announceReconnects, resumeOf } from '../resume.js';
 import { signalController } from '../signals.js';
+import { escapeControls } from '../cp/names.js';
 import { captureLimitBytes, formatGroups, groupOutputs, TargetLines, type Captured } from '../fan-out-output.js';
+import { TurnWriter } from '../fan-out-turns.js';
 
 /** The flags of `callwire exec` that a fan-out reads. */
 export interface FanOutFlags {
@@ -28,6 +30,11 @@ export function selectionOf(opts: Pick<FanOutFlags, 'label' | 'targets'>): Targe
   const patterns = opts.targets === undefined ? [] : opts.targets.split(',').map((p) => p.trim()).filter((p) => p.length > 0);
   if (opts.label.length === 0 && opts.targets === undefined) return undefined;
   return { labels: opts.label, patterns };
+}
+
+/** A line for people on stderr: what a server, a host or a target wrote in it cannot drive the terminal (docs/security.md "Fan-out"). */
+function say(line: string): void {
+  writeErr(escapeControls(line));
 }
 
 /** An error before any target ran: our own exit code and one line. */
@@ -60,7 +67,7 @@ export async function runFanOut(selection: TargetSelection, cmd: readonly string
     const { targets } = selected;
     if (opts.dryRun) {
       for (const target of targets) process.stdout.write(`${target}\n`);
-      for (const u of selected.unavailable) writeErr(`callwire: host ${u.host} did not answer the list (${u.error}): its containers are not listed`);
+      for (const u of selected.unavailable) say(`callwire: host ${u.host} did not answer the list (${u.error}): its containers are not listed`);
       return;
     }
     if (targets.length === 0 && selected.unavailable.length === 0) throw new Refusal('no running container matches the selection', refused('operation_failure'));
@@ -73,22 +80,18 @@ export async function runFanOut(selection: TargetSelection, cmd: readonly string
       return await single(targets[0]!);
     }
     if (resume) announceReconnects(client, resume, () => false);
-    const ran = await fanOut(client, targets, cmd, opts, flags, { signal: stop.signal, parallel, timeoutMs, resume });
     // A host that did not answer the list may hold containers the selection meant: never silently left out.
     const unlisted = selected.unavailable.map((u): TargetResult => ({ target: `${u.host}/*`, error: { code: 'UNAVAILABLE', message: `host ${u.host} did not answer the list: ${u.error}` }, stdoutBytes: 0, stderrBytes: 0 }));
-    const ended = [...ran, ...unlisted];
-    if (flags.json) {
-      for (const result of unlisted) await write('stdout', Buffer.from(`${toJsonLine(targetRecord(result, undefined, 0, opts.binary === true))}\n`));
-      await write('stdout', Buffer.from(`${toJsonLine(fanOutSummaryRecord(ended))}\n`));
-    }
+    const ended = await fanOut(client, targets, unlisted, cmd, opts, flags, { signal: stop.signal, parallel, timeoutMs, resume });
+    if (flags.json) await write('stdout', Buffer.from(`${toJsonLine(fanOutSummaryRecord(ended))}\n`));
     const exitCode = exitCodeOf(ended);
-    if (exitCode !== 0) writeErr(summaryOf(ended));
+    if (exitCode !== 0) say(summaryOf(ended));
     // Ctrl-C is ours to report, as a single exec reports it; an exit status holds 8 bits, and a failure never reads as 0.
     process.exitCode = stop.which() ? outcomes.cancelled.execExit : exitCode === 0 ? 0 : exitCode % 256 || 1;
   } catch (error) {
     const classified = error instanceof Refusal ? error.classified : stop.which() ? refused('cancelled') : classify(error);
     const rpc = error instanceof RpcError ? ` (${error.code})` : '';
-    writeErr(`Error: ${error instanceof Error ? error.message : String(error)}${rpc}`);
+    say(`Error: ${error instanceof Error ? error.message : String(error)}${rpc}`);
     process.exitCode = outcomes[classified.outcome].execExit;
   } finally {
     stop.dispose();
@@ -107,9 +110,21 @@ interface RunControls {
   resume: { graceMs: number } | undefined;
 }
 
-/** Runs the fan-out and writes what each mode writes as frames come and targets end. */
-async function fanOut(client: Client, targets: string[], cmd: readonly string[], opts: FanOutFlags, flags: GlobalFlags, run: RunControls): Promise<TargetResult[]> {
+/** The line a target that did not exit 0 ends with on stderr, as it ends (pdsh's "exited with exit code"). */
+function endLine(result: TargetResult): Buffer {
+  if (result.exitCode === 0) return Buffer.alloc(0);
+  const how = result.exitCode === undefined ? `not run: ${result.error?.message ?? ''} (${result.error?.code ?? ''})` : `exit ${result.exitCode}`;
+  return Buffer.from(`${escapeControls(`callwire: ${result.target}: ${how}`)}\n`);
+}
+
+/** Runs the fan-out and writes what each mode writes as frames come and targets end; then reports `notRun` (hosts that did not answer) as ended. */
+async function fanOut(client: Client, targets: string[], notRun: readonly TargetResult[], cmd: readonly string[], opts: FanOutFlags, flags: GlobalFlags, run: RunControls): Promise<TargetResult[]> {
+  const lines = new TargetLines();
+  // Streamed lines go out in turns per target: one target's flood holds no other's line.
+  const out = { stdout: new TurnWriter('stdout', lines, (bytes) => write('stdout', bytes)), stderr: new TurnWriter('stderr', lines, (bytes) => write('stderr', bytes)) };
   const { events, results } = execMany(client, targets, cmd, {
+    // A target the reader cannot keep up with waits for its own turns; the others go on.
+    pace: (target) => both(out.stdout.room(target), out.stderr.room(target)),
     encoding: 'binary',
     signal: run.signal,
     resume: run.resume ?? false,
@@ -120,35 +135,47 @@ async function fanOut(client: Client, targets: string[], cmd: readonly string[],
     ...(opts.user ? { user: opts.user } : {}),
     ...(opts.interactive ? { stdin: process.stdin as AsyncIterable<Uint8Array> } : {}),
   });
-  const lines = new TargetLines();
   const limit = captureLimitBytes(targets.length);
   const captures = new Map<string, Capture>();
   const seen = new Map<string, number>();
   const grouped: Captured[] = [];
-  for await (const event of events) {
-    const { target } = event;
-    if ('frame' in event) {
+  const ended = async (result: TargetResult): Promise<void> => {
+    const { target } = result;
+    const capture = captures.get(target);
+    captures.delete(target);
+    const frames = seen.get(target) ?? 0;
+    seen.delete(target);
+    if (flags.json) return write('stdout', Buffer.from(`${toJsonLine(targetRecord(result, capture, frames, opts.binary === true))}\n`));
+    out.stdout.end(target);
+    out.stderr.end(target, endLine(result));
+    if (opts.group) grouped.push({ target, output: Buffer.concat(capture?.stdout ?? []), truncated: capture?.truncated ?? false });
+  };
+  try {
+    for await (const event of events) {
+      const { target } = event;
+      if (!('frame' in event)) {
+        await ended(event.result);
+        continue;
+      }
       const { frame } = event;
       seen.set(target, (seen.get(target) ?? 0) + 1);
       if (!('data' in frame)) continue;
       // --group groups stdout, as pdsh | dshbak does; stderr streams, prefixed, as it comes.
       if (flags.json || (opts.group && frame.stream === 'stdout')) keep(captures, target, frame.stream, frame.data, limit);
-      else await write(frame.stream, lines.push(target, frame.stream, frame.data));
-      continue;
+      else out[frame.stream].add(target, frame.data);
     }
-    const capture = captures.get(target);
-    captures.delete(target);
-    const frames = seen.get(target) ?? 0;
-    seen.delete(target);
-    if (flags.json) await write('stdout', Buffer.from(`${toJsonLine(targetRecord(event.result, capture, frames, opts.binary === true))}\n`));
-    else {
-      await write('stdout', lines.flush(target, 'stdout'));
-      await write('stderr', lines.flush(target, 'stderr'));
-      if (opts.group) grouped.push({ target, output: Buffer.concat(capture?.stdout ?? []), truncated: capture?.truncated ?? false });
-    }
+    const all = await results;
+    for (const result of notRun) await ended(result);
+    return [...all, ...notRun];
+  } finally {
+    // Cancelled, what waits for the reader is dropped: the user asked for no more.
+    await Promise.all([out.stdout.close(run.signal.aborted), out.stderr.close(run.signal.aborted)]);
+    if (opts.group) await write('stdout', formatGroups(groupOutputs(grouped)));
   }
-  if (opts.group) await write('stdout', formatGroups(groupOutputs(grouped)));
-  return results;
+}
+
+function both(a: Promise<void> | undefined, b: Promise<void> | undefined): Promise<void> | undefined {
+  return a && b ? Promise.all([a, b]).then(() => undefined) : (a ?? b);
 }
 
 interface Capture {
@@ -182,9 +209,13 @@ function targetRecord(result: TargetResult, capture: Capture | undefined, frames
   return { ...record, target: result.target };
 }
 
-/** Writes and waits for a slow reader of ours: that holds the targets through their credit, it loses nothing. */
+/**
+ * Writes and waits until the bytes are handed to the reader, not merely buffered: a slow
+ * reader of ours holds the targets through their credit and loses nothing, and what waits
+ * for it waits in turns (TurnWriter), not in this stream's buffer.
+ */
 async function write(stream: 'stdout' | 'stderr', bytes: Buffer): Promise<void> {
   if (bytes.byteLength === 0) return;
   const out = stream === 'stdout' ? process.stdout : process.stderr;
-  if (!out.write(bytes)) await new Promise((resolve) => out.once('drain', resolve));
+  await new Promise<void>((resolve, reject) => out.write(bytes, (error) => (error ? reject(error) : resolve())));
 }
