@@ -67,9 +67,10 @@ export interface ExecMany {
   /** The same frames with each target's end after its last frame, as it ends (for output per target as it ends). */
   readonly events: Observable<TargetEvent> & AsyncIterable<TargetEvent>;
   /**
-   * One result per target in the order they ended, then, for a selection, one per
-   * fleet host that did not answer the list (`HOST/*`, not run). Rejects only when
-   * the selection itself fails.
+   * One result per target in the order they ended, then, for a selection, one per target
+   * it meant that cannot run (a known container of a fleet host that is down, `HOST/*` for
+   * a host that did not answer the list: `Selected.notRun`). Rejects only when the
+   * selection itself fails.
    */
   readonly results: Promise<TargetResult[]>;
 }
@@ -88,12 +89,9 @@ export function execMany(client: Client, targets: TargetSelection | readonly str
   const results = (async (): Promise<TargetResult[]> => {
     // A turn for the caller to subscribe before the first frame.
     await Promise.resolve();
-    const selected = isTargetList(targets)
-      ? { targets: [...new Set(targets)], unavailable: [] }
-      : await selectTargetsFrom(client, targets, options.signal ? { signal: options.signal } : {});
+    const selected = isTargetList(targets) ? { targets: [...new Set(targets)], notRun: [] } : await selectTargetsFrom(client, targets, options.signal ? { signal: options.signal } : {});
     const ran = await runAll(client, selected.targets, cmd, options, fanIn);
-    for (const u of selected.unavailable) {
-      const result = notRun(`${u.host}/*`, 'UNAVAILABLE', `host ${u.host} did not answer the list: ${u.error}`);
+    for (const result of selected.notRun) {
       ran.push(result);
       await fanIn.deliver(result.target, { target: result.target, result });
     }

@@ -11,6 +11,7 @@ import { TurnWriter } from '../fan-out-turns.js';
 export interface FanOutFlags {
   label: string[];
   targets?: string;
+  anyOwner?: boolean;
   dryRun?: boolean;
   parallel?: string;
   maxTargets: string;
@@ -26,10 +27,10 @@ export interface FanOutFlags {
 /** Above this many targets the CLI refuses to run unless `--max-targets` says more (docs/security.md "Fan-out"). */
 export const DEFAULT_MAX_TARGETS = 1000;
 
-export function selectionOf(opts: Pick<FanOutFlags, 'label' | 'targets'>): TargetSelection | undefined {
+export function selectionOf(opts: Pick<FanOutFlags, 'label' | 'targets' | 'anyOwner'>): TargetSelection | undefined {
   const patterns = opts.targets === undefined ? [] : opts.targets.split(',').map((p) => p.trim()).filter((p) => p.length > 0);
   if (opts.label.length === 0 && opts.targets === undefined) return undefined;
-  return { labels: opts.label, patterns };
+  return { labels: opts.label, patterns, ...(opts.anyOwner ? { anyOwner: true } : {}) };
 }
 
 /** A line for people on stderr: what a server, a host or a target wrote in it cannot drive the terminal (docs/security.md "Fan-out"). */
@@ -64,25 +65,27 @@ export async function runFanOut(selection: TargetSelection, cmd: readonly string
     if (cmd.length === 0 && !opts.dryRun) throw new Refusal('no command: with -l or --targets every argument after the options is the command', refused('invalid_input'));
     client = await connectFrom(flags, stop.signal, resume);
     const selected = await selectTargetsFrom(client, selection, { signal: stop.signal });
-    const { targets } = selected;
+    const { targets, notRun, owners, othersLeftOut } = selected;
+    const leftOut = othersLeftOut > 0 ? `${othersLeftOut} container${othersLeftOut === 1 ? '' : 's'} of other owners matched and ${othersLeftOut === 1 ? 'was' : 'were'} left out (--any-owner takes them)` : '';
     if (opts.dryRun) {
-      for (const target of targets) process.stdout.write(`${target}\n`);
-      for (const u of selected.unavailable) say(`callwire: host ${u.host} did not answer the list (${u.error}): its containers are not listed`);
+      // Each target with its owner: the subject that created it through callwire, or - where callwire did not.
+      for (const target of targets) process.stdout.write(`${target}\t${ownerShown(owners, target)}\n`);
+      for (const result of notRun) say(`callwire: ${result.target}: would not run: ${result.error?.message ?? ''}`);
+      if (leftOut) say(`callwire: ${leftOut}`);
       return;
     }
-    if (targets.length === 0 && selected.unavailable.length === 0) throw new Refusal('no running container matches the selection', refused('operation_failure'));
+    if (targets.length === 0 && notRun.length === 0) throw new Refusal(`no running container matches the selection${leftOut ? ` (${leftOut})` : ''}`, refused('operation_failure'));
     if (targets.length > maxTargets) throw new Refusal(`the selection matches ${targets.length} containers, more than --max-targets ${maxTargets}: narrow it, or raise --max-targets (--dry-run lists them)`, refused('invalid_input'));
     if (tty) {
-      if (targets.length !== 1 || selected.unavailable.length > 0) throw new Refusal(`-t runs one command on one terminal; the selection matches ${targets.length} containers${selected.unavailable.length > 0 ? ' and hosts that did not answer' : ''}`, refused('invalid_input'));
+      if (targets.length !== 1 || notRun.length > 0) throw new Refusal(`-t runs one command on one terminal; the selection matches ${targets.length} containers${notRun.length > 0 ? ` and ${notRun.length} that cannot run` : ''}`, refused('invalid_input'));
       await client.close();
       client = undefined;
       stop.dispose();
       return await single(targets[0]!);
     }
     if (resume) announceReconnects(client, resume, () => false);
-    // A host that did not answer the list may hold containers the selection meant: never silently left out.
-    const unlisted = selected.unavailable.map((u): TargetResult => ({ target: `${u.host}/*`, error: { code: 'UNAVAILABLE', message: `host ${u.host} did not answer the list: ${u.error}` }, stdoutBytes: 0, stderrBytes: 0 }));
-    const ended = await fanOut(client, targets, unlisted, cmd, opts, flags, { signal: stop.signal, parallel, timeoutMs, resume });
+    // What the selection meant that cannot run is reported with the targets, never silently left out.
+    const ended = await fanOut(client, targets, notRun, cmd, opts, flags, { signal: stop.signal, parallel, timeoutMs, resume, owners });
     if (flags.json) await write('stdout', Buffer.from(`${toJsonLine(fanOutSummaryRecord(ended))}\n`));
     const exitCode = exitCodeOf(ended);
     if (exitCode !== 0) say(summaryOf(ended));
@@ -108,6 +111,13 @@ interface RunControls {
   parallel: number | undefined;
   timeoutMs: number | undefined;
   resume: { graceMs: number } | undefined;
+  owners: ReadonlyMap<string, string | null>;
+}
+
+/** A target's owner as shown: its subject, `-` where callwire did not create it, `?` for a name run as written, which no list row showed. */
+function ownerShown(owners: ReadonlyMap<string, string | null>, target: string): string {
+  const owner = owners.get(target);
+  return owner === undefined ? '?' : owner === null ? '-' : escapeControls(owner);
 }
 
 /** The line a target that did not exit 0 ends with on stderr, as it ends (pdsh's "exited with exit code"). */
@@ -117,7 +127,7 @@ function endLine(result: TargetResult): Buffer {
   return Buffer.from(`${escapeControls(`callwire: ${result.target}: ${how}`)}\n`);
 }
 
-/** Runs the fan-out and writes what each mode writes as frames come and targets end; then reports `notRun` (hosts that did not answer) as ended. */
+/** Runs the fan-out and writes what each mode writes as frames come and targets end; then reports `notRun` as ended. */
 async function fanOut(client: Client, targets: string[], notRun: readonly TargetResult[], cmd: readonly string[], opts: FanOutFlags, flags: GlobalFlags, run: RunControls): Promise<TargetResult[]> {
   const lines = new TargetLines();
   // Streamed lines go out in turns per target: one target's flood holds no other's line.
@@ -145,7 +155,7 @@ async function fanOut(client: Client, targets: string[], notRun: readonly Target
     captures.delete(target);
     const frames = seen.get(target) ?? 0;
     seen.delete(target);
-    if (flags.json) return write('stdout', Buffer.from(`${toJsonLine(targetRecord(result, capture, frames, opts.binary === true))}\n`));
+    if (flags.json) return write('stdout', Buffer.from(`${toJsonLine(targetRecord(result, run.owners.get(target), capture, frames, opts.binary === true))}\n`));
     out.stdout.end(target);
     out.stderr.end(target, endLine(result));
     if (opts.group) grouped.push({ target, output: Buffer.concat(capture?.stdout ?? []), truncated: capture?.truncated ?? false });
@@ -193,8 +203,8 @@ function keep(captures: Map<string, Capture>, target: string, stream: 'stdout' |
   capture.bytes += data.byteLength;
 }
 
-/** A target's exec envelope (docs/cli.md "Exit codes"), as a single exec's --json prints it, with its `target`. */
-function targetRecord(result: TargetResult, capture: Capture | undefined, frames: number, binary: boolean): ResultRecord {
+/** A target's exec envelope (docs/cli.md "Exit codes"), as a single exec's --json prints it, with its `target` and its `owner` when the list showed it. */
+function targetRecord(result: TargetResult, owner: string | null | undefined, capture: Capture | undefined, frames: number, binary: boolean): ResultRecord {
   const text = (parts: Buffer[] | undefined): string => Buffer.concat(parts ?? []).toString(binary ? 'base64' : 'utf8');
   const error = result.error ? new RpcError(result.error.code, result.error.message) : undefined;
   const record = execResultRecord({
@@ -206,7 +216,7 @@ function targetRecord(result: TargetResult, capture: Capture | undefined, frames
     failure: error ? { classified: classify(error), error } : undefined,
     capture: { stdout: text(capture?.stdout), stderr: text(capture?.stderr), encoding: binary ? 'base64' : 'utf8', truncated: capture?.truncated ?? false },
   });
-  return { ...record, target: result.target };
+  return { ...record, target: result.target, ...(owner === undefined ? {} : { owner }) };
 }
 
 /**
