@@ -26,7 +26,7 @@ export function fanOutOperations(dispatcher: Dispatcher): Operation[] {
 }
 
 async function* runFanOut(dispatcher: Dispatcher, input: FanOutInput, ctx: CallContext): AsyncGenerator<FanOutItem> {
-  const connection = new LocalConnection(dispatcher, ctx.identity, ctx.callId);
+  const connection = new LocalConnection(dispatcher, ctx);
   const client = new Client(connection);
   // Every live target listens for the call's end: up to `parallel` listeners, not a leak to warn of.
   const stop = new AbortController();
