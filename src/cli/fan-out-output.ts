@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { escapeControls } from './cp/names.js';
 
 /**
@@ -21,6 +22,8 @@ const NEWLINE_BYTES = Buffer.from('\n');
  */
 export function escapeTerminalControls(bytes: Uint8Array): Buffer {
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (!mayHoldControls(buffer)) return buffer;
+  if (isUtf8(buffer)) return escapedText(buffer);
   const out: Buffer[] = [];
   let kept = 0;
   let at = 0;
@@ -40,6 +43,18 @@ export function escapeTerminalControls(bytes: Uint8Array): Buffer {
   }
   keepUpTo(at);
   return out.length === 1 ? out[0]! : Buffer.concat(out);
+}
+
+/**
+ * Whether `bytes` has a control byte or one in 0x80-0x9F (a C1 control's own byte, or a
+ * UTF-8 continuation): the one pass most output, ASCII text, takes, with nothing made.
+ */
+function mayHoldControls(bytes: Uint8Array): boolean {
+  for (let i = 0; i < bytes.length; i++) {
+    const byte = bytes[i]!;
+    if ((byte < 0x20 && byte !== 0x09 && byte !== 0x0a) || (byte >= 0x7f && byte <= 0x9f)) return true;
+  }
+  return false;
 }
 
 /** Valid UTF-8 with its controls escaped: the same bytes when it has none. */
@@ -92,10 +107,13 @@ export class TargetLines {
     let rest = Buffer.concat([this.partial.get(key) ?? Buffer.alloc(0), bytes]);
     const prefix = Buffer.from(`${target}: `);
     const out: Buffer[] = [];
+    // Most output has no control at all: looked for once, not line by line.
+    const clean = !mayHoldControls(rest);
     for (;;) {
       const end = rest.indexOf(NEWLINE);
       if (end >= 0 && end <= this.maxPartialBytes) {
-        out.push(prefix, escapeTerminalControls(rest.subarray(0, end)), NEWLINE_BYTES);
+        if (clean) out.push(prefix, rest.subarray(0, end + 1));
+        else out.push(prefix, escapeTerminalControls(rest.subarray(0, end)), NEWLINE_BYTES);
         rest = rest.subarray(end + 1);
       } else if (rest.byteLength >= this.maxPartialBytes) {
         // A piece ends between characters, so each piece is text on its own.

@@ -5,6 +5,10 @@ import type { TargetLines } from './fan-out-output.js';
 export const TURN_BYTES = 4096;
 /** A target's output waiting for the reader past which taking more of it waits. */
 export const HELD_BYTES_PER_TARGET = 64 * 1024;
+/** The most one write carries, turns after turns, while the reader takes each at once. */
+const MOST_PER_WRITE = 64 * 1024;
+/** A write handed over within this long found the reader keeping up. */
+const KEPT_UP_MS = 1;
 
 const NEWLINE = 0x0a;
 
@@ -14,9 +18,10 @@ type Turn = { readonly target: string; readonly bytes: Uint8Array } | { readonly
 /**
  * Many targets' output written to one stream as prefixed lines, in turns (docs/security.md
  * "Fan-out", one flooding target): each turn about TURN_BYTES of one target's lines, the
- * targets with output waiting taking turns (FairQueue), each turn written before the next is
- * made, so a line of one target waits behind at most one turn of each other, plus what the
- * reader has not read yet. Output is held as it came and made into lines only at its turn,
+ * targets with output waiting taking turns (FairQueue), a write made only once the one
+ * before the last has been handed to the reader, so a line of one target waits behind at
+ * most two writes, plus what the reader has not read yet. A reader that takes each write at
+ * once is given the turns queued, in their order, several to a write. Output is held as it came and made into lines only at its turn,
  * so a target's share is counted in its own bytes however much its lines grow with their
  * prefixes. A target over its share waits (`room`, execMany's `pace`): the reader's pace
  * holds that target, through its call's credit, and nothing else.
@@ -71,19 +76,28 @@ export class TurnWriter {
   }
 
   private async pump(): Promise<void> {
+    // The write before this one: the next is made while the stream still writes it, so a fast
+    // reader never waits on this loop, and a slow one has at most two writes ahead of a new line.
+    let writing: Promise<void> = Promise.resolve();
+    // What one write may carry: turns queued now, in their order, while the reader takes each
+    // write at once; a single turn again as soon as one had to wait for it.
+    let budget = TURN_BYTES;
     try {
-      for await (const turn of this.turns) {
-        const { target } = turn;
-        if ('after' in turn) {
-          await this.put(Buffer.concat([this.lines.flush(target, this.stream), turn.after]));
-          continue;
+      for (let step = await this.turns.next(); !step.done; step = await this.turns.next()) {
+        const parts = [this.made(step.value)];
+        let size = parts[0]!.byteLength;
+        for (let more = size < budget ? this.turns.take() : undefined; more && !more.done; more = size < budget ? this.turns.take() : undefined) {
+          parts.push(this.made(more.value));
+          size += parts[parts.length - 1]!.byteLength;
         }
-        await this.put(this.lines.push(target, this.stream, turn.bytes));
-        const left = (this.held.get(target) ?? 0) - turn.bytes.byteLength;
-        if (left > 0) this.held.set(target, left);
-        else this.held.delete(target);
+        const started = performance.now();
+        const written = size > 0 ? this.write(parts.length === 1 ? parts[0]! : Buffer.concat(parts)) : Promise.resolve();
+        void written.then(() => (budget = performance.now() - started <= KEPT_UP_MS ? Math.min(budget * 2, MOST_PER_WRITE) : TURN_BYTES), () => undefined);
+        await writing;
+        writing = written;
         this.written.wake();
       }
+      await writing;
     } catch (error) {
       this.failure = { error };
       this.turns.close();
@@ -91,8 +105,14 @@ export class TurnWriter {
     }
   }
 
-  private async put(bytes: Buffer): Promise<void> {
-    if (bytes.byteLength > 0) await this.write(bytes);
+  /** A turn as lines for the stream; its bytes no longer count as held. */
+  private made(turn: Turn): Buffer {
+    const { target } = turn;
+    if ('after' in turn) return Buffer.concat([this.lines.flush(target, this.stream), turn.after]);
+    const left = (this.held.get(target) ?? 0) - turn.bytes.byteLength;
+    if (left > 0) this.held.set(target, left);
+    else this.held.delete(target);
+    return this.lines.push(target, this.stream, turn.bytes);
   }
 }
 

@@ -70,7 +70,9 @@ describe('TurnWriter: targets take turns on one stream', () => {
         written.push(bytes);
         pending.push(resolve);
       });
+    // A slow reader: each write waits a little before it is taken.
     const readOne = async (): Promise<void> => {
+      await new Promise((resolve) => setTimeout(resolve, 3));
       pending.shift()?.();
       await new Promise((resolve) => setImmediate(resolve));
     };
@@ -89,6 +91,15 @@ describe('TurnWriter: targets take turns on one stream', () => {
     expect(slicesOf(b(`${'x'.repeat(TURN_BYTES * 2)}\nshort\n`), 3).map((s) => s.byteLength)).toEqual([TURN_BYTES, TURN_BYTES, 7]);
   });
 
+  it('a reader that takes each write at once gets turns after turns in one write, up to 64 KiB', async () => {
+    const written: Buffer[] = [];
+    const writer = new TurnWriter('stdout', new TargetLines(), async (bytes) => void written.push(bytes));
+    writer.add('flood', b('y\n'.repeat(HELD_BYTES_PER_TARGET)));
+    await writer.close();
+    expect(Math.max(...written.map((w) => w.byteLength))).toBeGreaterThan(8 * TURN_BYTES);
+    expect(Math.max(...written.map((w) => w.byteLength))).toBeLessThanOrEqual(64 * 1024 + TURN_BYTES);
+  });
+
   it("a target that floods gets one turn before another's line; over its share its room comes with its own turns, not all of them", async () => {
     const stream = slowStream();
     const writer = new TurnWriter('stdout', new TargetLines(), stream.write);
@@ -102,9 +113,17 @@ describe('TurnWriter: targets take turns on one stream', () => {
     writer.add('quiet', b('done\n'));
     expect(writer.room('quiet')).toBeUndefined();
     writer.end('quiet', b('callwire: quiet: exit 3\n'));
-    for (let i = 0; i < 4; i++) await stream.readOne();
-    // Its end is a turn of its own: after its output, and one more of the flooder's at most.
-    expect(stream.written.slice(0, 4).map((w) => w.toString().split('\n')[0])).toEqual(['flood: y', 'quiet: done', 'flood: y', 'callwire: quiet: exit 3']);
+    for (let i = 0; i < 5; i++) await stream.readOne();
+    // One write is made while the stream writes the one before: behind two of the flooder's at most.
+    // Each write waited for its reader: none grew past a turn and the one it started under it.
+    expect(stream.written.every((w) => w.byteLength <= 2 * TURN_BYTES)).toBe(true);
+    const quietAt = stream.written.findIndex((w) => w.toString().includes('quiet: done'));
+    expect(quietAt).toBeGreaterThanOrEqual(0);
+    expect(quietAt).toBeLessThanOrEqual(2);
+    // Its end is a turn of its own: after its output, and the flooder's next at most.
+    const endAt = stream.written.findIndex((w) => w.toString().includes('callwire: quiet: exit 3'));
+    expect(endAt - quietAt).toBeLessThanOrEqual(2);
+    expect(endAt).toBeGreaterThanOrEqual(quietAt);
     // The flooder's room comes once its own bytes waiting are under its share: after its turns for half of them.
     let turns = 0;
     while (flooderHeld) {
