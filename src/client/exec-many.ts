@@ -33,6 +33,13 @@ export interface ExecManyOptions {
   readonly encoding?: 'utf8' | 'binary';
   /** Asks every target's stream to outlive a lost connection (spec §4.9), as `exec` does. */
   readonly resume?: ExecOptions['resume'];
+  /**
+   * Asked before each frame of a target is handed on: a promise holds that target's frames
+   * back (its call's credit then holds its command) until it settles. For a consumer that
+   * writes each target at a pace of its own (the CLI's turns, docs/security.md "Fan-out"),
+   * so that one target it cannot keep up with holds nobody else.
+   */
+  readonly pace?: (target: string) => Promise<void> | undefined;
 }
 
 /** One output frame of one target. */
@@ -60,9 +67,10 @@ export interface ExecMany {
   /** The same frames with each target's end after its last frame, as it ends (for output per target as it ends). */
   readonly events: Observable<TargetEvent> & AsyncIterable<TargetEvent>;
   /**
-   * One result per target in the order they ended, then, for a selection, one per
-   * fleet host that did not answer the list (`HOST/*`, not run). Rejects only when
-   * the selection itself fails.
+   * One result per target in the order they ended, then, for a selection, one per target
+   * it meant that cannot run (a known container of a fleet host that is down, `HOST/*` for
+   * a host that did not answer the list: `Selected.notRun`). Rejects only when the
+   * selection itself fails.
    */
   readonly results: Promise<TargetResult[]>;
 }
@@ -73,22 +81,19 @@ export interface ExecMany {
  * refused with LIMIT_EXCEEDED before any output (the identity's exec cap, spec §9) is run
  * again once another target of this fan-out ends, with the fan-out's parallelism lowered
  * to what was running, so a fan-out never needs more than the caller could run by hand;
- * refused with nothing else running, or with a streamed stdin it could not read from the
- * start, it is reported.
+ * refused with nothing else running, or with a streamed stdin, which cannot be given again
+ * from its start, it is reported (not run), never run again with less of its stdin.
  */
 export function execMany(client: Client, targets: TargetSelection | readonly string[], cmd: readonly string[], options: ExecManyOptions = {}): ExecMany {
   const fanIn = new FrameFanIn<TargetEvent>();
   const results = (async (): Promise<TargetResult[]> => {
     // A turn for the caller to subscribe before the first frame.
     await Promise.resolve();
-    const selected = isTargetList(targets)
-      ? { targets: [...new Set(targets)], unavailable: [] }
-      : await selectTargetsFrom(client, targets, options.signal ? { signal: options.signal } : {});
+    const selected = isTargetList(targets) ? { targets: [...new Set(targets)], notRun: [] } : await selectTargetsFrom(client, targets, options.signal ? { signal: options.signal } : {});
     const ran = await runAll(client, selected.targets, cmd, options, fanIn);
-    for (const u of selected.unavailable) {
-      const result = notRun(`${u.host}/*`, 'UNAVAILABLE', `host ${u.host} did not answer the list: ${u.error}`);
+    for (const result of selected.notRun) {
       ran.push(result);
-      await fanIn.deliver({ target: result.target, result });
+      await fanIn.deliver(result.target, { target: result.target, result });
     }
     return ran;
   })();
@@ -134,6 +139,8 @@ async function runAll(client: Client, targets: readonly string[], cmd: readonly 
     throw new RpcError('INVALID_INPUT', `a streamed stdin goes to every target at once: ${targets.length} targets need a parallelism of at least ${targets.length} (it is ${parallel})`);
   }
   const stdin = source ? new StdinFanOut(source, targets) : undefined;
+  // A run refused for the caps may be made again only with its whole stdin: none, or bytes given whole.
+  const rerunnable = source === undefined;
   const queue = [...targets];
   const results: TargetResult[] = [];
   const ended = new Wakeup();
@@ -141,7 +148,7 @@ async function runAll(client: Client, targets: readonly string[], cmd: readonly 
   let running = 0;
   const finish = async (result: TargetResult): Promise<void> => {
     results.push(result);
-    await fanIn.deliver({ target: result.target, result });
+    await fanIn.deliver(result.target, { target: result.target, result });
   };
   const settle = async (target: string, outcome: Outcome): Promise<void> => {
     if (outcome !== 'limited') await finish(outcome);
@@ -168,12 +175,12 @@ async function runAll(client: Client, targets: readonly string[], cmd: readonly 
     }
     const target = queue.shift() as string;
     running++;
-    void runOne(client, target, cmd, options, fanIn, stdin).then((outcome) => settle(target, outcome));
+    void runOne(client, target, cmd, options, fanIn, stdin, rerunnable).then((outcome) => settle(target, outcome));
   }
   return results;
 }
 
-async function runOne(client: Client, target: string, cmd: readonly string[], options: ExecManyOptions, fanIn: FrameFanIn<TargetEvent>, stdin: StdinFanOut | undefined): Promise<Outcome> {
+async function runOne(client: Client, target: string, cmd: readonly string[], options: ExecManyOptions, fanIn: FrameFanIn<TargetEvent>, stdin: StdinFanOut | undefined, rerunnable: boolean): Promise<Outcome> {
   const counted = { stdout: 0, stderr: 0 };
   let output = false;
   const frames = execFrames(client, target, cmd, {
@@ -193,16 +200,35 @@ async function runOne(client: Client, target: string, cmd: readonly string[], op
       output = true;
       const frame = step.value;
       counted[frame.stream] += 'data' in frame ? frame.data.byteLength : utf8Length(frame.text);
-      await fanIn.deliver({ target, frame });
+      const paced = options.pace?.(target);
+      if (paced) await untilAborted(paced, options.signal);
+      await fanIn.deliver(target, { target, frame });
     }
   } catch (error) {
     const rpc = RpcError.from(error);
-    // Another run needs the stdin from its start, which a shared source no longer has.
-    if (rpc.code === 'LIMIT_EXCEEDED' && !output && !stdin) return 'limited';
+    // Another run needs the stdin from its start, which a streamed source, read once, no longer has.
+    if (rpc.code === 'LIMIT_EXCEEDED' && !output && rerunnable) return 'limited';
     return { target, error: { code: rpc.code, message: rpc.message }, stdoutBytes: counted.stdout, stderrBytes: counted.stderr };
   } finally {
     stdin?.leave(target);
   }
+}
+
+/** `promise`, or the abort of `signal`, whichever comes first: a cancelled fan-out does not wait on its consumer. */
+function untilAborted(promise: Promise<void>, signal: AbortSignal | undefined): Promise<void> {
+  if (!signal) return promise;
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const done = (): void => {
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    signal.addEventListener('abort', done, { once: true });
+    promise.then(done, (error: unknown) => {
+      signal.removeEventListener('abort', done);
+      reject(error as Error);
+    });
+  });
 }
 
 function notRun(target: string, code: string, message: string): TargetResult {

@@ -1,4 +1,5 @@
 import { Wakeup } from '../flow/index.js';
+import { RpcError } from '../protocol/index.js';
 
 /**
  * One stdin read once and given to every target of a fan-out, chunk by chunk in
@@ -24,11 +25,15 @@ export class StdinFanOut {
     this.iterator = source[Symbol.asyncIterator]();
   }
 
-  /** The stdin of one target, to pass as its exec's stdin source. */
+  /**
+   * The stdin of one target, to pass as its exec's stdin source: read once. A second read
+   * (a run made again) fails rather than give the command an empty or partial stdin.
+   */
   reader(target: string): AsyncIterable<Uint8Array> {
     return {
       [Symbol.asyncIterator]: () => {
-        if (!this.taken.has(target)) this.taken.set(target, 0);
+        if (this.taken.has(target)) return { next: () => Promise.reject(new RpcError('INTERNAL', `the stdin of ${target} was already read by a run of it: a streamed stdin cannot be given twice`)) };
+        this.taken.set(target, 0);
         this.wakeup.wake();
         return {
           next: () => this.next(target),

@@ -1,19 +1,24 @@
-import { AsyncQueue, Wakeup } from '../flow/index.js';
+import { FairQueue, Wakeup } from '../flow/index.js';
 import { Observable, type Subscriber } from '../rx/index.js';
 
-/** Frames a pulled loop may fall behind by before the producers wait for it. */
-const LOOP_HIGH_WATER = 64;
+/**
+ * Items of one producer a pulled loop may hold before that producer waits for it: the one
+ * the loop takes next, and one more ready behind it.
+ */
+const LOOP_HIGH_WATER_PER_KEY = 2;
 
 /**
  * The frames of many calls merged into one stream, as an Observable and as an async
- * iterable. Subscribers hear each frame as it comes; a loop pulls, and once it is
- * LOOP_HIGH_WATER frames behind, `deliver` waits for it, so the calls' output credit
- * (spec §4.8) holds the commands, not this process's memory. Frames delivered while
- * nobody listens are not kept.
+ * iterable, each call's items under its key (a fan-out's target). Subscribers hear each
+ * item as it comes. A loop pulls them in turns, one item of each key that has some waiting
+ * (FairQueue), so one call that floods never holds another's items behind its own; and
+ * once a loop holds LOOP_HIGH_WATER_PER_KEY items of a key, `deliver` for that key waits
+ * for it, so each call's output credit (spec §4.8) holds its command, not this process's
+ * memory. Items delivered while nobody listens are not kept.
  */
 export class FrameFanIn<T> {
   private readonly subscribers = new Set<Subscriber<T>>();
-  private readonly loops = new Set<AsyncQueue<T>>();
+  private readonly loops = new Set<FairQueue<T>>();
   private readonly taken = new Wakeup();
   private ending: { error?: unknown } | undefined;
 
@@ -26,10 +31,10 @@ export class FrameFanIn<T> {
     { [Symbol.asyncIterator]: (): AsyncIterator<T> => this.loop() },
   );
 
-  async deliver(item: T): Promise<void> {
+  async deliver(key: string, item: T): Promise<void> {
     for (const subscriber of this.subscribers) subscriber.next(item);
-    for (const loop of this.loops) loop.push(item);
-    while ([...this.loops].some((loop) => loop.size > LOOP_HIGH_WATER)) await this.taken.wait();
+    for (const loop of this.loops) loop.push(key, item);
+    while (this.behind(key)) await this.taken.wait();
   }
 
   end(error?: unknown): void {
@@ -40,13 +45,19 @@ export class FrameFanIn<T> {
     for (const loop of this.loops) loop.end(error);
   }
 
+  /** Whether a loop holds as many of `key`'s items as it may before their producer waits. */
+  private behind(key: string): boolean {
+    for (const loop of this.loops) if (loop.sizeOf(key) >= LOOP_HIGH_WATER_PER_KEY) return true;
+    return false;
+  }
+
   private finish(subscriber: Subscriber<T>): void {
     if (this.ending && 'error' in this.ending) subscriber.error(this.ending.error);
     else subscriber.complete();
   }
 
   private loop(): AsyncIterator<T> {
-    const queue = new AsyncQueue<T>();
+    const queue = new FairQueue<T>();
     if (this.ending) queue.end(this.ending.error);
     else this.loops.add(queue);
     return {

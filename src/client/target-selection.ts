@@ -1,4 +1,4 @@
-import { containerListContract, containerName } from '../contracts/index.js';
+import { containerListContract, containerName, infoContract, ownerOf, type TargetResult } from '../contracts/index.js';
 import { RpcError } from '../protocol/index.js';
 import type { CallOptions, Client } from './client.js';
 
@@ -8,6 +8,12 @@ export interface TargetSelection {
   readonly labels?: readonly string[];
   /** A name, `HOST/NAME`, or a glob with `*` in either part (`a/*`, `web-*`, a `*` host); a container must match one. */
   readonly patterns?: readonly string[];
+  /**
+   * Take the containers other callers created through callwire too. Without it a label or
+   * a glob takes only the caller's own and those callwire did not create, for a label is
+   * anyone's to set (docs/security.md "Fan-out"); a name written whole is taken whoever owns it.
+   */
+  readonly anyOwner?: boolean;
 }
 
 /** A running container as a selection sees it: its target name is `HOST/NAME` in a fleet, `NAME` on a single server. */
@@ -17,10 +23,35 @@ export interface SelectableContainer {
   readonly labels: Readonly<Record<string, string>>;
 }
 
-/** The targets, and the fleet hosts whose containers could not be listed (the gateway's `unavailable`). */
+/** What a selection chose: the targets to run, and what it meant that cannot run now. */
 export interface Selected {
+  /** The targets to run, sorted. */
   readonly targets: string[];
-  readonly unavailable: readonly { readonly host: string; readonly error: string }[];
+  /** Each listed target's owner: the subject that created it through callwire, null where callwire did not (a name run as written has none). */
+  readonly owners: ReadonlyMap<string, string | null>;
+  /**
+   * Each a target not run (123), with why: a known container of a fleet host that is down,
+   * a host that did not answer the list (`HOST/*`), a pattern naming a down host that
+   * matched nothing, a name written whole that no running container with the labels has.
+   */
+  readonly notRun: TargetResult[];
+  /** Running containers the selection matched and left out, for other callers created them (`anyOwner` takes them). */
+  readonly othersLeftOut: number;
+}
+
+/** A row of the container list as a selection reads it; a gateway adds `host`. */
+interface ListedRow {
+  readonly names: string[];
+  readonly state: string;
+  readonly labels: Record<string, string>;
+  readonly host?: string;
+}
+
+/** A fleet host whose containers the list could not show now: down (with the rows its last table had running), or silent. */
+interface UnlistedHost {
+  readonly host: string;
+  readonly error: string;
+  readonly containers?: ListedRow[];
 }
 
 export function targetOf(container: SelectableContainer): string {
@@ -81,22 +112,90 @@ export function selectionMayReachHost(selection: TargetSelection, host: string):
   return patterns.length === 0 || patterns.some((p) => !p.includes('/') || globMatches(p.slice(0, p.indexOf('/')), host));
 }
 
-/** The matching running containers, sorted by target, with the hosts that did not answer and could hold some. */
+/**
+ * What `selection` chooses among the running containers (docs/cli.md "Many containers"):
+ * the targets, sorted, each with its owner; what it meant that cannot run; and how many
+ * containers it left out for other callers created them (docs/security.md "Fan-out").
+ */
 export async function selectTargetsFrom(client: Client, selection: TargetSelection, options: CallOptions = {}): Promise<Selected> {
   checkSelection(selection);
-  const listed = (await client.call(containerListContract, { all: false, owned_only: false }, options)) as {
-    containers: { names: string[]; state: string; labels: Record<string, string>; host?: string }[];
-    unavailable?: { host: string; error: string }[];
+  const [listed, info] = await Promise.all([
+    client.call(containerListContract, { all: false, owned_only: false }, options) as Promise<{ containers: ListedRow[]; unavailable?: UnlistedHost[] }>,
+    selection.anyOwner ? undefined : client.call(infoContract, null, options),
+  ]);
+  const me = info?.identity?.subject;
+  const patterns = selection.patterns ?? [];
+  /** Each target, with its owner: undefined for a name run as written, which no row showed. */
+  const targets = new Map<string, string | null | undefined>();
+  const notRun = new Map<string, TargetResult>();
+  /** The patterns that matched some container, running or known on a down host. */
+  const met = new Set<string>();
+  let othersLeftOut = 0;
+  /** Whether the container is one to take; a container of another caller's is counted, not taken. */
+  const takes = (container: SelectableContainer): boolean => {
+    if (!selectionMatches(selection, container)) return false;
+    for (const pattern of patterns) if (patternMatches(pattern, container)) met.add(pattern);
+    const owner = ownerOf(container.labels);
+    if (selection.anyOwner || owner === null || owner === me || patterns.some((p) => isWholeName(p) && patternMatches(p, container))) return true;
+    othersLeftOut++;
+    return false;
   };
-  const targets = new Set<string>();
   for (const row of listed.containers) {
-    const name = row.names[0]?.replace(/^\//, '');
-    if (name === undefined || row.state !== 'running' || !isPrintableTarget(name, row.host)) continue;
-    const container: SelectableContainer = { name, labels: row.labels, ...(row.host === undefined ? {} : { host: row.host }) };
-    if (selectionMatches(selection, container)) targets.add(targetOf(container));
+    const container = runningContainer(row);
+    if (container && takes(container)) targets.set(targetOf(container), ownerOf(container.labels));
   }
-  const unavailable = (listed.unavailable ?? []).filter((u) => selectionMayReachHost(selection, u.host));
-  return { targets: [...targets].sort(), unavailable };
+  for (const unlisted of listed.unavailable ?? []) {
+    if (!selectionMayReachHost(selection, unlisted.host)) continue;
+    if (unlisted.containers === undefined) {
+      const target = `${unlisted.host}/*`;
+      notRun.set(target, notRunResult(target, 'UNAVAILABLE', `host ${unlisted.host} did not answer the list: ${unlisted.error}`));
+      continue;
+    }
+    // A down host: what it last reported running, as targets that cannot run.
+    for (const row of unlisted.containers) {
+      const container = runningContainer({ ...row, host: unlisted.host });
+      if (container && takes(container)) notRun.set(targetOf(container), notRunResult(targetOf(container), 'UNAVAILABLE', unlisted.error));
+    }
+    // A pattern that names the host and matched nothing there: the host being down is why.
+    for (const pattern of patterns) {
+      if (!met.has(pattern) && pattern.slice(0, pattern.indexOf('/')) === unlisted.host) notRun.set(pattern, notRunResult(pattern, 'UNAVAILABLE', unlisted.error));
+    }
+  }
+  for (const name of patterns.filter((p) => isWholeName(p) && !met.has(p) && !notRun.has(p))) {
+    // A name the caller wrote whole that no running container showed runs as written: the server says why it cannot.
+    if (!isPrintablePattern(name)) notRun.set(name, notRunResult(name, 'INVALID_INPUT', 'not a container name, nor HOST/NAME'));
+    else if ((selection.labels ?? []).length > 0) notRun.set(name, notRunResult(name, 'CONTAINER_NOT_FOUND', `no running container of that name has the label${selection.labels!.length > 1 ? 's' : ''} ${selection.labels!.join(', ')}`));
+    else targets.set(name, undefined);
+  }
+  const sorted = [...targets.keys()].sort();
+  const owners = new Map<string, string | null>();
+  for (const target of sorted) {
+    const owner = targets.get(target);
+    if (owner !== undefined) owners.set(target, owner);
+  }
+  return { targets: sorted, owners, notRun: [...notRun.values()].sort((a, b) => (a.target < b.target ? -1 : a.target > b.target ? 1 : 0)), othersLeftOut };
+}
+
+/** A pattern without `*`: a name (or HOST/NAME) the caller chose, not a description. */
+function isWholeName(pattern: string): boolean {
+  return !pattern.includes('*');
+}
+
+/** A whole name that can be printed as a target and sent as a container reference: each of its parts of the name grammar. */
+function isPrintablePattern(pattern: string): boolean {
+  const [first, second] = pattern.split('/') as [string, string | undefined];
+  return second === undefined ? isPrintableTarget(first, undefined) : isPrintableTarget(second, first);
+}
+
+/** The row as a selectable container, when it runs and its names can be printed. */
+function runningContainer(row: ListedRow): SelectableContainer | undefined {
+  const name = row.names[0]?.replace(/^\//, '');
+  if (name === undefined || row.state !== 'running' || !isPrintableTarget(name, row.host)) return undefined;
+  return { name, labels: row.labels, ...(row.host === undefined ? {} : { host: row.host }) };
+}
+
+function notRunResult(target: string, code: string, message: string): TargetResult {
+  return { target, error: { code, message }, stdoutBytes: 0, stderrBytes: 0 };
 }
 
 /** A target is printed as a prefix: a row that names its container or host otherwise (a newline, an escape) is not selected. */

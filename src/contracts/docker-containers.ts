@@ -5,6 +5,20 @@ import { envEntry } from './docker-exec.js';
 import { containerName, containerReference, imageReference } from './engine-references.js';
 import { placed } from './placement.js';
 
+/** The prefix of the labels a server writes on the containers it creates, unless it is given another. */
+export const DEFAULT_LABEL_PREFIX = 'callwire';
+
+/** The two labels the server writes on containers it creates (spec §12): that it did, and for which subject. */
+export function ownershipLabels(prefix = DEFAULT_LABEL_PREFIX): { managed: string; owner: string } {
+  return { managed: `${prefix}.managed`, owner: `${prefix}.owner` };
+}
+
+/** Whom a container belongs to, by its labels: the subject that created it through callwire, or null when callwire did not create it. */
+export function ownerOf(labels: Readonly<Record<string, string>>, prefix = DEFAULT_LABEL_PREFIX): string | null {
+  const { managed, owner } = ownershipLabels(prefix);
+  return labels[managed] === 'true' ? (labels[owner] ?? '') : null;
+}
+
 /** One row of a container list. */
 export const containerSummary = z.object({
   id: z.string(),

@@ -35,6 +35,9 @@ export {
   type ExecTerminalFrame,
 } from './docker-exec.js';
 export {
+  DEFAULT_LABEL_PREFIX,
+  ownershipLabels,
+  ownerOf,
   containerListContract,
   containerListFilter,
   containerSummary,

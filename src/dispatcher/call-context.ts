@@ -22,6 +22,8 @@ export class LiveCallContext implements CallContext {
     readonly identity: Identity | null,
     readonly deadlineAt: number | undefined,
     readonly resumption: SeamResumption | undefined,
+    /** The call is made for another (a fan-out's target): the checks made of its caller bind that one's resume too. */
+    private readonly parentRequires?: (check: IdentityCheck) => void,
   ) {
     this.callId = call.id;
     this.operation = call.op.name;
@@ -46,6 +48,11 @@ export class LiveCallContext implements CallContext {
 
   requireOnResume(check: IdentityCheck): void {
     this.call.identityChecks.push(check);
+    this.parentRequires?.(check);
+  }
+
+  heldBy(): Identity | null {
+    return this.call.resumedBy ? this.call.resumedBy.identity : this.identity;
   }
 }
 

@@ -61,6 +61,23 @@ export interface CallObserver {
   ended?(outcome: CallOutcome): void;
 }
 
+/** A resume of a kept call (§4.9), taken or refused: who asked, for which call, from where in its output. */
+export interface ResumeAttempt {
+  /** The call id the resume named. */
+  readonly id: string;
+  /** The call's operation, when the token names a call of that id here. */
+  readonly operation?: string;
+  /** Who asked: the identity of the resume's token, or its connection's. */
+  readonly identity: Identity | null;
+  /** The output item the caller had, or `end` for a caller letting the call go (HTTP-11). */
+  readonly after: number | 'end';
+  /** Why it was refused; absent: the call was taken up. */
+  readonly error?: RpcError;
+}
+
+/** Called for each resume, taken or refused; must not throw or block. */
+export type ObserveResumes = (resume: ResumeAttempt) => void;
+
 /** Called as each call is admitted; returns the call's observer, or nothing to leave it unwatched. */
 export type ObserveCalls = (call: ObservedCall) => CallObserver | undefined;
 

@@ -1,5 +1,7 @@
 import { RpcError, type ResumePayload } from '../protocol/index.js';
 import { admit, callerIdentity, duplicateCallId, type AdmissionRules, type CallRequest } from './admission.js';
+import { checkAccess } from './access.js';
+import type { ParentCall } from './dispatcher.js';
 import type { ObserveCalls, ObserveRefusals } from './call-observer.js';
 import type { CallOutlet } from './call-outlet.js';
 import { nextTurn, Wakeup } from '../flow/index.js';
@@ -35,8 +37,8 @@ export interface CallTableOptions {
   readonly observeRefusals?: ObserveRefusals;
   /** The connection's callers never acknowledge output (plain HTTP, §5.6): a resumable call keeps the last of what it sent. */
   readonly unacknowledgedOutput?: boolean;
-  /** The connection's calls are made for this call of the same process (a fan-out's): observers are told its id. */
-  readonly parentCallId?: string;
+  /** The connection's calls are made for this call of the same process (a fan-out's): observers are told its id, its resume is held to their checks. */
+  readonly parent?: ParentCall;
   /** Called once, when the table has closed. */
   readonly onClose?: () => void;
 }
@@ -64,9 +66,11 @@ export class CallTable implements CallHost {
   private callsStarted = 0;
   /** What observers are told of each call's parent, spread into what they are told. */
   private readonly parent: { readonly parentCallId?: string };
+  /** The operations whose access check the parent's resume already holds. */
+  private readonly accessRequired = new Set<string>();
 
   constructor(private readonly options: CallTableOptions) {
-    this.parent = options.parentCallId === undefined ? {} : { parentCallId: options.parentCallId };
+    this.parent = options.parent === undefined ? {} : { parentCallId: options.parent.callId };
   }
 
   get stats(): CallTableStats {
@@ -82,14 +86,17 @@ export class CallTable implements CallHost {
    * outlet the transport chooses: a refusal of a duplicate id must not end the
    * stream the live call may be using).
    */
-  start(request: CallRequest, identity: Identity | null, outlet: CallOutlet): LiveCall | RpcError {
+  start(request: CallRequest, connectionIdentity: Identity | null, outlet: CallOutlet): LiveCall | RpcError {
     const { id } = request;
     const limits = this.options.rules.limits;
     const byConnection = this.refusedByConnection(id);
     if (byConnection) return byConnection;
+    // A call made for a parent is the caller's who holds the parent now (a resume's identity, once resumed).
+    const identity = this.options.parent ? this.options.parent.heldBy() : connectionIdentity;
     const admitted = admit(this.options.rules, request, identity);
     if (admitted instanceof RpcError) return this.refused(request, identity, admitted);
     const { op } = admitted;
+    this.holdParentTo(op.name, op.access);
     const window = limits.maxBufferedBytesPerCall;
     const call = new LiveCall(id, op, window, outlet, this, request.payload.credit, this.options, new AdmissionSlot(admitted.release), this.options.rules.outbound.account(admitted.identity));
     // An observer's `end` may come from inside its own hooks: the call ends in a later turn, not under them.
@@ -139,7 +146,15 @@ export class CallTable implements CallHost {
   }
 
   private context(call: LiveCall, identity: Identity | null, deadlineAt: number | undefined, resumption: SeamResumption | undefined): CallContext {
-    return new LiveCallContext(call, this.options.logger, identity, deadlineAt, resumption);
+    return new LiveCallContext(call, this.options.logger, identity, deadlineAt, resumption, this.options.parent?.requireOnResume);
+  }
+
+  /** RSM-9 for a parent: whoever resumes it must hold the access of every operation it called, as its start did. */
+  private holdParentTo(operation: string, access: Parameters<typeof checkAccess>[0]): void {
+    const requireOnResume = this.options.parent?.requireOnResume;
+    if (!requireOnResume || this.accessRequired.has(operation)) return;
+    this.accessRequired.add(operation);
+    requireOnResume((identity) => checkAccess(access, identity));
   }
 
   private refused(request: CallRequest, identity: Identity | null, error: RpcError): RpcError {
@@ -189,13 +204,20 @@ export class CallTable implements CallHost {
     const identity = callerIdentity(this.options.rules, payload.auth_token, connectionIdentity);
     if (identity instanceof RpcError) return identity;
     if (!registry) return RpcError.of('NOT_FOUND', 'this connection cannot resume calls');
+    const attempt = { token: payload.token, id, identity, after: payload.seq };
     const call = registry.claim(payload.token, id, identity);
-    // A token this server holds, refused for the asker's access (RSM-9), is answered as it is: it names no other server's call.
-    if (call instanceof RpcError) return call.code === 'NOT_FOUND' ? (this.takeUpThroughSeam(id, payload, identity, outlet, registry) ?? call) : call;
+    if (call instanceof RpcError) {
+      // A token this server holds, refused for the asker's access (RSM-9), is answered as it is: it names no other server's call.
+      const adopted = call.code === 'NOT_FOUND' ? this.takeUpThroughSeam(id, payload, identity, outlet, registry) : undefined;
+      registry.attempted(adopted ? { ...attempt, operation: adopted.op.name } : { ...attempt, error: call });
+      return adopted ?? call;
+    }
+    const operation = call.op.name;
     const refused = registry.takeUp(call, payload.seq, () => {
       this.calls.set(id, call);
       call.moveTo(this, outlet, payload.credit);
     });
+    registry.attempted({ ...attempt, operation, ...(refused ? { error: refused } : {}) });
     return refused ?? call;
   }
 

@@ -1,6 +1,7 @@
 import { RpcError } from '../protocol/index.js';
 import type { AdmissionRules } from './admission.js';
-import type { ObserveCalls, ObserveRefusals } from './call-observer.js';
+import type { ObserveCalls, ObserveRefusals, ObserveResumes } from './call-observer.js';
+import type { IdentityCheck } from './access.js';
 import { CallTable } from './call-table.js';
 import { silentLogger, type Identity, type Logger } from './identity.js';
 import { IdentityLedger } from './identity-ledger.js';
@@ -27,6 +28,8 @@ export interface DispatcherOptions {
   readonly observe?: ObserveCalls;
   /** Told of every call refused at admission, on every transport (audit). */
   readonly observeRefusals?: ObserveRefusals;
+  /** Told of every resume of a kept call, taken or refused (audit). */
+  readonly observeResumes?: ObserveResumes;
   /** Where resumable calls this server did not issue are taken up, by their token (a fleet gateway, docs/fleet.md). */
   readonly resumeSeam?: ResumeSeam;
   /**
@@ -36,12 +39,25 @@ export interface DispatcherOptions {
   readonly sharedStreams?: boolean;
 }
 
+/**
+ * A call of this process that makes other calls on its caller's behalf (a fan-out's
+ * target execs), over a connection of their own (docs/security.md "Fan-out", a hostile caller).
+ */
+export interface ParentCall {
+  /** Observers and the audit log are told it. */
+  readonly callId: string;
+  /** Each check its calls make of their caller, their operation's access included, binds its resume too (RSM-9). */
+  readonly requireOnResume?: (check: IdentityCheck) => void;
+  /** Who holds it now: each of its calls is admitted as this identity (a resume's, once it was resumed). */
+  readonly heldBy: () => Identity | null;
+}
+
 /** What a new connection's calls have in common beside the server's rules. */
 export interface ConnectOptions {
   /** Its callers never acknowledge output (plain HTTP, §5.6). */
   readonly unacknowledgedOutput?: boolean;
-  /** Its calls are made for this call of the same process (a fan-out's target execs): observers and the audit log are told. */
-  readonly parentCallId?: string;
+  /** Its calls are made for this call of the same process. */
+  readonly parent?: ParentCall;
 }
 
 /**
@@ -91,7 +107,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     ledger: new IdentityLedger(limits),
     outbound: new IdentityOutbound(limits.maxOutboundBytesPerIdentity),
   };
-  const resumable = new ResumeRegistry(limits, logger, options.resumeSeam);
+  const resumable = new ResumeRegistry(limits, logger, options.resumeSeam, options.observeResumes);
   let accepting = true;
   const connect = (congested?: () => boolean, connectOptions: ConnectOptions = {}): CallTable => {
     if (!accepting) throw new RpcError('UNAVAILABLE', 'the server is shutting down');
@@ -105,7 +121,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       ...(options.observeRefusals ? { observeRefusals: options.observeRefusals } : {}),
       ...(congested ? { congested } : {}),
       ...(connectOptions.unacknowledgedOutput ? { unacknowledgedOutput: true } : {}),
-      ...(connectOptions.parentCallId === undefined ? {} : { parentCallId: connectOptions.parentCallId }),
+      ...(connectOptions.parent === undefined ? {} : { parent: connectOptions.parent }),
       onClose: () => connections.delete(table),
     });
     connections.add(table);

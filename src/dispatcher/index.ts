@@ -27,8 +27,8 @@ export { CallTable, type CallTableOptions, type CallTableStats } from './call-ta
 export type { LiveCall } from './live-call.js';
 export type { CallRequest } from './admission.js';
 export type { CallEvent, CallOutlet, Sized } from './call-outlet.js';
-export type { CallObserver, CallOutcome, ObservedCall, ObserveCalls, ObserveRefusals, RefusedCall } from './call-observer.js';
-export { createDispatcher, type ConnectOptions, type Dispatcher, type DispatcherOptions } from './dispatcher.js';
+export type { CallObserver, CallOutcome, ObservedCall, ObserveCalls, ObserveRefusals, ObserveResumes, RefusedCall, ResumeAttempt } from './call-observer.js';
+export { createDispatcher, type ConnectOptions, type Dispatcher, type DispatcherOptions, type ParentCall } from './dispatcher.js';
 export { resolveLimits, type DispatcherLimits } from './limits.js';
 export type { FrameTransport, StreamSink, StreamEntry } from './transport.js';
 export { silentLogger, bindLogger, type Identity, type Logger } from './identity.js';

@@ -1,6 +1,7 @@
 import { Wakeup } from '../flow/index.js';
 import { describeZodError, RpcError } from '../protocol/index.js';
 import type { IdentityCheck } from './access.js';
+import type { Identity } from './identity.js';
 import { AdmissionSlot } from './admission-slot.js';
 import type { CallObserver, CallOutcome } from './call-observer.js';
 import type { CallEvent, CallOutlet, Sized } from './call-outlet.js';
@@ -35,6 +36,8 @@ export class LiveCall implements OutputOwner {
   observer: CallObserver | undefined;
   /** What the handler checked of its caller's identity, which a resume must pass too (RSM-9). */
   readonly identityChecks: IdentityCheck[] = [];
+  /** The identity that last resumed the call (§4.9), when one has: whose the calls it makes from then on are. */
+  resumedBy: { readonly identity: Identity | null } | undefined;
 
   constructor(
     readonly id: string,

@@ -37,6 +37,11 @@ export interface CallContext {
    * no call can be resumed.
    */
   readonly requireOnResume?: (check: IdentityCheck) => void;
+  /**
+   * Who holds the call now: the identity that last resumed it (§4.9), else `identity`. A
+   * handler that makes calls on its caller's behalf (a fan-out) makes them as this one.
+   */
+  readonly heldBy?: () => Identity | null;
 }
 
 export type StreamSource<T> = Observable<T> | AsyncIterable<T>;

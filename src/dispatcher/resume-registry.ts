@@ -1,6 +1,7 @@
 import { RpcError, toBase64 } from '../protocol/index.js';
 import { checkResumeAccess } from './access.js';
 import type { AdmissionSlot } from './admission-slot.js';
+import type { ObserveResumes, ResumeAttempt } from './call-observer.js';
 import type { Identity, Logger } from './identity.js';
 import type { DispatcherLimits } from './limits.js';
 import type { LiveCall } from './live-call.js';
@@ -44,6 +45,8 @@ export class ResumeRegistry {
     readonly logger: Logger,
     /** Where a token this server did not issue may be taken up (a fleet gateway's, docs/fleet.md). */
     readonly seam?: ResumeSeam,
+    /** Told of every resume, taken or refused (the audit log). */
+    private readonly observe?: ObserveResumes,
   ) {
     this.budget = new ReplayBudget(limits.maxReplayBytesPerIdentity, limits.maxReplayBytes);
   }
@@ -139,7 +142,25 @@ export class ResumeRegistry {
     if (denied) return denied;
     clearTimeout(record.timer);
     record.timer = undefined;
+    record.call.resumedBy = { identity };
     return record.call;
+  }
+
+  /**
+   * A resume was taken or refused, by whoever called `claim` for it once the answer is
+   * final: the observer (the audit log) hears who asked, for which call, and how it ended.
+   * The token is never passed on; the operation is named when the token names that call.
+   */
+  attempted(attempt: Omit<ResumeAttempt, 'operation'> & { readonly token: string; readonly operation?: string }): void {
+    if (!this.observe) return;
+    const { token, ...seen } = attempt;
+    const record = this.byToken.get(token);
+    const operation = attempt.operation ?? (record?.call.id === attempt.id ? record.call.op.name : undefined);
+    try {
+      this.observe({ ...seen, ...(operation === undefined ? {} : { operation }) });
+    } catch (error) {
+      this.logger.warn('a resume observer failed', { error: String(error) });
+    }
   }
 
   /**

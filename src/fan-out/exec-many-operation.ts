@@ -10,7 +10,7 @@ type FanOutInput = z.output<typeof execManyContract.input>;
 type FanOutItem = z.input<typeof execManyContract.output>;
 
 /**
- * `docker/container/exec-many` (docs/security.md "Fan-out exec"): the SDK's `execMany`
+ * `docker/container/exec-many` (docs/security.md "Fan-out"): the SDK's `execMany`
  * run here, over a connection to `dispatcher` as the caller. Each target is an exec
  * call of the caller's, so a fan-out can do nothing the caller could not do call by
  * call. On a fleet gateway those calls are the gateway's own fleet operations, so it
@@ -26,7 +26,7 @@ export function fanOutOperations(dispatcher: Dispatcher): Operation[] {
 }
 
 async function* runFanOut(dispatcher: Dispatcher, input: FanOutInput, ctx: CallContext): AsyncGenerator<FanOutItem> {
-  const connection = new LocalConnection(dispatcher, ctx.identity, ctx.callId);
+  const connection = new LocalConnection(dispatcher, ctx);
   const client = new Client(connection);
   // Every live target listens for the call's end: up to `parallel` listeners, not a leak to warn of.
   const stop = new AbortController();
@@ -35,12 +35,12 @@ async function* runFanOut(dispatcher: Dispatcher, input: FanOutInput, ctx: CallC
   if (ctx.signal.aborted) abort();
   else ctx.signal.addEventListener('abort', abort, { once: true });
   try {
-    const selection = { ...(input.labels ? { labels: input.labels } : {}), ...(input.targets ? { patterns: input.targets } : {}) };
+    const selection = { ...(input.labels ? { labels: input.labels } : {}), ...(input.targets ? { patterns: input.targets } : {}), ...(input.anyOwner ? { anyOwner: true } : {}) };
     const selected = await selectTargetsFrom(client, selection, { signal: stop.signal });
     if (selected.targets.length > MAX_FAN_OUT_TARGETS) {
       throw new RpcError('INVALID_INPUT', `the selection names ${selected.targets.length} targets; a fan-out runs at most ${MAX_FAN_OUT_TARGETS}: narrow it with more labels or patterns`);
     }
-    yield { targets: selected.targets };
+    yield { targets: selected.targets, owners: Object.fromEntries(selected.owners), othersLeftOut: selected.othersLeftOut };
     const run = execMany(client, selected.targets, input.cmd, {
       ...(input.parallel === undefined ? {} : { parallel: input.parallel }),
       signal: stop.signal,
@@ -55,7 +55,7 @@ async function* runFanOut(dispatcher: Dispatcher, input: FanOutInput, ctx: CallC
     run.results.catch(() => undefined);
     // Each target's frames, then its result as it ends.
     for await (const event of run.events) yield 'frame' in event ? event : { target: event.target, result: bounded(event.result) };
-    const unlisted = selected.unavailable.map(({ host, error }) => bounded(notListed(host, error)));
+    const unlisted = selected.notRun.map(bounded);
     for (const result of unlisted) yield { target: result.target, result };
     const results = [...(await run.results).map(bounded), ...unlisted];
     yield { summary: { targets: results.length, exitCode: exitCodeOf(results), text: summaryOf(results), results }, terminal: true };
@@ -63,11 +63,6 @@ async function* runFanOut(dispatcher: Dispatcher, input: FanOutInput, ctx: CallC
     ctx.signal.removeEventListener('abort', abort);
     await connection.close();
   }
-}
-
-/** A fleet host whose containers could not be listed: its targets are unknown, and count as one not run. */
-function notListed(host: string, error: string): TargetResult {
-  return { target: `${host}/*`, error: { code: 'UNAVAILABLE', message: `host ${host} did not answer the list: ${error}` }, stdoutBytes: 0, stderrBytes: 0 };
 }
 
 /** A result as the summary keeps it: an error's message cut, so 10,000 of them stay far below a frame's bound. */

@@ -1,14 +1,16 @@
 import { CallRoutes, type CallChannel, type CallSink, type ClientConnection } from '../client/index.js';
-import type { Dispatcher, Identity, FrameConnection } from '../dispatcher/index.js';
+import type { CallContext, Dispatcher, FrameConnection } from '../dispatcher/index.js';
 import { nextTurn } from '../flow/index.js';
 import { envelopes, msgpackCodec, RpcError, type Envelope } from '../protocol/index.js';
 
 /**
- * A connection from this process to its own dispatcher, as one caller: to the SDK it
- * is one more transport, so a call an operation makes on its caller's behalf is a
- * FrameConnection of the dispatcher's like any socket's, admitted as `identity` (its
- * scopes, a container's owner, its per-identity caps) and audited on its own line,
- * which names `parentCallId`, the call it was opened for.
+ * A connection from this process to its own dispatcher, for the calls one call (`parent`)
+ * makes on its caller's behalf: to the SDK it is one more transport, so each such call is
+ * a FrameConnection's of the dispatcher's like any socket's, admitted as the caller who
+ * holds the parent now (its scopes, a container's owner, its per-identity caps; after a
+ * resume, the identity that resumed it) and audited on its own line naming the parent.
+ * Every check those calls make of their caller binds the parent's resume too (RSM-9,
+ * docs/security.md "Fan-out"), so taking the parent up needs all they needed.
  * Frames are encoded and decoded as on a socket, and each hop waits a turn, so the
  * SDK's credit bounds what the FrameConnection holds exactly as over the network.
  */
@@ -21,7 +23,7 @@ export class LocalConnection implements ClientConnection {
   private closedResolve: () => void = () => undefined;
   readonly closed = new Promise<void>((resolve) => (this.closedResolve = resolve));
 
-  constructor(dispatcher: Dispatcher, identity: Identity | null, parentCallId: string) {
+  constructor(dispatcher: Dispatcher, parent: CallContext) {
     this.server = dispatcher.open(
       {
         codec: this.codec,
@@ -30,8 +32,14 @@ export class LocalConnection implements ClientConnection {
         send: (frame) => this.deliver(frame),
         close: (code, reason) => this.end(new RpcError('UNAVAILABLE', `the server closed the in-process connection (${code}: ${reason})`)),
       },
-      identity,
-      { parentCallId },
+      parent.identity,
+      {
+        parent: {
+          callId: parent.callId,
+          ...(parent.requireOnResume ? { requireOnResume: (check) => parent.requireOnResume?.(check) } : {}),
+          heldBy: () => (parent.heldBy ? parent.heldBy() : parent.identity),
+        },
+      },
     );
   }
 

@@ -128,11 +128,18 @@ async function learnCreated(result: Promise<{ containerId: string }>, host: stri
   return { ...created, host };
 }
 
-/** A list over every host the caller may reach, each row with its `host`; hosts that did not answer are named. */
+/**
+ * A list over every host the caller may reach, each row with its `host`; hosts that did not
+ * answer are named, and so are those that are down, with the rows of running containers
+ * their last table had when the list is of running containers (a fan-out reports those as
+ * not run: docs/security.md "Fan-out").
+ */
 function merged(op: PlacedContract, { rows: key, row, filter }: EveryHost, routing: FleetRouting): Operation {
   const output = z.object({
     [key]: z.array(row.extend({ host: z.string() })),
-    unavailable: z.array(z.object({ host: z.string(), error: z.string() })).describe('hosts that did not answer; their rows are missing'),
+    unavailable: z
+      .array(z.object({ host: z.string(), error: z.string(), [key]: z.array(row).optional().describe("a down host's running containers as its last table had them") }))
+      .describe('hosts that did not answer or are down; their rows are missing'),
   });
   const input = (filter ?? z.strictObject({})).extend({ host: hostId.optional() }).nullable();
   const handler = async (given: Record<string, unknown> | null, ctx: CallContext): Promise<unknown> => {
@@ -152,9 +159,22 @@ function merged(op: PlacedContract, { rows: key, row, filter }: EveryHost, routi
       else unavailable.push({ host: hosts[i] ?? '', error: answer.reason instanceof Error ? answer.reason.message : String(answer.reason) });
     });
     if (host !== undefined && unavailable.length > 0) throw answers[0]?.status === 'rejected' ? answers[0].reason : new RpcError('UNAVAILABLE', unavailable[0]?.error ?? '');
+    if (host === undefined) unavailable.push(...downHosts(routing, ctx, listsFromTable(op, rest) ? key : undefined));
     return { [key]: rows, unavailable };
   };
   return reshaped({ ...op, input, output, handler } as Operation, routing);
+}
+
+/** The down hosts the caller may reach, each with why, and under `key` its last table's running rows when the gateway has them. */
+function downHosts(routing: FleetRouting, ctx: CallContext, key: string | undefined): { host: string; error: string }[] {
+  const reachable = (h: string): boolean => mayReach(ctx.identity, h);
+  return routing.hosts
+    .states()
+    .filter((state) => state.state === 'down' && reachable(state.id))
+    .map(({ id }): { host: string; error: string } => {
+      const rows = key === undefined ? undefined : routing.hosts.lastRunningRows(id);
+      return { host: id, error: routing.hosts.unreachable(id, reachable)?.message ?? `host ${id} is down`, ...(rows === undefined || key === undefined ? {} : { [key]: rows }) };
+    });
 }
 
 /**

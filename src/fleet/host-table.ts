@@ -58,6 +58,16 @@ const agentOf = (beat: Beat): Partial<AgentSelf> => ({ startedAt: beat.startedAt
 /** Whether the table holds the container's list row, labels and all. */
 const hasRow = (c: RoutedContainer): boolean => c.labels !== undefined && c.labelsOmitted !== true && c.state !== undefined && c.image !== undefined && c.status !== undefined && c.created !== undefined;
 
+/** The running ones of a table's containers, as list rows. */
+function runningRowsOf(containers: readonly RoutedContainer[]): ListedRow[] {
+  const rows: ListedRow[] = [];
+  for (const c of containers) {
+    if (c.state !== 'running') continue;
+    rows.push({ id: c.id, names: c.names.map((n) => `/${n}`), image: c.image ?? '', state: c.state, status: c.status ?? '', labels: c.labels ?? {}, created: c.created ?? 0 });
+  }
+  return rows;
+}
+
 /** Where a caller's container reference leads: a host, and the reference as that host's engine knows it. */
 export interface Route {
   readonly host: string;
@@ -171,12 +181,18 @@ export class HostTable {
   runningRows(host: string): ListedRow[] | undefined {
     const entry = this.hosts.get(host);
     if (!entry?.up || !entry.listable || entry.tableVersion !== entry.version) return undefined;
-    const rows: ListedRow[] = [];
-    for (const c of entry.containers) {
-      if (c.state !== 'running') continue;
-      rows.push({ id: c.id, names: c.names.map((n) => `/${n}`), image: c.image ?? '', state: c.state, status: c.status ?? '', labels: c.labels ?? {}, created: c.created ?? 0 });
-    }
-    return rows;
+    return runningRowsOf(entry.containers);
+  }
+
+  /**
+   * A down host's running containers as its last table had them (its names stay reserved
+   * for it until it is forgotten): what a fan-out meant there, to report as not run.
+   * Undefined for a host that is up, unknown, or whose table lacks the rows.
+   */
+  lastRunningRows(host: string): ListedRow[] | undefined {
+    const entry = this.hosts.get(host);
+    if (!entry || entry.up || !entry.listable) return undefined;
+    return runningRowsOf(entry.containers);
   }
 
   /** The container without the names pinned to another host: what `host` may not claim. */

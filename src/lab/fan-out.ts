@@ -9,12 +9,13 @@ const KEPT_CHARS = 4096;
 
 /** The items of `docker/container/exec-many` the panel reads (its contract, src/contracts/docker-exec-many.ts, has them all). */
 type Item =
-  | { readonly targets: readonly string[] }
+  | { readonly targets: readonly string[]; readonly owners?: Readonly<Record<string, string | null>>; readonly othersLeftOut?: number }
   | { readonly target: string; readonly frame: { readonly stream: string; readonly text?: string } }
   | { readonly target: string; readonly result: { readonly exitCode?: number; readonly error?: { readonly code: string; readonly message: string } } }
   | { readonly summary: { readonly exitCode: number; readonly text: string } };
 
 interface Row {
+  readonly owner: HTMLTableCellElement;
   readonly state: HTMLTableCellElement;
   readonly exit: HTMLTableCellElement;
   readonly output: HTMLTableCellElement;
@@ -24,13 +25,17 @@ interface Row {
 /**
  * The Lab's fan-out panel (docs/lab.md): a selection by labels or patterns and a
  * command, run through `docker/container/exec-many` on the Lab's connection; one row
- * per target with its live state, exit code and last output lines, then the summary.
+ * per target with its owner, live state, exit code and last output lines, then the
+ * summary, saying how many containers of other owners the selection left out
+ * (docs/security.md "Fan-out": "Any owner" takes them).
  * Editing the selection or command, or leaving the panel, cancels the run, as
  * everywhere in the Lab.
  */
 export class FanOutPanel {
   private active: AbortController | undefined;
   private readonly rows = new Map<string, Row>();
+  /** What the summary adds: the containers of other owners the selection left out. */
+  private leftOut = '';
 
   constructor(
     private readonly root: HTMLElement,
@@ -38,7 +43,7 @@ export class FanOutPanel {
   ) {
     this.field('run').addEventListener('click', () => void this.run());
     this.field('cancel').addEventListener('click', () => this.cancel('cancelled by the user'));
-    for (const id of ['labels', 'targets', 'command']) this.field(id).addEventListener('input', () => this.cancel('the request was edited'));
+    for (const id of ['labels', 'targets', 'command', 'any-owner']) this.field(id).addEventListener('input', () => this.cancel('the request was edited'));
   }
 
   show(visible: boolean): void {
@@ -68,14 +73,16 @@ export class FanOutPanel {
     const labels = list('labels');
     const targets = list('targets');
     const command = (this.field('command') as HTMLInputElement).value.trim();
+    const anyOwner = (this.field('any-owner') as HTMLInputElement).checked;
     this.rows.clear();
+    this.leftOut = '';
     this.field('rows').replaceChildren();
     if (labels.length + targets.length === 0 || command === '') return this.say('Name a label or a target pattern, and a command.', true);
     const controller = new AbortController();
     this.active = controller;
     (this.field('cancel') as HTMLButtonElement).disabled = false;
     this.say('running…', false);
-    const input = { ...(labels.length ? { labels } : {}), ...(targets.length ? { targets } : {}), cmd: ['sh', '-c', command] };
+    const input = { ...(labels.length ? { labels } : {}), ...(targets.length ? { targets } : {}), ...(anyOwner ? { anyOwner } : {}), cmd: ['sh', '-c', command] };
     try {
       for await (const item of client.iterate<Item>(EXEC_MANY, input, { signal: controller.signal })) {
         if (this.active !== controller) return;
@@ -95,8 +102,13 @@ export class FanOutPanel {
 
   private take(item: Item): void {
     if ('targets' in item) {
-      for (const target of item.targets) this.row(target);
-      if (item.targets.length === 0) this.say('No running container matches.', true);
+      for (const target of item.targets) {
+        const owner = item.owners?.[target];
+        this.row(target).owner.textContent = owner === undefined ? '?' : owner === null ? '-' : owner;
+      }
+      const others = item.othersLeftOut ?? 0;
+      if (others > 0) this.leftOut = ` · ${others} container${others === 1 ? '' : 's'} of other owners left out (Any owner takes them)`;
+      if (item.targets.length === 0) this.say(`No running container matches.${this.leftOut}`, true);
     } else if ('frame' in item) {
       const row = this.row(item.target);
       row.state.textContent = 'running';
@@ -112,7 +124,7 @@ export class FanOutPanel {
       row.state.title = error?.message ?? '';
       row.exit.textContent = exitCode === undefined ? '123' : String(exitCode);
       row.state.className = row.exit.className = exitCode === 0 ? 'outcome-success' : 'outcome-failure';
-    } else this.say(item.summary.text, item.summary.exitCode !== 0, item.summary.exitCode);
+    } else this.say(`${item.summary.text}${this.leftOut}`, item.summary.exitCode !== 0, item.summary.exitCode);
   }
 
   /** The target's row, made the first time it is named (in the order of the selection). */
@@ -129,7 +141,7 @@ export class FanOutPanel {
       return td;
     };
     cell('target', target);
-    const row: Row = { state: cell('state', 'pending'), exit: cell('exit', ''), output: cell('output', ''), tail: '' };
+    const row: Row = { owner: cell('owner', ''), state: cell('state', 'pending'), exit: cell('exit', ''), output: cell('output', ''), tail: '' };
     this.field('rows').append(tr);
     this.rows.set(target, row);
     return row;

@@ -8,6 +8,8 @@ export interface ResultRecord {
   command: 'call' | 'exec';
   /** One target of a fan-out exec (`HOST/NAME` or `NAME`): its record says which. */
   target?: string;
+  /** That target's owner: the subject that created it through callwire, null where callwire did not (absent for a name no list row showed). */
+  owner?: string | null;
   outcome: Outcome;
   exit_code: number;
   failure_boundary: Boundary;

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { CallOutcome, CopyEnd, ObserveCalls, ObservedCall, ObserveRefusals, Operation } from '../dispatcher/index.js';
+import type { CallOutcome, CopyEnd, ObserveCalls, ObservedCall, ObserveRefusals, ObserveResumes, Operation } from '../dispatcher/index.js';
 import type { LineSink } from './audit-file.js';
 
 /**
@@ -15,7 +15,14 @@ export interface AuditRecord {
   readonly parent_call_id?: string;
   /** The caller's identity; null when anonymous. */
   readonly subject: string | null;
+  /** The operation; for a resume whose token names no call here, empty. */
   readonly operation: string;
+  /**
+   * A line for a resume of a kept call (§4.9), not for a call: the output item the caller
+   * had (`end`: it let the call go, HTTP-11). Its `call_id` is the call resumed, `subject`
+   * who asked, `outcome` `resumed` or `refused` (with the code).
+   */
+  readonly resume?: { readonly after: number | 'end' };
   /** The container as the caller named it, for operations on one. */
   readonly container?: string;
   /** On a fleet gateway: the host the call was sent to (a bare name resolved, or the one named). */
@@ -27,7 +34,7 @@ export interface AuditRecord {
   /** The names of the variables an exec set; their values are never logged. */
   readonly env_names?: readonly string[];
   readonly tty?: boolean;
-  readonly outcome: 'completed' | 'error' | 'cancelled' | 'refused';
+  readonly outcome: 'completed' | 'error' | 'cancelled' | 'refused' | 'resumed';
   /** The error's code (its message may quote the caller's input, so it is left out). */
   readonly error_code?: string;
   /** The command's own exit code, for operations that run one and reported its end. */
@@ -50,8 +57,8 @@ export interface AuditRecord {
 
 const MAX_OPERATION_CHARS = 200;
 
-/** Writes one audit line for every call: `observe` for admitted calls, `observeRefusals` for refused ones. */
-export function auditLog(out: LineSink): { observe: ObserveCalls; observeRefusals: ObserveRefusals } {
+/** Writes one audit line for every call: `observe` for admitted calls, `observeRefusals` for refused ones; and one for every resume. */
+export function auditLog(out: LineSink): { observe: ObserveCalls; observeRefusals: ObserveRefusals; observeResumes: ObserveResumes } {
   const write = (record: AuditRecord): void => void out.write(`${JSON.stringify(record)}\n`);
   return {
     observe(call) {
@@ -110,6 +117,19 @@ export function auditLog(out: LineSink): { observe: ObserveCalls; observeRefusal
         bytes_out: 0,
         duration_ms: 0,
         ...(call.transport ? { transport: call.transport } : {}),
+      });
+    },
+    observeResumes(resume) {
+      write({
+        time: new Date().toISOString(),
+        call_id: resume.id,
+        subject: resume.identity?.subject ?? null,
+        operation: resume.operation ?? '',
+        resume: { after: resume.after },
+        ...(resume.error ? { outcome: 'refused', error_code: resume.error.code } : { outcome: 'resumed' }),
+        bytes_in: 0,
+        bytes_out: 0,
+        duration_ms: 0,
       });
     },
   };

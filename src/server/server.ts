@@ -82,6 +82,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       connections,
       observe: combineObservers([metrics.observe, ...(audit ? [audit.observe] : []), ...(recordings ? [recordings] : [])], logger),
       observeRefusals: combineRefusalObservers([metrics.observeRefusals, ...(audit ? [audit.observeRefusals] : [])], logger),
+      observeResumes: audit?.observeResumes,
       engine,
       fleet: backend.fleet,
       logger,

@@ -36,6 +36,16 @@ describe.skipIf(!hasChromium)(skipTitle('the Lab\'s fan-out panel in Chromium', 
       });
       await created.start();
     }
+    // As another caller's container created through callwire (its ownership labels): the label takes it only with "Any owner".
+    const others = await docker.engine.docker.createContainer({
+      name: `${tag}-bobs`,
+      Image: TEST_IMAGE,
+      Cmd: ['sleep', '1000000'],
+      Env: ['N=0'],
+      Labels: { [RUN_LABEL]: docker.runId, fanweb: tag, 'callwire.managed': 'true', 'callwire.owner': 'bob' },
+      HostConfig: { NetworkMode: 'none' },
+    });
+    await others.start();
     await fx.start({ docker: docker.engine, webTransportPort: false });
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
@@ -67,6 +77,8 @@ describe.skipIf(!hasChromium)(skipTitle('the Lab\'s fan-out panel in Chromium', 
       trs.map((tr) => Object.fromEntries(Array.from(tr.querySelectorAll('td')).map((td) => [(td as HTMLElement).dataset['field'], td.textContent]))),
     );
     expect(rows.map((r) => r['target'])).toEqual(names);
+    // Made on the engine directly: no owner; bob's is not among them.
+    expect(rows.map((r) => r['owner'])).toEqual(names.map(() => '-'));
     expect(rows.map((r) => [r['state'], r['exit']])).toEqual([
       ['exited', '0'],
       ['exited', '0'],
@@ -74,9 +86,19 @@ describe.skipIf(!hasChromium)(skipTitle('the Lab\'s fan-out panel in Chromium', 
       ['exited', '0'],
     ]);
     for (const row of rows) expect(row['output']).toMatch(/^line one\nline two\nfrom [0-9a-f]{12}$/);
-    expect(await page.textContent('#fan-out-summary')).toBe(`exit 5 · 4 targets: 3 exit 0, 1 exit 5 (${names[2]})`);
+    expect(await page.textContent('#fan-out-summary')).toBe(`exit 5 · 4 targets: 3 exit 0, 1 exit 5 (${names[2]}) · 1 container of other owners left out (Any owner takes them)`);
     await page.screenshot({ path: `${ARTIFACTS}/lab-fan-out.png`, fullPage: true });
     expect(problems).toEqual([]);
+  });
+
+  it("'Any owner' takes another caller's container too, its owner shown", async () => {
+    await page.check('#fan-out-any-owner');
+    await page.click('#fan-out-run');
+    await page.waitForFunction(() => /targets:/.test(document.getElementById('fan-out-summary')?.textContent ?? ''));
+    const rows = await page.$$eval('#fan-out-rows tr', (trs) => trs.map((tr) => [tr.querySelector('[data-field="target"]')?.textContent, tr.querySelector('[data-field="owner"]')?.textContent]));
+    expect(rows).toContainEqual([`${tag}-bobs`, 'bob']);
+    expect(rows).toHaveLength(5);
+    await page.uncheck('#fan-out-any-owner');
   });
 
   it('a selection that matches nothing says so, with an empty table', async () => {

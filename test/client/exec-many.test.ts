@@ -130,6 +130,80 @@ describe('execMany', () => {
     await expect(execMany(client, targets(3), ['x'], { parallel: 2, stdin }).results).rejects.toMatchObject({ code: 'INVALID_INPUT' });
   });
 
+  it('a target refused LIMIT_EXCEEDED while a streamed stdin is read is reported not run, never run again with less of the stdin', async () => {
+    // `cat > /tmp/app.env`: a command that exits 0 whatever stdin it is given, as the mutation pass's probe used.
+    let live = 0;
+    const received = new Map<string, number[]>();
+    const client = fakeClient(async function* (target, input) {
+      if (live >= 1) throw new RpcError('LIMIT_EXCEEDED', 'the identity has 1 exec session');
+      live++;
+      const bytes: number[] = [];
+      for await (const item of input) if ('data' in item) bytes.push(...item.data);
+      received.set(target, bytes);
+      await tick();
+      live--;
+      yield end(0);
+    });
+    const secret = new TextEncoder().encode('DB_PASSWORD=hunter2\n');
+    const stdin = (async function* () {
+      yield secret;
+    })();
+    const all = await execMany(client, targets(2), ['sh', '-c', 'cat > /tmp/app.env'], { parallel: 2, stdin }).results;
+    const ran = all.filter((r) => r.exitCode === 0);
+    expect(ran).toHaveLength(1);
+    // The one that ran had all of it; the other is not run, for the caps, and counts 123.
+    expect(received.get(ran[0]!.target)).toEqual([...secret]);
+    const refused = all.find((r) => r.exitCode === undefined);
+    expect(refused?.error?.code).toBe('LIMIT_EXCEEDED');
+    expect(received.has(refused!.target)).toBe(false);
+    expect(exitCodeOf(all)).toBe(123);
+  });
+
+  it('a streamed stdin is read by each target once: a second read fails rather than give an empty stdin', async () => {
+    const fan = new StdinFanOut((async function* () {
+      yield new Uint8Array([1]);
+    })(), ['t']);
+    const first = fan.reader('t')[Symbol.asyncIterator]();
+    expect((await first.next()).value).toEqual(new Uint8Array([1]));
+    fan.leave('t');
+    await expect(fan.reader('t')[Symbol.asyncIterator]().next()).rejects.toThrow(/cannot be given twice/);
+  });
+
+  it('one target that floods does not hold the others: their frames and ends come within a round of each', async () => {
+    let flooded = 0;
+    const client = fakeClient(async function* (target, _stdin, signal) {
+      if (target === 'h/t0') {
+        while (!signal?.aborted) {
+          flooded++;
+          yield { stream: 'stdout', text: 'y\n'.repeat(1000) };
+        }
+        throw new RpcError('CANCELLED', 'the call was cancelled by the caller');
+      }
+      await tick();
+      yield { stream: 'stdout', text: `${target} done\n` };
+      yield end(3);
+    });
+    const abort = new AbortController();
+    const { events, results } = execMany(client, targets(4), ['x'], { signal: abort.signal });
+    results.catch(() => undefined);
+    const ends: string[] = [];
+    let taken = 0;
+    // A slow reader: a turn of its own for every event.
+    for await (const event of events) {
+      taken++;
+      if (!('frame' in event) && event.target !== 'h/t0') ends.push(event.target);
+      if (ends.length === 3) break;
+      await tick();
+      if (taken > 200) break;
+    }
+    abort.abort();
+    expect(ends.sort()).toEqual(['h/t1', 'h/t2', 'h/t3']);
+    // Three frames and three ends, each waiting for at most one frame of the flooder per round, and the flooder's first frames.
+    expect(taken).toBeLessThan(20);
+    // The flooder is held by its reader, not run ahead: at most two of its frames wait beyond those taken.
+    expect(flooded - (taken - 6)).toBeLessThanOrEqual(3);
+  });
+
   it('every target reads the same stdin, read once', async () => {
     const chunks = Array.from({ length: 50 }, (_, i) => new Uint8Array([i, i, i]));
     let reads = 0;

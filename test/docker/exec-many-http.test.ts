@@ -88,7 +88,8 @@ describe('fan-out exec over HTTP, from curl', () => {
     const { code, stdout } = await post(OPS_TOKEN, { labels: [selector], cmd: ['sh', '-c', 'echo "on $(hostname)"; echo oops >&2; exit $N'] }, ['-i', '--raw']);
     expect(code).toBe(0);
     const lines = json(stdout.split('\r\n\r\n').slice(1).join('\r\n\r\n'));
-    expect(lines[0]).toEqual({ targets: names });
+    // Made on the engine directly, not through callwire: no owner, and taken.
+    expect(lines[0]).toEqual({ targets: names, owners: Object.fromEntries(names.map((n) => [n, null])), othersLeftOut: 0 });
     const frames = lines.filter((l) => 'frame' in l) as { target: string; frame: { stream: string; text: string } }[];
     for (const name of names) {
       const own = frames.filter((f) => f.target === name);
@@ -111,7 +112,7 @@ describe('fan-out exec over HTTP, from curl', () => {
       .split('\n\n')
       .filter(Boolean)
       .map((e) => JSON.parse(e.slice(e.indexOf('data: ') + 6)) as Line);
-    expect(events[0]).toEqual({ targets: [names[0], names[2]] });
+    expect(events[0]).toEqual({ targets: [names[0], names[2]], owners: { [names[0]!]: null, [names[2]!]: null }, othersLeftOut: 0 });
     const frames = events.filter((e) => 'frame' in e);
     expect(frames.map((f) => f['target']).sort()).toEqual([names[0], names[2]]);
     for (const f of frames) expect(f['frame']).toEqual({ stream: 'stdout', text: 'hi\n' });
@@ -148,6 +149,8 @@ describe('fan-out exec over HTTP, from curl', () => {
     expect(runner.map((l) => [l['operation'], l['outcome'], l['error_code']]).sort()).toEqual([
       ['docker/container/exec-many', 'error', 'FORBIDDEN'],
       ['docker/container/list', 'refused', 'FORBIDDEN'],
+      // Whose containers are the caller's own: asked beside the list.
+      ['services/info', 'completed', undefined],
     ]);
     // The refused list was the fan-out's selection: its line says so.
     const fanOutLine = runner.find((l) => l['operation'] === 'docker/container/exec-many')!;

@@ -71,10 +71,10 @@ describe.skipIf(privateEngineMissing !== undefined)(skipTitle('fan-out exec over
     }
   });
 
-  it('--dry-run lists the six targets as HOST/NAME and runs nothing', async () => {
+  it('--dry-run lists the six targets as HOST/NAME, each with its owner (- for none of callwire\'s), and runs nothing', async () => {
     const run = exec(['--dry-run', '--', 'touch', '/tmp/ran']);
     expect((await run.exited).code).toBe(0);
-    expect(run.stdout.trim().split('\n')).toEqual([...targets].sort());
+    expect(run.stdout.trim().split('\n')).toEqual([...targets].sort().map((t) => `${t}\t-`));
   }, 60_000);
 
   it('every line prefixed with its target, stdout and stderr apart, the largest exit code as ours, a summary naming the failing ones', async () => {

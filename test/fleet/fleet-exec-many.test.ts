@@ -63,7 +63,7 @@ describe('fan-out exec at a fleet gateway', () => {
     expect(response.headers.get('x-callwire-exit-code')).toBeNull(); // a trailer, not a header
     const lines = json(await response.text());
     const targets = ['a', 'b'].flatMap((host) => names.map((name) => `${host}/${name}`));
-    expect(lines[0]).toEqual({ targets });
+    expect(lines[0]).toEqual({ targets, owners: Object.fromEntries(targets.map((t) => [t, null])), othersLeftOut: 0 });
     const frames = lines.filter((l) => 'frame' in l).map((l) => [l['target'], (l['frame'] as { text: string }).text]);
     expect(frames.sort()).toEqual(targets.map((t) => [t, t.endsWith('-1') ? '4\n' : '0\n']).sort());
     const summary = lines.find((l) => 'summary' in l) as { summary: { text: string } } | undefined;

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { containerListContract, execContract, MAX_FAN_OUT_TARGETS } from '../../src/contracts/index.js';
 import { createDispatcher, defineOperation, Registry, type Identity, type DispatcherLimits } from '../../src/dispatcher/index.js';
 import { execManyOperation } from '../../src/fan-out/index.js';
+import { serviceOperations } from '../../src/operations/index.js';
 import { RpcError } from '../../src/protocol/index.js';
 import { InProcessClient } from '../../src/testing/index.js';
 import { sleep, until } from '../support/wait.js';
@@ -9,7 +10,7 @@ import { sleep, until } from '../support/wait.js';
 /**
  * `docker/container/exec-many` over a dispatcher whose list and exec are fakes: what the
  * fan-out does to the calls it makes (as whom, how many at once, how much ahead of its
- * reader), with no engine. docs/security.md "Fan-out exec" is the threat model tested.
+ * reader), with no engine. docs/security.md "Fan-out" is the threat model tested.
  */
 interface Engine {
   /** Subjects of every list and exec call the fakes served. */
@@ -73,7 +74,8 @@ function fakeEngine(containers: number, options: { endless?: boolean; limits?: P
     }),
   );
   const dispatcher = createDispatcher({ registry, ...(options.limits ? { limits: options.limits } : {}) });
-  registry.register(execManyOperation(dispatcher));
+  // services/info among them: a selection asks it whose containers are the caller's own.
+  registry.register(execManyOperation(dispatcher), ...serviceOperations({ callTables: () => dispatcher.connections, execKillFailures: () => 0, limits: { ...dispatcher.limits, maxCallIdBytes: 128, keepaliveMs: 0, maxConnections: 0, handshakeTimeoutMs: 0 } }));
   return { engine, dispatcher };
 }
 
@@ -89,7 +91,8 @@ describe('docker/container/exec-many, the operation', () => {
     const client = new InProcessClient(dispatcher, OPS);
     const items = await all(client.stream('docker/container/exec-many', { labels: ['even=yes'], cmd: ['hostname'] }));
     const targets = ['fw-0', 'fw-2', 'fw-4', 'fw-6', 'fw-8'];
-    expect(items[0]).toEqual({ targets });
+    // The fake's containers carry no callwire labels: the operator's, owner null, all taken.
+    expect(items[0]).toEqual({ targets, owners: Object.fromEntries(targets.map((t) => [t, null])), othersLeftOut: 0 });
     const frames = items.filter((item) => 'frame' in item);
     expect(frames.map((f) => f['target']).sort()).toEqual(targets);
     for (const f of frames) expect(f['frame']).toEqual({ stream: 'stdout', text: `${String(f['target'])}\n` });

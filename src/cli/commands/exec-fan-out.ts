@@ -3,12 +3,15 @@ import { classify, execResultRecord, fanOutSummaryRecord, outcomes, type Classif
 import { connectFrom, parseCount, parseDuration, toJsonLine, writeErr, type GlobalFlags } from '../context.js';
 import { announceReconnects, resumeOf } from '../resume.js';
 import { signalController } from '../signals.js';
+import { escapeControls } from '../cp/names.js';
 import { captureLimitBytes, formatGroups, groupOutputs, TargetLines, type Captured } from '../fan-out-output.js';
+import { TurnWriter } from '../fan-out-turns.js';
 
 /** The flags of `callwire exec` that a fan-out reads. */
 export interface FanOutFlags {
   label: string[];
   targets?: string;
+  anyOwner?: boolean;
   dryRun?: boolean;
   parallel?: string;
   maxTargets: string;
@@ -21,13 +24,18 @@ export interface FanOutFlags {
   resume?: string | boolean;
 }
 
-/** Above this many targets the CLI refuses to run unless `--max-targets` says more (docs/security.md "Fan-out exec"). */
+/** Above this many targets the CLI refuses to run unless `--max-targets` says more (docs/security.md "Fan-out"). */
 export const DEFAULT_MAX_TARGETS = 1000;
 
-export function selectionOf(opts: Pick<FanOutFlags, 'label' | 'targets'>): TargetSelection | undefined {
+export function selectionOf(opts: Pick<FanOutFlags, 'label' | 'targets' | 'anyOwner'>): TargetSelection | undefined {
   const patterns = opts.targets === undefined ? [] : opts.targets.split(',').map((p) => p.trim()).filter((p) => p.length > 0);
   if (opts.label.length === 0 && opts.targets === undefined) return undefined;
-  return { labels: opts.label, patterns };
+  return { labels: opts.label, patterns, ...(opts.anyOwner ? { anyOwner: true } : {}) };
+}
+
+/** A line for people on stderr: what a server, a host or a target wrote in it cannot drive the terminal (docs/security.md "Fan-out"). */
+function say(line: string): void {
+  writeErr(escapeControls(line));
 }
 
 /** An error before any target ran: our own exit code and one line. */
@@ -57,38 +65,36 @@ export async function runFanOut(selection: TargetSelection, cmd: readonly string
     if (cmd.length === 0 && !opts.dryRun) throw new Refusal('no command: with -l or --targets every argument after the options is the command', refused('invalid_input'));
     client = await connectFrom(flags, stop.signal, resume);
     const selected = await selectTargetsFrom(client, selection, { signal: stop.signal });
-    const { targets } = selected;
+    const { targets, notRun, owners, othersLeftOut } = selected;
+    const leftOut = othersLeftOut > 0 ? `${othersLeftOut} container${othersLeftOut === 1 ? '' : 's'} of other owners matched and ${othersLeftOut === 1 ? 'was' : 'were'} left out (--any-owner takes them)` : '';
     if (opts.dryRun) {
-      for (const target of targets) process.stdout.write(`${target}\n`);
-      for (const u of selected.unavailable) writeErr(`callwire: host ${u.host} did not answer the list (${u.error}): its containers are not listed`);
+      // Each target with its owner: the subject that created it through callwire, or - where callwire did not.
+      for (const target of targets) process.stdout.write(`${target}\t${ownerShown(owners, target)}\n`);
+      for (const result of notRun) say(`callwire: ${result.target}: would not run: ${result.error?.message ?? ''}`);
+      if (leftOut) say(`callwire: ${leftOut}`);
       return;
     }
-    if (targets.length === 0 && selected.unavailable.length === 0) throw new Refusal('no running container matches the selection', refused('operation_failure'));
+    if (targets.length === 0 && notRun.length === 0) throw new Refusal(`no running container matches the selection${leftOut ? ` (${leftOut})` : ''}`, refused('operation_failure'));
     if (targets.length > maxTargets) throw new Refusal(`the selection matches ${targets.length} containers, more than --max-targets ${maxTargets}: narrow it, or raise --max-targets (--dry-run lists them)`, refused('invalid_input'));
     if (tty) {
-      if (targets.length !== 1 || selected.unavailable.length > 0) throw new Refusal(`-t runs one command on one terminal; the selection matches ${targets.length} containers${selected.unavailable.length > 0 ? ' and hosts that did not answer' : ''}`, refused('invalid_input'));
+      if (targets.length !== 1 || notRun.length > 0) throw new Refusal(`-t runs one command on one terminal; the selection matches ${targets.length} containers${notRun.length > 0 ? ` and ${notRun.length} that cannot run` : ''}`, refused('invalid_input'));
       await client.close();
       client = undefined;
       stop.dispose();
       return await single(targets[0]!);
     }
     if (resume) announceReconnects(client, resume, () => false);
-    const ran = await fanOut(client, targets, cmd, opts, flags, { signal: stop.signal, parallel, timeoutMs, resume });
-    // A host that did not answer the list may hold containers the selection meant: never silently left out.
-    const unlisted = selected.unavailable.map((u): TargetResult => ({ target: `${u.host}/*`, error: { code: 'UNAVAILABLE', message: `host ${u.host} did not answer the list: ${u.error}` }, stdoutBytes: 0, stderrBytes: 0 }));
-    const ended = [...ran, ...unlisted];
-    if (flags.json) {
-      for (const result of unlisted) await write('stdout', Buffer.from(`${toJsonLine(targetRecord(result, undefined, 0, opts.binary === true))}\n`));
-      await write('stdout', Buffer.from(`${toJsonLine(fanOutSummaryRecord(ended))}\n`));
-    }
+    // What the selection meant that cannot run is reported with the targets, never silently left out.
+    const ended = await fanOut(client, targets, notRun, cmd, opts, flags, { signal: stop.signal, parallel, timeoutMs, resume, owners });
+    if (flags.json) await write('stdout', Buffer.from(`${toJsonLine(fanOutSummaryRecord(ended))}\n`));
     const exitCode = exitCodeOf(ended);
-    if (exitCode !== 0) writeErr(summaryOf(ended));
+    if (exitCode !== 0) say(summaryOf(ended));
     // Ctrl-C is ours to report, as a single exec reports it; an exit status holds 8 bits, and a failure never reads as 0.
     process.exitCode = stop.which() ? outcomes.cancelled.execExit : exitCode === 0 ? 0 : exitCode % 256 || 1;
   } catch (error) {
     const classified = error instanceof Refusal ? error.classified : stop.which() ? refused('cancelled') : classify(error);
     const rpc = error instanceof RpcError ? ` (${error.code})` : '';
-    writeErr(`Error: ${error instanceof Error ? error.message : String(error)}${rpc}`);
+    say(`Error: ${error instanceof Error ? error.message : String(error)}${rpc}`);
     process.exitCode = outcomes[classified.outcome].execExit;
   } finally {
     stop.dispose();
@@ -105,11 +111,30 @@ interface RunControls {
   parallel: number | undefined;
   timeoutMs: number | undefined;
   resume: { graceMs: number } | undefined;
+  owners: ReadonlyMap<string, string | null>;
 }
 
-/** Runs the fan-out and writes what each mode writes as frames come and targets end. */
-async function fanOut(client: Client, targets: string[], cmd: readonly string[], opts: FanOutFlags, flags: GlobalFlags, run: RunControls): Promise<TargetResult[]> {
+/** A target's owner as shown: its subject, `-` where callwire did not create it, `?` for a name run as written, which no list row showed. */
+function ownerShown(owners: ReadonlyMap<string, string | null>, target: string): string {
+  const owner = owners.get(target);
+  return owner === undefined ? '?' : owner === null ? '-' : escapeControls(owner);
+}
+
+/** The line a target that did not exit 0 ends with on stderr, as it ends (pdsh's "exited with exit code"). */
+function endLine(result: TargetResult): Buffer {
+  if (result.exitCode === 0) return Buffer.alloc(0);
+  const how = result.exitCode === undefined ? `not run: ${result.error?.message ?? ''} (${result.error?.code ?? ''})` : `exit ${result.exitCode}`;
+  return Buffer.from(`${escapeControls(`callwire: ${result.target}: ${how}`)}\n`);
+}
+
+/** Runs the fan-out and writes what each mode writes as frames come and targets end; then reports `notRun` as ended. */
+async function fanOut(client: Client, targets: string[], notRun: readonly TargetResult[], cmd: readonly string[], opts: FanOutFlags, flags: GlobalFlags, run: RunControls): Promise<TargetResult[]> {
+  const lines = new TargetLines();
+  // Streamed lines go out in turns per target: one target's flood holds no other's line.
+  const out = { stdout: new TurnWriter('stdout', lines, (bytes) => write('stdout', bytes)), stderr: new TurnWriter('stderr', lines, (bytes) => write('stderr', bytes)) };
   const { events, results } = execMany(client, targets, cmd, {
+    // A target the reader cannot keep up with waits for its own turns; the others go on.
+    pace: (target) => both(out.stdout.room(target), out.stderr.room(target)),
     encoding: 'binary',
     signal: run.signal,
     resume: run.resume ?? false,
@@ -120,35 +145,47 @@ async function fanOut(client: Client, targets: string[], cmd: readonly string[],
     ...(opts.user ? { user: opts.user } : {}),
     ...(opts.interactive ? { stdin: process.stdin as AsyncIterable<Uint8Array> } : {}),
   });
-  const lines = new TargetLines();
   const limit = captureLimitBytes(targets.length);
   const captures = new Map<string, Capture>();
   const seen = new Map<string, number>();
   const grouped: Captured[] = [];
-  for await (const event of events) {
-    const { target } = event;
-    if ('frame' in event) {
+  const ended = async (result: TargetResult): Promise<void> => {
+    const { target } = result;
+    const capture = captures.get(target);
+    captures.delete(target);
+    const frames = seen.get(target) ?? 0;
+    seen.delete(target);
+    if (flags.json) return write('stdout', Buffer.from(`${toJsonLine(targetRecord(result, run.owners.get(target), capture, frames, opts.binary === true))}\n`));
+    out.stdout.end(target);
+    out.stderr.end(target, endLine(result));
+    if (opts.group) grouped.push({ target, output: Buffer.concat(capture?.stdout ?? []), truncated: capture?.truncated ?? false });
+  };
+  try {
+    for await (const event of events) {
+      const { target } = event;
+      if (!('frame' in event)) {
+        await ended(event.result);
+        continue;
+      }
       const { frame } = event;
       seen.set(target, (seen.get(target) ?? 0) + 1);
       if (!('data' in frame)) continue;
       // --group groups stdout, as pdsh | dshbak does; stderr streams, prefixed, as it comes.
       if (flags.json || (opts.group && frame.stream === 'stdout')) keep(captures, target, frame.stream, frame.data, limit);
-      else await write(frame.stream, lines.push(target, frame.stream, frame.data));
-      continue;
+      else out[frame.stream].add(target, frame.data);
     }
-    const capture = captures.get(target);
-    captures.delete(target);
-    const frames = seen.get(target) ?? 0;
-    seen.delete(target);
-    if (flags.json) await write('stdout', Buffer.from(`${toJsonLine(targetRecord(event.result, capture, frames, opts.binary === true))}\n`));
-    else {
-      await write('stdout', lines.flush(target, 'stdout'));
-      await write('stderr', lines.flush(target, 'stderr'));
-      if (opts.group) grouped.push({ target, output: Buffer.concat(capture?.stdout ?? []), truncated: capture?.truncated ?? false });
-    }
+    const all = await results;
+    for (const result of notRun) await ended(result);
+    return [...all, ...notRun];
+  } finally {
+    // Cancelled, what waits for the reader is dropped: the user asked for no more.
+    await Promise.all([out.stdout.close(run.signal.aborted), out.stderr.close(run.signal.aborted)]);
+    if (opts.group) await write('stdout', formatGroups(groupOutputs(grouped)));
   }
-  if (opts.group) await write('stdout', formatGroups(groupOutputs(grouped)));
-  return results;
+}
+
+function both(a: Promise<void> | undefined, b: Promise<void> | undefined): Promise<void> | undefined {
+  return a && b ? Promise.all([a, b]).then(() => undefined) : (a ?? b);
 }
 
 interface Capture {
@@ -166,8 +203,8 @@ function keep(captures: Map<string, Capture>, target: string, stream: 'stdout' |
   capture.bytes += data.byteLength;
 }
 
-/** A target's exec envelope (docs/cli.md "Exit codes"), as a single exec's --json prints it, with its `target`. */
-function targetRecord(result: TargetResult, capture: Capture | undefined, frames: number, binary: boolean): ResultRecord {
+/** A target's exec envelope (docs/cli.md "Exit codes"), as a single exec's --json prints it, with its `target` and its `owner` when the list showed it. */
+function targetRecord(result: TargetResult, owner: string | null | undefined, capture: Capture | undefined, frames: number, binary: boolean): ResultRecord {
   const text = (parts: Buffer[] | undefined): string => Buffer.concat(parts ?? []).toString(binary ? 'base64' : 'utf8');
   const error = result.error ? new RpcError(result.error.code, result.error.message) : undefined;
   const record = execResultRecord({
@@ -179,12 +216,16 @@ function targetRecord(result: TargetResult, capture: Capture | undefined, frames
     failure: error ? { classified: classify(error), error } : undefined,
     capture: { stdout: text(capture?.stdout), stderr: text(capture?.stderr), encoding: binary ? 'base64' : 'utf8', truncated: capture?.truncated ?? false },
   });
-  return { ...record, target: result.target };
+  return { ...record, target: result.target, ...(owner === undefined ? {} : { owner }) };
 }
 
-/** Writes and waits for a slow reader of ours: that holds the targets through their credit, it loses nothing. */
+/**
+ * Writes and waits until the bytes are handed to the reader, not merely buffered: a slow
+ * reader of ours holds the targets through their credit and loses nothing, and what waits
+ * for it waits in turns (TurnWriter), not in this stream's buffer.
+ */
 async function write(stream: 'stdout' | 'stderr', bytes: Buffer): Promise<void> {
   if (bytes.byteLength === 0) return;
   const out = stream === 'stdout' ? process.stdout : process.stderr;
-  if (!out.write(bytes)) await new Promise((resolve) => out.once('drain', resolve));
+  await new Promise<void>((resolve, reject) => out.write(bytes, (error) => (error ? reject(error) : resolve())));
 }

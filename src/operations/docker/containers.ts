@@ -2,6 +2,7 @@ import type Docker from 'dockerode';
 import {
   containerListContract,
   createContract,
+  ownershipLabels,
   inspectContract,
   removeContract,
   restartContract,
@@ -12,7 +13,7 @@ import { defineOperation, type CallContext, type Operation } from '../../dispatc
 import type { DockerEngine } from './engine.js';
 import { engineList } from './engine-request.js';
 import { containerError, engineError, imageError } from './errors.js';
-import { inspectOwned, ownershipLabels } from './ownership.js';
+import { inspectOwned } from './ownership.js';
 
 /** list, inspect, create, start, stop, restart, remove (spec §12, reference surface). */
 export function containerOperations(engine: DockerEngine, labelPrefix: string): Operation[] {

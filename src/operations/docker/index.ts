@@ -1,3 +1,4 @@
+import { DEFAULT_LABEL_PREFIX } from '../../contracts/index.js';
 import type { Operation } from '../../dispatcher/index.js';
 import { archiveOperations } from './archive.js';
 import { containerOperations } from './containers.js';
@@ -10,6 +11,6 @@ export { dockerEngine, probeDocker, type DockerEngine } from './engine.js';
 export { engineList, engineStream } from './engine-request.js';
 
 /** The Docker operations over one engine; `labelPrefix` names the ownership labels. */
-export function dockerOperations(engine: DockerEngine, labelPrefix = 'callwire'): Operation[] {
+export function dockerOperations(engine: DockerEngine, labelPrefix = DEFAULT_LABEL_PREFIX): Operation[] {
   return [execOperation(engine, labelPrefix), logsOperation(engine, labelPrefix), ...containerOperations(engine, labelPrefix), ...imageOperations(engine), ...archiveOperations(engine, labelPrefix)];
 }

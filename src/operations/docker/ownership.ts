@@ -1,14 +1,10 @@
 import type Docker from 'dockerode';
+import { ownershipLabels } from '../../contracts/index.js';
 import { holdsScope, type CallContext, type Identity } from '../../dispatcher/index.js';
 import { RpcError } from '../../protocol/index.js';
 import type { DockerEngine } from './engine.js';
 import { engineJson } from './engine-request.js';
 import { containerError } from './errors.js';
-
-/** The two labels the server writes on containers it creates (spec §12). */
-export function ownershipLabels(prefix: string): { managed: string; owner: string } {
-  return { managed: `${prefix}.managed`, owner: `${prefix}.owner` };
-}
 
 /**
  * A container created through callwire belongs to its creator: other callers may

@@ -1,4 +1,4 @@
-import type { Logger, ObserveCalls, ObserveRefusals } from '../../dispatcher/index.js';
+import type { Logger, ObserveCalls, ObserveRefusals, ObserveResumes } from '../../dispatcher/index.js';
 import { AppendStream } from '../append-stream.js';
 import { AuditFile } from '../audit-file.js';
 import { auditLog } from '../audit-log.js';
@@ -16,7 +16,7 @@ const MAX_AUDIT_BUFFERED_BYTES = 16 * 1024 * 1024;
  * Opens the audit log, before anything listens: a server asked to audit never serves a
  * call unaudited, and a path it cannot write stops it before it starts anything else.
  */
-export function startAudit(options: AuditOptions, logger: Logger, teardown: Teardown): { observe: ObserveCalls; observeRefusals: ObserveRefusals } | undefined {
+export function startAudit(options: AuditOptions, logger: Logger, teardown: Teardown): { observe: ObserveCalls; observeRefusals: ObserveRefusals; observeResumes: ObserveResumes } | undefined {
   const path = options.auditPath;
   if (path === undefined) return undefined;
   const out = path === '-' ? AppendStream.stdout('the audit log', MAX_AUDIT_BUFFERED_BYTES, logger) : AuditFile.open(path, MAX_AUDIT_BUFFERED_BYTES, logger);

@@ -1,4 +1,4 @@
-import { createDispatcher, Registry, type Dispatcher, type Logger, type ObserveCalls, type ObserveRefusals, type Operation, type DispatcherLimits } from '../../dispatcher/index.js';
+import { createDispatcher, Registry, type Dispatcher, type Logger, type ObserveCalls, type ObserveRefusals, type ObserveResumes, type Operation, type DispatcherLimits } from '../../dispatcher/index.js';
 import { fanOutOperations } from '../../fan-out/index.js';
 import type { FleetGateway } from '../../fleet/index.js';
 import { discoveryOperations, probeOperations, serviceOperations, type DockerEngine } from '../../operations/index.js';
@@ -31,6 +31,8 @@ export interface DispatcherParts {
   readonly connections: Connections;
   readonly observe: ObserveCalls | undefined;
   readonly observeRefusals: ObserveRefusals | undefined;
+  /** Every resume, taken or refused (the audit log). */
+  readonly observeResumes?: ObserveResumes | undefined;
   readonly engine: DockerEngine | undefined;
   readonly fleet: FleetGateway | undefined;
   readonly logger: Logger;
@@ -47,6 +49,7 @@ export function startDispatcher(options: CallOptions, parts: DispatcherParts): D
     ...(options.limits ? { limits: options.limits } : {}),
     ...(parts.observe ? { observe: parts.observe } : {}),
     ...(parts.observeRefusals ? { observeRefusals: parts.observeRefusals } : {}),
+    ...(parts.observeResumes ? { observeResumes: parts.observeResumes } : {}),
     ...(fleet ? { resumeSeam: fleet.resumeSeam } : {}),
     ...(options.sharedStreams === false ? { sharedStreams: false } : {}),
   });

@@ -265,6 +265,7 @@ function resumeCall(dispatcher: Dispatcher, req: IncomingMessage, res: ServerRes
   };
   if (position.after === 'end') {
     const claimed = registry.claim(position.token, id, identity);
+    registry.attempted({ token: position.token, id, identity, after: 'end', ...(claimed instanceof RpcError ? { error: claimed } : {}) });
     if (claimed instanceof RpcError) return refused(claimed);
     registry.forget(claimed);
     claimed.cancel();
